@@ -1,0 +1,5 @@
+import sys
+
+from gitmedic.bot.cli import main
+
+sys.exit(main())

@@ -1,0 +1,108 @@
+"""``gitmedic detect``: desired-state (or live) detection, rendered for people or machines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+
+from gitmedic.bot.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
+from gitmedic.detectors.builtin import builtin_registry
+from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.registry import Registry, UnknownDetectorError
+from gitmedic.detectors.runner import run_detectors
+from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler.manifests.parse import ManifestError
+
+
+@dataclass
+class Report:
+    """Everything one detect run produced: what every output format renders."""
+
+    findings: list[Finding]
+    errors: list[ManifestError]
+    registry: Registry
+    snapshot: Snapshot
+    files: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "findings": [f.to_json() for f in self.findings],
+            "errors": [e.to_json() for e in self.errors],
+        }
+
+
+def run_detect(args: argparse.Namespace) -> int:
+    registry = _registry(args.detector)
+    if args.list:
+        for det in registry:
+            print(f"{det.id:34} {det.spec.scope.value:8} {det.spec.description}")
+        return EXIT_OK
+    report = collect(args, registry)
+    out = render(report, args.format)
+    sys.stdout.write(out)
+    if args.format == "text" and report.errors:
+        sys.stderr.write("".join(f"error: {e}\n" for e in report.errors))
+    return exit_code(report, Severity(args.fail_on))
+
+
+def collect(args: argparse.Namespace, registry: Registry) -> Report:
+    namespace = args.namespace or "default"
+    if args.live:
+        if args.rev:
+            raise UsageError("--rev reads manifests; it cannot be combined with --live")
+        from gitmedic.reconciler.live import load_live  # imports kubernetes: only here
+
+        snapshot = load_live(context=args.context, namespace=args.namespace)
+        files: list[str] = []
+        errors: list[ManifestError] = []
+    else:
+        if not args.path:
+            raise UsageError("detect needs a PATH (or --live)")
+        from gitmedic.reconciler.manifests.load import LoadFailure, load_desired
+
+        try:
+            state = load_desired(args.path, rev=args.rev, namespace=namespace)
+        except LoadFailure as exc:
+            raise UsageError(str(exc)) from None
+        snapshot, files, errors = state.snapshot, state.files, state.errors
+    evaluation = run_detectors(registry, snapshot)
+    errors += [ManifestError(f"detector:{e.detector}", 0, e.message) for e in evaluation.errors]
+    return Report(list(evaluation.findings), errors, registry, snapshot, files)
+
+
+def render(report: Report, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report.to_json(), indent=2) + "\n"
+    if fmt == "sarif":
+        from gitmedic.bot.sarif import to_sarif
+
+        return (
+            json.dumps(
+                to_sarif(report.findings, report.errors, report.registry, report.snapshot), indent=2
+            )
+            + "\n"
+        )
+    from gitmedic.bot.text_report import to_text
+
+    return to_text(report.findings, report.errors, report.snapshot, len(report.files))
+
+
+def exit_code(report: Report, fail_on: Severity) -> int:
+    if report.errors:
+        return EXIT_ERROR
+    if any(f.severity.rank >= fail_on.rank for f in report.findings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _registry(ids: list[str]) -> Registry:
+    registry = builtin_registry()
+    if not ids:
+        return registry
+    try:
+        return registry.select(ids)
+    except UnknownDetectorError as exc:
+        known = ", ".join(d.id for d in registry)
+        raise UsageError(f"{exc}; known detectors: {known}") from None

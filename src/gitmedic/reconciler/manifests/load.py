@@ -1,0 +1,133 @@
+"""Desired state: the objects a manifest file, folder or repo (at a revision) declares.
+
+Files come from a :class:`Tree`: the working tree, or a git revision read blob by
+blob (``git cat-file --batch``, no checkout), so ``--rev`` never touches the
+user's files. Folders holding a ``kustomization.yaml`` are rendered by
+``kubectl kustomize`` and their objects are traced back to the resource file
+that declared them, so findings still point at a file and line.
+
+In a folder walk, YAML files that hold no Kubernetes object at all (CI configs,
+app config files next to the manifests) are skipped; an explicitly named file
+must be a manifest.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from gitmedic.detectors.finding import Resource
+from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
+from gitmedic.reconciler.manifests.kustomize import KUSTOMIZATION_FILES, render_kustomization
+from gitmedic.reconciler.manifests.parse import NOT_AN_OBJECT, ManifestError, parse_text
+from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+__all__ = ["DesiredState", "LoadFailure", "ManifestError", "load_desired", "open_tree"]
+
+
+@dataclass
+class DesiredState:
+    snapshot: Snapshot
+    errors: list[ManifestError] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def open_tree(path: str | os.PathLike[str], rev: str | None = None) -> tuple[Tree, str]:
+    """The tree holding ``path`` and the path's name inside it."""
+    p = Path(path)
+    if rev is None:
+        if not p.exists():
+            raise LoadFailure(f"{path}: no such file or directory")
+        return FsTree.around(p)
+    return GitTree.at(p, rev)
+
+
+def load_desired(
+    path: str | os.PathLike[str], *, rev: str | None = None, namespace: str = "default"
+) -> DesiredState:
+    tree, rel = open_tree(path, rev)
+    state = DesiredState(Snapshot((), mode=Mode.DESIRED, revision=tree.revision))
+    objects: list[Obj] = []
+    if tree.is_file(rel):
+        _load_file(tree, rel, namespace, objects, state, explicit=True)
+    else:
+        _load_dir(tree, rel, namespace, objects, state)
+    state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision)
+    state.errors.sort(key=lambda e: (e.file, e.line))
+    return state
+
+
+def _load_dir(
+    tree: Tree, rel: str, namespace: str, objects: list[Obj], state: DesiredState
+) -> None:
+    files = tree.files(rel)
+    kustomize_roots = sorted(
+        {
+            str(PurePosixPath(f).parent)
+            for f in files
+            if PurePosixPath(f).name in KUSTOMIZATION_FILES
+        }
+    )
+    # Only the outermost kustomizations render; what they include is theirs.
+    roots = [
+        r for r in kustomize_roots if not any(_inside(r, o) for o in kustomize_roots if o != r)
+    ]
+    for root in roots:
+        rendered = render_kustomization(tree, root)
+        state.errors.extend(rendered.errors)
+        state.files.append(rendered.file)
+        objects.extend(_to_obj(p.body, p.source, namespace) for p in rendered.objects)
+    charts = {str(PurePosixPath(f).parent) for f in files if PurePosixPath(f).name == "Chart.yaml"}
+    for f in files:
+        if any(_inside(f, r) for r in roots) or not f.endswith(MANIFEST_SUFFIXES):
+            continue
+        if any(_inside(f, c) for c in charts):
+            state.skipped.append(f)
+            continue
+        _load_file(tree, f, namespace, objects, state, explicit=False)
+
+
+def _load_file(
+    tree: Tree,
+    rel: str,
+    namespace: str,
+    objects: list[Obj],
+    state: DesiredState,
+    *,
+    explicit: bool,
+) -> None:
+    try:
+        text = tree.read_text(rel)
+    except LoadFailure as exc:
+        state.errors.append(ManifestError(rel, 0, str(exc)))
+        return
+    parsed = parse_text(text, rel)
+    foreign_only = not parsed.objects and all(e.message == NOT_AN_OBJECT for e in parsed.errors)
+    if not explicit and parsed.foreign_documents and foreign_only:
+        state.skipped.append(rel)
+        return
+    state.files.append(rel)
+    state.errors.extend(parsed.errors)
+    objects.extend(
+        _to_obj(p.body, Source(rel, p.line, p.document), namespace) for p in parsed.objects
+    )
+
+
+def _to_obj(body: dict[str, object], source: Source | None, namespace: str) -> Obj:
+    meta = body["metadata"]
+    assert isinstance(meta, dict)
+    kind = str(body["kind"])
+    ns = "" if kind in CLUSTER_SCOPED else str(meta.get("namespace") or namespace)
+    if ns and meta.get("namespace") != ns:
+        body = {**body, "metadata": {**meta, "namespace": ns}}
+    ref = Resource(kind, ns, str(meta["name"]), str(body["apiVersion"]))
+    return Obj(ref, body, source)
+
+
+def _inside(path: str, root: str) -> bool:
+    # Templates of a Helm chart are not YAML until rendered, so charts are skipped too.
+    return root in ("", ".") or path == root or path.startswith(root.rstrip("/") + "/")

@@ -1,0 +1,192 @@
+"""Where manifest files are read from: the working tree, or a git revision without checkout."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+import tempfile
+import weakref
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from gitmedic.reconciler.manifests.parse import MAX_FILE_BYTES
+
+
+class LoadFailure(Exception):
+    """The input as a whole cannot be read (missing path, unknown revision, not a repo)."""
+
+
+class Tree(Protocol):
+    revision: str
+
+    def is_file(self, rel: str) -> bool: ...
+    def files(self, rel: str) -> list[str]: ...
+    def read_text(self, rel: str) -> str: ...
+    def materialize(self, rel: str) -> AbstractContextManager[Path]: ...
+
+
+def git_toplevel(path: Path) -> Path | None:
+    start = path if path.is_dir() else path.parent
+    while not start.exists():
+        start = start.parent
+    proc = subprocess.run(
+        ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
+def _decode(data: bytes, rel: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise LoadFailure(f"not UTF-8 text (byte {exc.start})") from None
+
+
+class FsTree:
+    """Files of the working tree; names are relative to the repo root (or the path's folder)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.revision = ""
+
+    @classmethod
+    def around(cls, path: Path) -> tuple[FsTree, str]:
+        path = path.resolve()
+        root = git_toplevel(path)
+        if root is None:
+            cwd = Path.cwd().resolve()
+            root = cwd if path.is_relative_to(cwd) else (path if path.is_dir() else path.parent)
+        rel = path.relative_to(root).as_posix()
+        return cls(root), "" if rel == "." else rel
+
+    def is_file(self, rel: str) -> bool:
+        return (self.root / rel).is_file()
+
+    def files(self, rel: str) -> list[str]:
+        base = self.root / rel
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                out.append((Path(dirpath) / name).relative_to(self.root).as_posix())
+        return out
+
+    def read_text(self, rel: str) -> str:
+        path = self.root / rel
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                raise LoadFailure(f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+            return _decode(path.read_bytes(), rel)
+        except OSError as exc:
+            raise LoadFailure(exc.strerror or str(exc)) from None
+
+    @contextmanager
+    def materialize(self, rel: str) -> Iterator[Path]:
+        yield self.root / rel
+
+
+class GitTree:
+    """Files of one commit, read through ``git cat-file --batch``."""
+
+    def __init__(self, root: Path, revision: str) -> None:
+        self.root = root
+        self.revision = revision
+        self._entries: dict[str, tuple[str, int]] = {}
+        out = _git(root, "ls-tree", "-r", "-z", "-l", "--full-tree", revision).stdout
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            _mode, kind, sha, size = meta.split()
+            if kind == b"blob":
+                self._entries[name.decode()] = (sha.decode(), int(size))
+        self._batch: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def at(cls, path: Path, rev: str) -> tuple[GitTree, str]:
+        path = path.absolute()
+        root = git_toplevel(path)
+        if root is None:
+            raise LoadFailure(f"{path}: --rev needs a path inside a git repository")
+        proc = _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+        if proc.returncode != 0:
+            raise LoadFailure(f"unknown revision {rev!r} in {root}")
+        sha = proc.stdout.decode().strip()
+        tree = cls(root, sha)
+        rel = (
+            path.resolve().relative_to(root.resolve()).as_posix()
+            if path.exists()
+            else (os.path.relpath(path, root))
+        )
+        rel = "" if rel == "." else rel
+        if rel and not tree.is_file(rel) and not tree.files(rel):
+            raise LoadFailure(f"{rel} does not exist at revision {rev}")
+        return tree, rel
+
+    def is_file(self, rel: str) -> bool:
+        return rel in self._entries
+
+    def files(self, rel: str) -> list[str]:
+        prefix = f"{rel.rstrip('/')}/" if rel else ""
+        return sorted(
+            n
+            for n in self._entries
+            if n.startswith(prefix) and not any(p.startswith(".") for p in PurePosixPath(n).parts)
+        )
+
+    def read_text(self, rel: str) -> str:
+        sha, size = self._entries.get(rel, ("", 0))
+        if not sha:
+            raise LoadFailure(f"{rel} does not exist at {self.revision[:12]}")
+        if size > MAX_FILE_BYTES:
+            raise LoadFailure(f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+        proc = self._cat_file()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(sha.encode() + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        data = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)  # the newline after each object
+        return _decode(data, rel)
+
+    @contextmanager
+    def materialize(self, rel: str) -> Iterator[Path]:
+        # kustomize may reach ../base, so the whole commit is extracted.
+        archive = _git(self.root, "archive", "--format=tar", self.revision).stdout
+        with tempfile.TemporaryDirectory(prefix="gitmedic-rev-") as tmp:
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                tar.extractall(tmp, filter="data")
+            yield Path(tmp) / rel
+
+    def _cat_file(self) -> subprocess.Popen[bytes]:
+        if self._batch is None:
+            self._batch = subprocess.Popen(
+                ["git", "-C", str(self.root), "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            weakref.finalize(self, _close, self._batch)
+        return self._batch
+
+
+def _close(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin:
+        proc.stdin.close()
+    if proc.stdout:
+        proc.stdout.close()
+    proc.wait(timeout=10)
+
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+    if check and proc.returncode != 0:
+        raise LoadFailure(f"git {args[0]} failed: {proc.stderr.decode().strip()}")
+    return proc

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import enum
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from gitmedic.detectors.finding import MASK, Resource
 
 JSON = Mapping[str, Any]
+T = TypeVar("T")
 
 CLUSTER_SCOPED = frozenset(
     {
@@ -168,6 +169,7 @@ class Snapshot:
         self._wl_label_index: dict[tuple[str, str, str], list[Workload]] | None = None
         self._pod_label_index: dict[tuple[str, str, str], list[Obj]] | None = None
         self._events: dict[tuple[str, str, str], list[Obj]] | None = None
+        self._derived: dict[str, Any] = {}
 
     # -- plain lookups ---------------------------------------------------------------
 
@@ -202,6 +204,13 @@ class Snapshot:
     def source(self, ref: Resource) -> Source | None:
         obj = self._by_key.get((ref.kind, ref.namespace, ref.name))
         return obj.source if obj else None
+
+    def derived(self, key: str, compute: Callable[[], T]) -> T:
+        """A value computed once per snapshot from its objects (indexes, graphs)."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        value: T = self._derived[key]
+        return value
 
     # -- workloads and selection ------------------------------------------------------
 

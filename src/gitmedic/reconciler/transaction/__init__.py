@@ -1,0 +1,23 @@
+"""Transactions: one change, one PR, kept only if the app is no worse after sync."""
+
+from gitmedic.reconciler.transaction.driver import drive, step
+from gitmedic.reconciler.transaction.journal import Journal, JournalConflict, LockGrant
+from gitmedic.reconciler.transaction.machine import MachineConfig, advance
+from gitmedic.reconciler.transaction.model import Outcome, Phase, Plan, Record, TxnState
+from gitmedic.reconciler.transaction.ports import (
+    GateResult,
+    MergeRefused,
+    OpenedPR,
+    Ports,
+    PrState,
+    SyncPhase,
+    SyncStatus,
+    Verdict,
+    VerdictPhase,
+)
+
+__all__ = [
+    "GateResult", "Journal", "JournalConflict", "LockGrant", "MachineConfig", "MergeRefused",
+    "OpenedPR", "Outcome", "Phase", "Plan", "Ports", "PrState", "Record", "SyncPhase",
+    "SyncStatus", "TxnState", "Verdict", "VerdictPhase", "advance", "drive", "step",
+]  # fmt: skip

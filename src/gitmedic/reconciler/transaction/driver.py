@@ -1,0 +1,56 @@
+"""Driving a transaction to a terminal phase: load, advance one step, persist, repeat.
+
+Every record is persisted before the next action starts, so a process killed at
+any point resumes from the journal and repeats at most the one action whose
+record it had not yet written (the ports make that repetition harmless).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gitmedic.reconciler.transaction.journal import Journal
+from gitmedic.reconciler.transaction.machine import MachineConfig, advance
+from gitmedic.reconciler.transaction.model import TxnState
+from gitmedic.reconciler.transaction.ports import Ports
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+    def sleep(self, seconds: float) -> None: ...
+
+
+class StepLimitExceeded(RuntimeError):
+    pass
+
+
+def step(
+    journal: Journal, txn_id: str, ports: Ports, clock: Clock, config: MachineConfig
+) -> tuple[TxnState, float]:
+    """Advance one step; returns the new state and how long to wait before the next."""
+    state = journal.load(txn_id)
+    result = advance(state, ports, clock.now(), config)
+    if result.record is None:
+        return state, result.wait_s
+    journal.append(txn_id, result.record)
+    return state.apply(result.record), 0.0
+
+
+def drive(
+    journal: Journal,
+    txn_id: str,
+    ports: Ports,
+    clock: Clock,
+    config: MachineConfig | None = None,
+    *,
+    max_steps: int = 10_000,
+) -> TxnState:
+    config = config or MachineConfig()
+    state = journal.load(txn_id)
+    for _ in range(max_steps):
+        if state.phase.terminal:
+            return state
+        state, wait = step(journal, txn_id, ports, clock, config)
+        if wait > 0:
+            clock.sleep(wait)
+    raise StepLimitExceeded(f"{txn_id} did not finish within {max_steps} steps")

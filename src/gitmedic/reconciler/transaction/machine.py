@@ -1,0 +1,209 @@
+r"""The transaction state machine: one step per call, STRATUS's non-regression via PRs.
+
+    planned -> pr-opened -> gated -> [awaiting-approval] -> merged -> synced -> committed
+                               \-> rejected                    \         \-> held (inconclusive)
+                                                                 \-> undoing -> revert-opened
+                                  -> reverted -> revert-synced -> restored | held (alarm)
+
+``advance`` looks at the folded state, performs exactly one action through the
+ports, and returns the record to append (or none, with how long to wait before
+polling again). It never sleeps: waiting is the caller's, on its clock, which is
+why every timeout here is exact under a fake clock.
+
+Undo is always allowed and never gated: a failed verification, a sync that
+fails or never finishes, all lead to a revert PR merged at once. If even the
+revert cannot be deployed or does not restore mu, the machine holds with an
+alarm for a human rather than loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gitmedic.reconciler.transaction.model import Phase, Record, TxnState
+from gitmedic.reconciler.transaction.ports import (
+    MergeRefused,
+    Ports,
+    PrState,
+    SyncPhase,
+    VerdictPhase,
+)
+
+
+@dataclass(frozen=True)
+class MachineConfig:
+    sync_timeout_s: float = 600.0
+    poll_s: float = 10.0
+    approval_poll_s: float = 60.0
+    max_regates: int = 2
+
+
+@dataclass(frozen=True)
+class Step:
+    record: Record | None
+    wait_s: float = 0.0
+
+
+Handler = Callable[[TxnState, Ports, float, MachineConfig], Step]
+
+
+def advance(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    if state.phase.terminal:
+        return Step(None)
+    return _HANDLERS[state.phase](state, ports, now, config)
+
+
+def _record(state: TxnState, phase: Phase, now: float, **data: Any) -> Step:
+    return Step(Record(len(state.records) + 1, phase, now, data))
+
+
+def _open_pr(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    opened = ports.open_pr(state.plan)
+    return _record(state, Phase.PR_OPENED, now, pr=opened.number, head_sha=opened.head_sha)
+
+
+def _gate(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    assert state.pr is not None
+    closed = _closed_by_human(state, ports, now)
+    if closed:
+        return closed
+    result = ports.gate(state.plan, state.pr)
+    if not result.ok:
+        return _record(state, Phase.REJECTED, now, reason=f"gate failed: {result.summary}")
+    return _record(state, Phase.GATED, now, head_sha=result.head_sha)
+
+
+def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    assert state.pr is not None
+    closed = _closed_by_human(state, ports, now)
+    if closed:
+        return closed
+    # A human merging the PR is the strongest approval there is.
+    human_merged = ports.pr_state(state.pr) is PrState.MERGED
+    if not (state.plan.auto_merge or human_merged or ports.approved(state.pr)):
+        if state.phase is Phase.GATED:
+            return _record(state, Phase.AWAITING_APPROVAL, now, reason="waiting for approval")
+        return Step(None, config.approval_poll_s)
+    try:
+        merge_sha = ports.merge(state.pr, state.head_sha)
+    except MergeRefused as exc:
+        if not exc.retryable or state.regates >= config.max_regates:
+            return _record(state, Phase.REJECTED, now, reason=f"merge refused: {exc}")
+        refreshed = ports.refresh_branch(state.plan, state.pr)
+        return _record(
+            state, Phase.PR_OPENED, now,
+            head_sha=refreshed.head_sha, regates=state.regates + 1, reason=f"re-gate: {exc}",
+        )  # fmt: skip
+    return _record(state, Phase.MERGED, now, merge_sha=merge_sha, merged_at=now, reason="")
+
+
+def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    status = ports.sync_status(state.merge_sha)
+    assert state.merged_at is not None
+    if status.phase is SyncPhase.DEPLOYED:
+        return _record(state, Phase.SYNCED, now)
+    if status.phase is SyncPhase.FAILED:
+        return _undo(state, now, f"sync of {state.merge_sha[:12]} failed: {status.message}")
+    waited = now - state.merged_at
+    if waited >= config.sync_timeout_s:
+        return _undo(
+            state, now, f"{state.merge_sha[:12]} not deployed after {config.sync_timeout_s:g}s"
+        )
+    return Step(None, min(config.poll_s, config.sync_timeout_s - waited))
+
+
+def _verify(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    verdict = ports.verify(state.plan, state.merge_sha)
+    data: dict[str, Any] = {"mu_post": verdict.mu, "feedback": verdict.findings}
+    mu_pre = state.plan.mu_pre
+    if verdict.interfered or verdict.phase in (VerdictPhase.INCONCLUSIVE, VerdictPhase.ERROR):
+        why = "another change landed during verification" if verdict.interfered else verdict.summary
+        return _record(state, Phase.HELD, now, reason=f"inconclusive: {why}", **data)
+    if (
+        verdict.phase is VerdictPhase.SUCCESSFUL
+        and verdict.mu <= mu_pre
+        and verdict.targets_cleared
+    ):
+        return _record(state, Phase.COMMITTED, now, reason=verdict.summary, **data)
+    why = (
+        f"mu rose from {mu_pre:g} to {verdict.mu:g}" if verdict.mu > mu_pre
+        else "target findings still firing" if not verdict.targets_cleared
+        else verdict.summary
+    )  # fmt: skip
+    return _undo(state, now, f"verification failed: {why}", **data)
+
+
+def _undo(state: TxnState, now: float, reason: str, **data: Any) -> Step:
+    return _record(state, Phase.UNDOING, now, reason=reason, **data)
+
+
+def _open_revert(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    assert state.pr is not None
+    opened = ports.open_revert(state.plan, state.pr, state.merge_sha)
+    return _record(
+        state, Phase.REVERT_OPENED, now, revert_pr=opened.number, revert_head_sha=opened.head_sha
+    )
+
+
+def _merge_revert(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    assert state.revert_pr is not None
+    try:
+        sha = ports.merge(state.revert_pr, state.revert_head_sha)
+    except MergeRefused as exc:
+        return _alarm(state, now, f"the revert PR #{state.revert_pr} cannot be merged: {exc}")
+    return _record(state, Phase.REVERTED, now, revert_merge_sha=sha, reverted_at=now)
+
+
+def _await_revert_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    status = ports.sync_status(state.revert_merge_sha)
+    assert state.reverted_at is not None
+    if status.phase is SyncPhase.DEPLOYED:
+        return _record(state, Phase.REVERT_SYNCED, now)
+    waited = now - state.reverted_at
+    if status.phase is SyncPhase.FAILED or waited >= config.sync_timeout_s:
+        detail = status.message if status.phase is SyncPhase.FAILED else "timed out"
+        return _alarm(
+            state, now, f"the revert {state.revert_merge_sha[:12]} did not deploy: {detail}"
+        )
+    return Step(None, min(config.poll_s, config.sync_timeout_s - waited))
+
+
+def _verify_restored(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    verdict = ports.verify(state.plan, state.revert_merge_sha)
+    if verdict.mu <= state.plan.mu_pre and verdict.phase is not VerdictPhase.ERROR:
+        # The reason and feedback of the failed attempt stay: they drive the retry.
+        return _record(state, Phase.RESTORED, now, mu_post=verdict.mu)
+    return _alarm(
+        state, now,
+        f"after the revert mu is {verdict.mu:g}, above {state.plan.mu_pre:g} before the change",
+    )  # fmt: skip
+
+
+def _alarm(state: TxnState, now: float, reason: str) -> Step:
+    return _record(state, Phase.HELD, now, reason=reason, alarm=True)
+
+
+def _closed_by_human(state: TxnState, ports: Ports, now: float) -> Step | None:
+    assert state.pr is not None
+    pr_state = ports.pr_state(state.pr)
+    if pr_state is PrState.CLOSED:
+        return _record(state, Phase.REJECTED, now, reason=f"PR #{state.pr} was closed by a human")
+    if pr_state is PrState.MISSING:
+        return _record(state, Phase.REJECTED, now, reason=f"PR #{state.pr} or its branch is gone")
+    return None
+
+
+_HANDLERS: dict[Phase, Handler] = {
+    Phase.PLANNED: _open_pr,
+    Phase.PR_OPENED: _gate,
+    Phase.GATED: _merge,
+    Phase.AWAITING_APPROVAL: _merge,
+    Phase.MERGED: _await_sync,
+    Phase.SYNCED: _verify,
+    Phase.UNDOING: _open_revert,
+    Phase.REVERT_OPENED: _merge_revert,
+    Phase.REVERTED: _await_revert_sync,
+    Phase.REVERT_SYNCED: _verify_restored,
+}

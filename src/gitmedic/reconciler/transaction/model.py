@@ -1,0 +1,171 @@
+"""Transaction data: the plan, the journal records, and the state folded from them.
+
+One transaction is one attempt at one change: one pull request, merged at most
+once, reverted at most once. The journal is append-only; the state is never
+stored, only folded from the records, so a restarted process that reads the
+journal is exactly where the crashed one was after its last completed step.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+
+class Phase(enum.Enum):
+    PLANNED = "planned"
+    PR_OPENED = "pr-opened"
+    GATED = "gated"
+    AWAITING_APPROVAL = "awaiting-approval"
+    MERGED = "merged"
+    SYNCED = "synced"
+    COMMITTED = "committed"
+    UNDOING = "undoing"
+    REVERT_OPENED = "revert-opened"
+    REVERTED = "reverted"
+    REVERT_SYNCED = "revert-synced"
+    RESTORED = "restored"
+    REJECTED = "rejected"
+    HELD = "held"
+
+    @property
+    def terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({Phase.COMMITTED, Phase.RESTORED, Phase.REJECTED, Phase.HELD})
+
+
+class Outcome(enum.Enum):
+    """The DESIGN.md contract's transaction status."""
+
+    COMMITTED = "committed"
+    REVERTED = "reverted"
+    REJECTED = "rejected"
+    HELD = "held"
+    FAILED = "failed"
+    IN_FLIGHT = "in-flight"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the transaction will change and what it must achieve."""
+
+    txn_id: str
+    app: str
+    incident: str
+    attempt: int
+    strategy: str  # playbook | bisect | llm | revert
+    branch: str
+    title: str
+    edits: tuple[Mapping[str, Any], ...]  # JSON form of manifest edits
+    base_sha: str
+    mu_pre: float
+    targets: tuple[str, ...]  # fingerprints of the findings the change must clear
+    auto_merge: bool  # the policy's decision, an input here
+    snapshot_digest: str = ""
+    body: str = ""
+    feedback: tuple[str, ...] = ()
+    tokens: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "txn_id": self.txn_id, "app": self.app, "incident": self.incident,
+            "attempt": self.attempt, "strategy": self.strategy, "branch": self.branch,
+            "title": self.title, "edits": [dict(e) for e in self.edits],
+            "base_sha": self.base_sha, "mu_pre": self.mu_pre, "targets": list(self.targets),
+            "auto_merge": self.auto_merge, "snapshot_digest": self.snapshot_digest,
+            "body": self.body, "feedback": list(self.feedback), "tokens": self.tokens,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Plan:
+        return cls(
+            **{
+                **data,
+                "edits": tuple(data["edits"]),
+                "targets": tuple(data["targets"]),
+                "feedback": tuple(data.get("feedback", ())),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Record:
+    """One journal entry: the phase entered, when, and what was learned on the way."""
+
+    seq: int
+    phase: Phase
+    at: float
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TxnState:
+    plan: Plan
+    phase: Phase = Phase.PLANNED
+    pr: int | None = None
+    head_sha: str = ""
+    merge_sha: str = ""
+    merged_at: float | None = None
+    revert_pr: int | None = None
+    revert_head_sha: str = ""
+    revert_merge_sha: str = ""
+    reverted_at: float | None = None
+    mu_post: float | None = None
+    reason: str = ""
+    feedback: tuple[str, ...] = ()
+    regates: int = 0
+    alarm: bool = False
+    records: tuple[Record, ...] = ()
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.phase is Phase.COMMITTED:
+            return Outcome.COMMITTED
+        if self.phase is Phase.RESTORED:
+            return Outcome.REVERTED
+        if self.phase is Phase.REJECTED:
+            return Outcome.REJECTED
+        if self.phase is Phase.HELD:
+            return Outcome.FAILED if self.alarm else Outcome.HELD
+        return Outcome.IN_FLIGHT
+
+    def apply(self, record: Record) -> TxnState:
+        """The state after ``record``: only the keys a record carries change."""
+        known = {k: v for k, v in record.data.items() if k in _FOLDED}
+        if "feedback" in known:
+            known["feedback"] = tuple(known["feedback"])
+        return replace(self, phase=record.phase, records=(*self.records, record), **known)
+
+    @classmethod
+    def fold(cls, plan: Plan, records: Iterable[Record]) -> TxnState:
+        state = cls(plan)
+        for r in records:
+            state = state.apply(r)
+        return state
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pr": self.pr,
+            "branch": self.plan.branch,
+            "status": self.outcome.value,
+            "phase": self.phase.value,
+            "attempt": self.plan.attempt,
+            "strategy": self.plan.strategy,
+            "tokens": self.plan.tokens,
+            "mu_before": self.plan.mu_pre,
+            "mu_after": self.mu_post,
+            "reason": self.reason,
+            "revert_pr": self.revert_pr,
+        }
+
+
+_FOLDED = frozenset(
+    {
+        "pr", "head_sha", "merge_sha", "merged_at", "revert_pr", "revert_head_sha",
+        "revert_merge_sha", "reverted_at", "mu_post", "reason", "feedback", "regates", "alarm",
+    }
+)  # fmt: skip

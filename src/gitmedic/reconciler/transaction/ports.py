@@ -1,0 +1,87 @@
+"""The transaction's seam to the world: forge, gate, GitOps engine and oracles.
+
+The state machine knows nothing of GitHub, git or Argo CD; it calls these ports.
+Each port must be idempotent for a given transaction (the machine may call it
+again after a crash between the call and the journal write): ``open_pr`` finds
+the PR by its deterministic branch, ``merge`` of an already-merged PR returns
+its merge commit, ``open_revert`` finds an existing revert PR.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Protocol
+
+from gitmedic.reconciler.transaction.model import Plan, TxnState
+
+
+class PrState(enum.Enum):
+    OPEN = "open"
+    CLOSED = "closed"
+    MERGED = "merged"
+    MISSING = "missing"  # the branch or PR is gone
+
+
+@dataclass(frozen=True)
+class OpenedPR:
+    number: int
+    head_sha: str
+
+
+@dataclass(frozen=True)
+class GateResult:
+    ok: bool
+    summary: str
+    head_sha: str
+
+
+class SyncPhase(enum.Enum):
+    DEPLOYED = "deployed"
+    PROGRESSING = "progressing"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class SyncStatus:
+    phase: SyncPhase
+    message: str = ""
+
+
+class VerdictPhase(enum.Enum):
+    SUCCESSFUL = "successful"
+    INCONCLUSIVE = "inconclusive"
+    ERROR = "error"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    phase: VerdictPhase
+    mu: float
+    targets_cleared: bool
+    summary: str
+    findings: tuple[str, ...] = ()  # what the oracles saw: feedback for a retry
+    interfered: bool = False  # someone else's change landed during the window
+
+
+class MergeRefused(Exception):
+    """The forge refused the merge; ``retryable`` when a re-gate on the new head may help."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class Ports(Protocol):
+    def open_pr(self, plan: Plan) -> OpenedPR: ...
+    def pr_state(self, number: int) -> PrState: ...
+    def gate(self, plan: Plan, number: int) -> GateResult: ...
+    def approved(self, number: int) -> bool: ...
+    def merge(self, number: int, head_sha: str) -> str: ...
+    def refresh_branch(self, plan: Plan, number: int) -> OpenedPR: ...
+    def sync_status(self, sha: str) -> SyncStatus: ...
+    def verify(self, plan: Plan, deployed_sha: str) -> Verdict: ...
+    def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR: ...
+    def announce(self, state: TxnState, message: str) -> None: ...

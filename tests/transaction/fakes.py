@@ -1,0 +1,148 @@
+"""A scripted world behind the transaction's ports, and a fake clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitmedic.reconciler.transaction import (
+    GateResult,
+    MergeRefused,
+    OpenedPR,
+    Plan,
+    PrState,
+    SyncPhase,
+    SyncStatus,
+    TxnState,
+    Verdict,
+    VerdictPhase,
+)
+
+
+@dataclass
+class FakeClock:
+    t: float = 1000.0
+    slept: list[float] = field(default_factory=list)
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.t += seconds
+
+
+@dataclass
+class World:
+    """What the forge, GitOps engine and oracles will answer, and a log of calls."""
+
+    clock: FakeClock
+    gate_ok: bool = True
+    mu_after_fix: float = 0.0
+    fix_clears_targets: bool = True
+    verdict_phase: VerdictPhase = VerdictPhase.SUCCESSFUL
+    interfered: bool = False
+    sync_delay_s: float = 30.0
+    sync_never: bool = False
+    sync_fails: bool = False
+    revert_restores: bool = True
+    approved_after: float | None = None  # approval arrives at this time
+    merge_refusals: list[MergeRefused] = field(default_factory=list)
+    closed_by_human: bool = False
+    calls: list[str] = field(default_factory=list)
+    prs: dict[int, dict[str, object]] = field(default_factory=dict)
+    deployed: dict[str, float] = field(default_factory=dict)  # sha -> merge time
+
+    def open_pr(self, plan: Plan) -> OpenedPR:
+        self.calls.append("open_pr")
+        for n, pr in self.prs.items():
+            if pr["branch"] == plan.branch:
+                return OpenedPR(n, str(pr["head"]))
+        return self._new_pr(plan.branch, "head-1")
+
+    def _new_pr(self, branch: str, head: str) -> OpenedPR:
+        n = len(self.prs) + 1
+        self.prs[n] = {"branch": branch, "head": head, "state": PrState.OPEN, "merge": ""}
+        return OpenedPR(n, head)
+
+    def pr_state(self, number: int) -> PrState:
+        if self.closed_by_human and number == 1:
+            return PrState.CLOSED
+        state = self.prs[number]["state"]
+        assert isinstance(state, PrState)
+        return state
+
+    def gate(self, plan: Plan, number: int) -> GateResult:
+        self.calls.append("gate")
+        head = str(self.prs[number]["head"])
+        return GateResult(self.gate_ok, "all green" if self.gate_ok else "new finding", head)
+
+    def approved(self, number: int) -> bool:
+        return self.approved_after is not None and self.clock.now() >= self.approved_after
+
+    def merge(self, number: int, head_sha: str) -> str:
+        pr = self.prs[number]
+        if pr["state"] is PrState.MERGED:
+            return str(pr["merge"])
+        self.calls.append(f"merge:{number}")
+        if self.merge_refusals:
+            raise self.merge_refusals.pop(0)
+        assert head_sha == pr["head"], "merged a head the gate did not see"
+        pr["state"], pr["merge"] = PrState.MERGED, f"merge-{number}"
+        self.deployed[f"merge-{number}"] = self.clock.now()
+        return f"merge-{number}"
+
+    def refresh_branch(self, plan: Plan, number: int) -> OpenedPR:
+        self.calls.append("refresh")
+        head = f"head-{int(str(self.prs[number]['head']).split('-')[1]) + 1}"
+        self.prs[number]["head"] = head
+        return OpenedPR(number, head)
+
+    def sync_status(self, sha: str) -> SyncStatus:
+        is_revert = sha != "merge-1"
+        if self.sync_fails and not is_revert:
+            return SyncStatus(SyncPhase.FAILED, "ComparisonError")
+        if self.sync_never and not is_revert:
+            return SyncStatus(SyncPhase.PROGRESSING, "waiting")
+        ready = self.clock.now() - self.deployed[sha] >= self.sync_delay_s
+        return SyncStatus(SyncPhase.DEPLOYED if ready else SyncPhase.PROGRESSING)
+
+    def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
+        self.calls.append(f"verify:{deployed_sha}")
+        if deployed_sha != "merge-1":  # the revert
+            mu = plan.mu_pre if self.revert_restores else plan.mu_pre + 5
+            return Verdict(VerdictPhase.SUCCESSFUL, mu, False, "restored")
+        return Verdict(
+            self.verdict_phase,
+            self.mu_after_fix,
+            self.fix_clears_targets,
+            "oracles ran 120s",
+            findings=("KubePodCrashLooping checkout",) if self.mu_after_fix else (),
+            interfered=self.interfered,
+        )
+
+    def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR:
+        self.calls.append("open_revert")
+        for n, pr in self.prs.items():
+            if pr["branch"] == f"revert-{number}":
+                return OpenedPR(n, str(pr["head"]))
+        return self._new_pr(f"revert-{number}", "revert-head")
+
+    def announce(self, state: TxnState, message: str) -> None:
+        self.calls.append(f"announce:{message}")
+
+
+def plan(*, auto_merge: bool = True, mu_pre: float = 10.0) -> Plan:
+    return Plan(
+        txn_id="inc-1/1",
+        app="shop",
+        incident="inc-1",
+        attempt=1,
+        strategy="playbook",
+        branch="gitmedic/inc-1/restore-catalog-target-port",
+        title="Restore catalog targetPort",
+        edits=({"file": "apps/shop/catalog.yaml", "op": "set", "value": 3550},),
+        base_sha="base",
+        mu_pre=mu_pre,
+        targets=("abc123",),
+        auto_merge=auto_merge,
+    )

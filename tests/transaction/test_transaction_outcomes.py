@@ -1,0 +1,160 @@
+"""A transaction ends committed, reverted, rejected or held, for the right reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmedic.reconciler.transaction import (
+    Journal,
+    MachineConfig,
+    MergeRefused,
+    Outcome,
+    Phase,
+    TxnState,
+    VerdictPhase,
+    drive,
+)
+from tests.transaction.fakes import FakeClock, World, plan
+
+CONFIG = MachineConfig(sync_timeout_s=300, poll_s=10, approval_poll_s=60)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def world(clock: FakeClock) -> World:
+    return World(clock)
+
+
+def run(tmp_path: Path, world: World, clock: FakeClock, **plan_args: object) -> TxnState:
+    journal = Journal(tmp_path / "journal.sqlite")
+    p = plan(**plan_args)  # type: ignore[arg-type]
+    journal.create(p, clock.now())
+    return drive(journal, p.txn_id, world, clock, CONFIG)
+
+
+def test_a_correct_fix_is_committed(tmp_path: Path, world: World, clock: FakeClock) -> None:
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.COMMITTED
+    assert [r.phase for r in state.records] == [
+        Phase.PR_OPENED, Phase.GATED, Phase.MERGED, Phase.SYNCED, Phase.COMMITTED,
+    ]  # fmt: skip
+    assert state.mu_post == 0.0
+    assert world.calls.count("merge:1") == 1 and "open_revert" not in world.calls
+
+
+def test_a_fix_that_makes_things_worse_is_reverted_and_restored(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.mu_after_fix = 25.0
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.REVERTED
+    assert state.reason == "verification failed: mu rose from 10 to 25"
+    assert state.feedback == ("KubePodCrashLooping checkout",)
+    assert world.calls.count("merge:2") == 1, "the revert PR is merged at once"
+    assert "verify:merge-2" in world.calls, "the restore is verified"
+
+
+def test_a_fix_that_changes_nothing_is_not_committed(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.mu_after_fix, world.fix_clears_targets = 10.0, False
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.REVERTED
+    assert state.reason == "verification failed: target findings still firing"
+
+
+def test_a_sync_that_never_finishes_is_reverted_exactly_at_the_timeout(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.sync_never = True
+    start = clock.now()
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.REVERTED
+    undo = next(r for r in state.records if r.phase is Phase.UNDOING)
+    merged = next(r for r in state.records if r.phase is Phase.MERGED)
+    assert undo.at - merged.at == 300
+    assert state.reason == "merge-1 not deployed after 300s"
+    assert merged.at == start
+
+
+def test_a_failed_sync_is_reverted_at_once(tmp_path: Path, world: World, clock: FakeClock) -> None:
+    world.sync_fails = True
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.REVERTED
+    assert state.reason == "sync of merge-1 failed: ComparisonError"
+
+
+def test_a_red_gate_rejects_without_merging(tmp_path: Path, world: World, clock: FakeClock) -> None:
+    world.gate_ok = False
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.REJECTED and state.reason == "gate failed: new finding"
+    assert not any(c.startswith("merge") for c in world.calls)
+
+
+def test_without_auto_merge_it_waits_for_approval(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.approved_after = clock.now() + 150
+    state = run(tmp_path, world, clock, auto_merge=False)
+    assert state.outcome is Outcome.COMMITTED
+    assert Phase.AWAITING_APPROVAL in [r.phase for r in state.records]
+    merged = next(r for r in state.records if r.phase is Phase.MERGED)
+    assert merged.at == 1000 + 180, "polled every 60s until approved at +150"
+
+
+def test_a_pr_closed_by_a_human_is_rejected(tmp_path: Path, world: World, clock: FakeClock) -> None:
+    world.closed_by_human = True
+    state = run(tmp_path, world, clock, auto_merge=False)
+    assert state.outcome is Outcome.REJECTED
+    assert state.reason == "PR #1 was closed by a human"
+
+
+def test_a_moved_head_is_regated_then_merged(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.merge_refusals = [MergeRefused("head moved", retryable=True)]
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.COMMITTED
+    assert world.calls.count("gate") == 2 and "refresh" in world.calls
+
+
+def test_merge_refusals_are_bounded(tmp_path: Path, world: World, clock: FakeClock) -> None:
+    world.merge_refusals = [MergeRefused("conflict", retryable=True) for _ in range(5)]
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.REJECTED
+    assert state.reason == "merge refused: conflict"
+    assert world.calls.count("refresh") == CONFIG.max_regates
+
+
+def test_inconclusive_verification_holds_for_a_human(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.verdict_phase = VerdictPhase.ERROR
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.HELD
+    assert state.reason == "inconclusive: oracles ran 120s"
+    assert "open_revert" not in world.calls
+
+
+def test_another_change_during_verification_holds(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.interfered = True
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.HELD
+    assert state.reason == "inconclusive: another change landed during verification"
+
+
+def test_a_revert_that_does_not_restore_raises_the_alarm(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.mu_after_fix, world.revert_restores = 25.0, False
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.FAILED and state.alarm
+    assert state.reason == "after the revert mu is 15, above 10 before the change"

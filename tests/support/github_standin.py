@@ -1,0 +1,625 @@
+"""A local GitHub REST (and a sliver of GraphQL) stand-in, served over real HTTP.
+
+PyGithub talks to it exactly as to api.github.com: same paths, verbs, status
+codes and payload shapes (built from recorded GitHub payloads). Errors can be
+injected per method and path (404, 405/409 on merge, 422, 403/429 rate limits
+with Retry-After or x-ratelimit-reset, 5xx) to test the forge's typed errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+
+from tests.support.github_store import NOW, TEMPLATES, ApiError, GitHubStore
+
+R = "/repos/{owner}/{repo}"
+
+
+def make_app(store: GitHubStore) -> FastAPI:
+    app = FastAPI()
+
+    @app.middleware("http")
+    async def faults_and_headers(request: Request, call_next: Any) -> Response:
+        store.requests.append((request.method, request.url.path))
+        fault = store.take_fault(request.method, request.url.path)
+        if fault is not None:
+            return _error(fault.status, fault.message, fault.headers)
+        response: Response = await call_next(request)
+        response.headers["X-RateLimit-Limit"] = "5000"
+        response.headers["X-RateLimit-Remaining"] = "4999"
+        response.headers["X-RateLimit-Reset"] = str(int(time.time()) + 3600)
+        return response
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> Response:
+        return _error(exc.status, exc.message, exc.headers)
+
+    _repo_routes(app, store)
+    _git_routes(app, store)
+    _pull_routes(app, store)
+    _issue_routes(app, store)
+    _status_routes(app, store)
+    _graphql_route(app, store)
+    return app
+
+
+def _error(status: int, message: str, headers: dict[str, str]) -> Response:
+    body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _repo_routes(app: FastAPI, s: GitHubStore) -> None:
+    @app.get(R)
+    def get_repo(owner: str, repo: str) -> dict[str, Any]:
+        return s.repo_json()
+
+    @app.get("/rate_limit")
+    def rate_limit() -> dict[str, Any]:
+        core = {"limit": 5000, "remaining": 4999, "reset": int(time.time()) + 3600, "used": 1}
+        return {"resources": {"core": core, "graphql": core}, "rate": core}
+
+    @app.get(R + "/collaborators/{user}/permission")
+    def permission(owner: str, repo: str, user: str) -> dict[str, Any]:
+        level = s.permissions.get(user, "none")
+        legacy = {"maintain": "write", "triage": "read"}.get(level, level)
+        return {"permission": legacy, "role_name": level, "user": s.user(user)}
+
+    @app.get(R + "/contents/{path:path}")
+    def contents(owner: str, repo: str, path: str, ref: str = "main") -> dict[str, Any]:
+        sha = s.git("rev-parse", "--verify", "--quiet", f"{s.resolve(ref)}:{path}", check=False)
+        if not sha:
+            raise ApiError(404, "Not Found")
+        data = s.git("cat-file", "blob", sha).encode()
+        return {
+            "type": "file",
+            "encoding": "base64",
+            "path": path,
+            "name": path.rsplit("/", 1)[-1],
+            "sha": sha,
+            "size": len(data),
+            "content": base64.b64encode(data).decode(),
+            "url": f"{s.repo_url}/contents/{path}",
+        }
+
+
+def _git_routes(app: FastAPI, s: GitHubStore) -> None:
+    @app.get(R + "/git/ref/{ref:path}")
+    def get_ref(owner: str, repo: str, ref: str) -> dict[str, Any]:
+        sha = s.git("rev-parse", "--verify", "--quiet", f"refs/{ref}", check=False)
+        if not sha:
+            raise ApiError(404, "Not Found")
+        return s.ref_json(f"refs/{ref}", sha)
+
+    @app.post(R + "/git/refs", status_code=201)
+    async def create_ref(owner: str, repo: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        if s.git("rev-parse", "--verify", "--quiet", body["ref"], check=False):
+            raise ApiError(422, "Reference already exists")
+        s.git("update-ref", body["ref"], s.resolve(body["sha"]))
+        return s.ref_json(body["ref"], body["sha"])
+
+    @app.patch(R + "/git/refs/{ref:path}")
+    async def update_ref(owner: str, repo: str, ref: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        old = s.git("rev-parse", "--verify", "--quiet", f"refs/{ref}", check=False)
+        if not old:
+            raise ApiError(422, "Reference does not exist")
+        if not body.get("force") and not _is_ancestor(s, old, body["sha"]):
+            raise ApiError(422, "Update is not a fast forward")
+        s.git("update-ref", f"refs/{ref}", body["sha"])
+        return s.ref_json(f"refs/{ref}", body["sha"])
+
+    @app.delete(R + "/git/refs/{ref:path}", status_code=204)
+    def delete_ref(owner: str, repo: str, ref: str) -> Response:
+        if not s.git("rev-parse", "--verify", "--quiet", f"refs/{ref}", check=False):
+            raise ApiError(422, "Reference does not exist")
+        s.git("update-ref", "-d", f"refs/{ref}")
+        return Response(status_code=204)
+
+    @app.get(R + "/git/commits/{sha}")
+    def get_commit(owner: str, repo: str, sha: str) -> dict[str, Any]:
+        return s.commit_json(s.resolve(sha))
+
+    @app.post(R + "/git/commits", status_code=201)
+    async def create_commit(owner: str, repo: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        parents = [x for p in body.get("parents", []) for x in ("-p", p)]
+        sha = s.git("commit-tree", body["tree"], *parents, "-m", body["message"])
+        return s.commit_json(sha)
+
+    @app.post(R + "/git/blobs", status_code=201)
+    async def create_blob(owner: str, repo: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        raw = body["content"].encode()
+        data = base64.b64decode(raw) if body.get("encoding") == "base64" else raw
+        sha = s.git("hash-object", "-w", "--stdin", input=data)
+        return {"sha": sha, "url": f"{s.repo_url}/git/blobs/{sha}"}
+
+    @app.get(R + "/git/trees/{sha}")
+    def get_tree(owner: str, repo: str, sha: str, recursive: str = "") -> dict[str, Any]:
+        args = ["ls-tree", "-r", "-t"] if recursive else ["ls-tree"]
+        entries = []
+        for line in s.git(*args, sha).splitlines():
+            meta, path = line.split("\t", 1)
+            mode, kind, obj = meta.split()
+            entries.append(
+                {
+                    "path": path,
+                    "mode": mode,
+                    "type": kind,
+                    "sha": obj,
+                    "url": f"{s.repo_url}/git/{kind}s/{obj}",
+                }
+            )
+        tree_sha = s.git("rev-parse", f"{sha}^{{tree}}")
+        return {
+            "sha": tree_sha,
+            "url": f"{s.repo_url}/git/trees/{tree_sha}",
+            "tree": entries,
+            "truncated": False,
+        }
+
+    @app.post(R + "/git/trees", status_code=201)
+    async def create_tree(owner: str, repo: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        sha = _build_tree(s, body.get("base_tree"), body["tree"])
+        return get_tree(owner, repo, sha, recursive="1")
+
+
+def _is_ancestor(s: GitHubStore, old: str, new: str) -> bool:
+    import subprocess
+
+    proc = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", old, new],
+        cwd=s.git_dir,
+        capture_output=True,
+        check=False,
+    )
+    return proc.returncode == 0
+
+
+def _build_tree(s: GitHubStore, base_tree: str | None, entries: list[dict[str, Any]]) -> str:
+    """Apply tree entries (path, mode, sha|content|null) onto base_tree with a temp index."""
+    import os
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(prefix="gh-index-") as index:
+        env = {**os.environ, "GIT_INDEX_FILE": index.name}
+
+        def run(*args: str, data: bytes | None = None) -> str:
+            proc = subprocess.run(
+                ["git", *args], cwd=s.git_dir, env=env, input=data, capture_output=True, check=False
+            )
+            if proc.returncode != 0:
+                raise ApiError(422, f"tree: {proc.stderr.decode().strip()}")
+            return proc.stdout.decode().strip()
+
+        os.unlink(index.name)
+        if base_tree:
+            run("read-tree", base_tree)
+        for e in entries:
+            if e.get("sha") is None and "content" not in e:
+                run("update-index", "--force-remove", e["path"])
+                continue
+            sha = e.get("sha") or s.git("hash-object", "-w", "--stdin", input=e["content"].encode())
+            run("update-index", "--add", "--cacheinfo", f"{e['mode']},{sha},{e['path']}")
+        tree = run("write-tree")
+        open(index.name, "a").close()  # NamedTemporaryFile deletes it on exit
+        return tree
+
+
+def _pull_routes(app: FastAPI, s: GitHubStore) -> None:
+    @app.get(R + "/pulls")
+    def list_pulls(
+        owner: str,
+        repo: str,
+        state: str = "open",
+        head: str = "",
+        base: str = "",
+        per_page: int = 30,
+        page: int = 1,
+    ) -> list[dict[str, Any]]:
+        out = [
+            p
+            for p in s.pulls.values()
+            if (state == "all" or (p["state"] == "open") == (state == "open"))
+            and (not head or f"{s.owner}:{p['head']}" == head or p["head"] == head)
+            and (not base or p["base"] == base)
+        ]
+        out.sort(key=lambda p: -p["number"])
+        return [s.pull_json(p) for p in out[(page - 1) * per_page : page * per_page]]
+
+    @app.post(R + "/pulls", status_code=201)
+    async def create_pull(owner: str, repo: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        head = body["head"].split(":")[-1]
+        if s.branch_sha(head) is None or s.branch_sha(body["base"]) is None:
+            raise ApiError(422, "Validation Failed: head or base does not exist")
+        if any(p["head"] == head and p["state"] == "open" for p in s.pulls.values()):
+            raise ApiError(
+                422, f"Validation Failed: A pull request already exists for {s.owner}:{head}."
+            )
+        n = s.next_number()
+        s.pulls[n] = {
+            "number": n,
+            "id": s.new_id(),
+            "title": body["title"],
+            "body": body.get("body") or "",
+            "head": head,
+            "base": body["base"],
+            "state": "open",
+            "labels": [],
+            "user": "gitmedic[bot]",
+            "head_sha": s.branch_sha(head),
+        }
+        return s.pull_json(s.pulls[n])
+
+    @app.get(R + "/pulls/{number}")
+    def get_pull(owner: str, repo: str, number: int) -> dict[str, Any]:
+        return s.pull_json(_pull(s, number))
+
+    @app.patch(R + "/pulls/{number}")
+    async def edit_pull(owner: str, repo: str, number: int, request: Request) -> dict[str, Any]:
+        pr, body = _pull(s, number), await request.json()
+        for key in ("title", "body"):
+            if key in body:
+                pr[key] = body[key]
+        if body.get("state") in ("open", "closed") and pr["state"] != "merged":
+            pr["state"] = body["state"]
+        return s.pull_json(pr)
+
+    @app.put(R + "/pulls/{number}/merge")
+    async def merge_pull(owner: str, repo: str, number: int, request: Request) -> dict[str, Any]:
+        pr = _pull(s, number)
+        body = await request.json() if await request.body() else {}
+        return _merge(
+            s, pr, body.get("sha"), body.get("merge_method", "merge"), body.get("commit_title")
+        )
+
+    @app.get(R + "/pulls/{number}/merge")
+    def is_merged(owner: str, repo: str, number: int) -> Response:
+        if _pull(s, number)["state"] != "merged":
+            raise ApiError(404, "Not Found")
+        return Response(status_code=204)
+
+
+def _pull(s: GitHubStore, number: int) -> dict[str, Any]:
+    if number not in s.pulls:
+        raise ApiError(404, "Not Found")
+    return s.pulls[number]
+
+
+def _merge(
+    s: GitHubStore, pr: dict[str, Any], sha: str | None, method: str, title: str | None
+) -> dict[str, Any]:
+    with s.lock:
+        if pr["state"] != "open":
+            raise ApiError(405, "Pull Request is not mergeable")
+        head = s.branch_sha(pr["head"])
+        if head is None:
+            raise ApiError(422, "Head branch was deleted")
+        if sha and sha != head:
+            raise ApiError(409, "Head branch was modified. Review and try the merge again.")
+        base = s.branch_sha(pr["base"])
+        assert base is not None
+        message = title or f"Merge pull request #{pr['number']} from {s.owner}/{pr['head']}"
+        merged = s.merge_commit(
+            base, head, f"{message}\n\n{pr['title']}", squash=method == "squash"
+        )
+        s.git("update-ref", f"refs/heads/{pr['base']}", merged, base)
+        pr.update(state="merged", merge_sha=merged, head_sha=head)
+        return {"sha": merged, "merged": True, "message": "Pull Request successfully merged"}
+
+
+def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
+    @app.get(R + "/issues")
+    def list_issues(
+        owner: str,
+        repo: str,
+        state: str = "open",
+        labels: str = "",
+        per_page: int = 30,
+        page: int = 1,
+    ) -> list[dict[str, Any]]:
+        wanted = {x for x in labels.split(",") if x}
+        records = [*s.issues.values(), *(_pull_as_issue(p) for p in s.pulls.values())]
+        out = [
+            i
+            for i in records
+            if (state == "all" or (i["state"] == "open") == (state == "open"))
+            and wanted <= set(i["labels"])
+        ]
+        out.sort(key=lambda i: -i["number"])
+        return [s.issue_json(i) for i in out[(page - 1) * per_page : page * per_page]]
+
+    @app.post(R + "/issues", status_code=201)
+    async def create_issue(owner: str, repo: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        if not body.get("title"):
+            raise ApiError(422, "Validation Failed: title is missing")
+        n = s.next_number()
+        s.issues[n] = {
+            "number": n,
+            "id": s.new_id(),
+            "title": body["title"],
+            "body": body.get("body") or "",
+            "state": "open",
+            "labels": list(body.get("labels", [])),
+            "user": "gitmedic[bot]",
+        }
+        return s.issue_json(s.issues[n])
+
+    @app.get(R + "/issues/{number}")
+    def get_issue(owner: str, repo: str, number: int) -> dict[str, Any]:
+        return s.issue_json(_issue(s, number))
+
+    @app.patch(R + "/issues/{number}")
+    async def edit_issue(owner: str, repo: str, number: int, request: Request) -> dict[str, Any]:
+        issue, body = _issue(s, number), await request.json()
+        target = s.pulls.get(number, issue)
+        for key in ("title", "body"):
+            if key in body:
+                target[key] = body[key]
+        if "labels" in body:
+            target["labels"] = list(body["labels"])
+        if body.get("state") in ("open", "closed") and target.get("state") != "merged":
+            target["state"] = body["state"]
+        return s.issue_json(_issue(s, number))
+
+    @app.get(R + "/issues/{number}/comments")
+    def list_comments(
+        owner: str, repo: str, number: int, per_page: int = 30, page: int = 1
+    ) -> list[dict[str, Any]]:
+        _issue(s, number)
+        out = [c for c in s.comments.values() if c["issue"] == number]
+        return [s.comment_json(c) for c in out[(page - 1) * per_page : page * per_page]]
+
+    @app.post(R + "/issues/{number}/comments", status_code=201)
+    async def create_comment(
+        owner: str, repo: str, number: int, request: Request
+    ) -> dict[str, Any]:
+        _issue(s, number)
+        body = await request.json()
+        cid = s.new_id()
+        s.comments[cid] = {
+            "id": cid,
+            "issue": number,
+            "body": body["body"],
+            "user": "gitmedic[bot]",
+        }
+        return s.comment_json(s.comments[cid])
+
+    @app.patch(R + "/issues/comments/{cid}")
+    async def edit_comment(owner: str, repo: str, cid: int, request: Request) -> dict[str, Any]:
+        if cid not in s.comments:
+            raise ApiError(404, "Not Found")
+        s.comments[cid]["body"] = (await request.json())["body"]
+        return s.comment_json(s.comments[cid])
+
+    @app.delete(R + "/issues/comments/{cid}", status_code=204)
+    def delete_comment(owner: str, repo: str, cid: int) -> Response:
+        if s.comments.pop(cid, None) is None:
+            raise ApiError(404, "Not Found")
+        return Response(status_code=204)
+
+    @app.post(R + "/issues/{number}/labels")
+    async def add_labels(
+        owner: str, repo: str, number: int, request: Request
+    ) -> list[dict[str, Any]]:
+        target = s.pulls.get(number) or _issue(s, number)
+        body = await request.json()
+        names = body if isinstance(body, list) else body.get("labels", [])
+        for name in names:
+            if name not in target["labels"]:
+                target["labels"].append(name)
+            s.labels.add(name)
+        return [{"name": n, "id": abs(hash(n)) % 10**6} for n in target["labels"]]
+
+    @app.delete(R + "/issues/{number}/labels/{name}")
+    def remove_label(owner: str, repo: str, number: int, name: str) -> list[dict[str, Any]]:
+        target = s.pulls.get(number) or _issue(s, number)
+        if name not in target["labels"]:
+            raise ApiError(404, "Label does not exist")
+        target["labels"].remove(name)
+        return [{"name": n} for n in target["labels"]]
+
+
+def _pull_as_issue(pr: dict[str, Any]) -> dict[str, Any]:
+    return {**pr, "state": "open" if pr["state"] == "open" else "closed"}
+
+
+def _issue(s: GitHubStore, number: int) -> dict[str, Any]:
+    if number in s.pulls:
+        return _pull_as_issue(s.pulls[number])
+    if number not in s.issues:
+        raise ApiError(404, "Not Found")
+    return s.issues[number]
+
+
+def _status_routes(app: FastAPI, s: GitHubStore) -> None:
+    @app.post(R + "/statuses/{sha}", status_code=201)
+    async def create_status(owner: str, repo: str, sha: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        if body.get("state") not in ("error", "failure", "pending", "success"):
+            raise ApiError(422, "Validation Failed: state is not included in the list")
+        record = {
+            **TEMPLATES["status"],
+            **body,
+            "id": s.new_id(),
+            "sha": s.resolve(sha),
+            "created_at": NOW,
+            "updated_at": NOW,
+            "url": f"{s.repo_url}/statuses/{sha}",
+        }
+        s.statuses.append(record)
+        return record
+
+    @app.get(R + "/commits/{ref}/status")
+    def combined(owner: str, repo: str, ref: str) -> dict[str, Any]:
+        sha = s.resolve(ref)
+        latest: dict[str, dict[str, Any]] = {}
+        for st in s.statuses:
+            if st["sha"] == sha:
+                latest[st["context"]] = st
+        states = {st["state"] for st in latest.values()}
+        state = (
+            "failure"
+            if states & {"failure", "error"}
+            else "pending"
+            if "pending" in states or not states
+            else "success"
+        )
+        return {
+            "state": state,
+            "sha": sha,
+            "total_count": len(latest),
+            "statuses": list(latest.values()),
+            "repository": s.repo_json(),
+            "commit_url": f"{s.repo_url}/commits/{sha}",
+            "url": f"{s.repo_url}/commits/{sha}/status",
+        }
+
+    @app.get(R + "/commits/{ref}")
+    def rest_commit(owner: str, repo: str, ref: str) -> dict[str, Any]:
+        git = s.commit_json(s.resolve(ref))
+        return {
+            "sha": git["sha"],
+            "node_id": git["node_id"],
+            "url": f"{s.repo_url}/commits/{git['sha']}",
+            "html_url": git["html_url"],
+            "commit": {k: git[k] for k in ("author", "committer", "message", "tree", "url")},
+            "parents": git["parents"],
+            "files": [],
+        }
+
+    @app.get(R + "/commits/{ref}/statuses")
+    def statuses(owner: str, repo: str, ref: str) -> list[dict[str, Any]]:
+        sha = s.resolve(ref)
+        return [st for st in reversed(s.statuses) if st["sha"] == sha]
+
+    @app.post(R + "/check-runs", status_code=201)
+    async def create_check(owner: str, repo: str, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        cid = s.new_id()
+        s.checks[cid] = {
+            **TEMPLATES["check"],
+            **body,
+            "id": cid,
+            "node_id": f"CR_{cid}",
+            "url": f"{s.repo_url}/check-runs/{cid}",
+            "pull_requests": [],
+        }
+        return s.checks[cid]
+
+    @app.patch(R + "/check-runs/{cid}")
+    async def update_check(owner: str, repo: str, cid: int, request: Request) -> dict[str, Any]:
+        if cid not in s.checks:
+            raise ApiError(404, "Not Found")
+        s.checks[cid].update(await request.json())
+        return s.checks[cid]
+
+    @app.get(R + "/commits/{ref}/check-runs")
+    def list_checks(owner: str, repo: str, ref: str) -> dict[str, Any]:
+        sha = s.resolve(ref)
+        runs = [c for c in s.checks.values() if c.get("head_sha") == sha]
+        return {"total_count": len(runs), "check_runs": runs}
+
+
+def _graphql_route(app: FastAPI, s: GitHubStore) -> None:
+    @app.post("/graphql")
+    async def graphql(request: Request) -> dict[str, Any]:
+        body = await request.json()
+        query, variables = body.get("query", ""), body.get("variables") or {}
+        pr_id = str(variables.get("id") or variables.get("pullRequestId") or "")
+        number = int(pr_id.removeprefix("PR_")) if pr_id.startswith("PR_") else 0
+        if number not in s.pulls:
+            return {
+                "data": None,
+                "errors": [
+                    {
+                        "type": "NOT_FOUND",
+                        "message": f"Could not resolve to a node with the global id of '{pr_id}'",
+                    }
+                ],
+            }
+        if "revertPullRequest" in query:
+            return {
+                "data": {"revertPullRequest": {"revertPullRequest": _graphql_revert(s, number)}}
+            }
+        if "enablePullRequestAutoMerge" in query:
+            s.auto_merge[number] = str(variables.get("mergeMethod", "MERGE")).lower()
+            return {"data": {"enablePullRequestAutoMerge": {"pullRequest": {"number": number}}}}
+        return {"data": None, "errors": [{"message": "unsupported operation in the stand-in"}]}
+
+
+def _graphql_revert(s: GitHubStore, number: int) -> dict[str, Any]:
+    pr = s.pulls[number]
+    if pr["state"] != "merged":
+        raise ApiError(422, "Pull request is not merged")
+    branch = f"revert-{number}-{pr['head']}"
+    base = s.branch_sha(pr["base"])
+    assert base is not None
+    sha = s.revert_commit(
+        base, pr["merge_sha"], f'Revert "{pr["title"]}"\n\nThis reverts #{number}.'
+    )
+    s.git("update-ref", f"refs/heads/{branch}", sha)
+    n = s.next_number()
+    s.pulls[n] = {
+        "number": n,
+        "id": s.new_id(),
+        "title": f'Revert "{pr["title"]}"',
+        "body": f"Reverts {s.full_name}#{number}",
+        "head": branch,
+        "base": pr["base"],
+        "state": "open",
+        "labels": [],
+        "user": "gitmedic[bot]",
+        "head_sha": sha,
+    }
+    return {
+        "number": n,
+        "id": f"PR_{n}",
+        "headRefName": branch,
+        "url": f"https://github.com/{s.full_name}/pull/{n}",
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serve(store: GitHubStore) -> Iterator[str]:
+    """Run the stand-in on 127.0.0.1 in a thread; yields its base URL."""
+    port = free_port()
+    store.base_url = f"http://127.0.0.1:{port}"
+    config = uvicorn.Config(
+        make_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the GitHub stand-in did not start")
+        time.sleep(0.01)
+    try:
+        yield store.base_url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -27,6 +27,12 @@ def _detect(args: argparse.Namespace) -> int:
     return run_detect(args)
 
 
+def _init(args: argparse.Namespace) -> int:
+    from gitmedic.bot.init_cmd import run_init
+
+    return run_init(args)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from gitmedic.bot.demo import run_demo
 
@@ -62,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--list", action="store_true", help="list the detectors and exit")
     p.set_defaults(func=_detect)
+
+    p = sub.add_parser("init", help="scaffold .gitmedic/ and the GitHub workflow in a repo")
+    p.add_argument("path", help="the manifest repository")
+    p.add_argument("--name", help="the app's name (default: the folder's name)")
+    p.add_argument("--path", dest="app_path", help="the app's manifest folder in the repo")
+    p.add_argument("--namespace", help="namespace for objects that name none")
+    p.set_defaults(func=_init)
 
     p = sub.add_parser("demo", help="the embedded end-to-end demonstration, no set-up needed")
     p.set_defaults(func=_demo)

@@ -48,7 +48,6 @@ def run_detect(args: argparse.Namespace) -> int:
 
 
 def collect(args: argparse.Namespace, registry: Registry) -> Report:
-    namespace = args.namespace or "default"
     if args.live:
         if args.rev:
             raise UsageError("--rev reads manifests; it cannot be combined with --live")
@@ -60,11 +59,13 @@ def collect(args: argparse.Namespace, registry: Registry) -> Report:
     else:
         if not args.path:
             raise UsageError("detect needs a PATH (or --live)")
-        from gitmedic.reconciler.manifests.load import LoadFailure, load_desired
+        from gitmedic.reconciler.config import ConfigError
+        from gitmedic.reconciler.manifests.apps import load_apps_desired
+        from gitmedic.reconciler.manifests.load import LoadFailure
 
         try:
-            state = load_desired(args.path, rev=args.rev, namespace=namespace)
-        except LoadFailure as exc:
+            state = load_apps_desired(args.path, rev=args.rev, namespace=args.namespace)
+        except (LoadFailure, ConfigError) as exc:
             raise UsageError(str(exc)) from None
         snapshot, files, errors = state.snapshot, state.files, state.errors
     evaluation = run_detectors(registry, snapshot)

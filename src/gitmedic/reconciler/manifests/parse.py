@@ -115,6 +115,31 @@ def parse_text(text: str, file: str) -> ParsedFile:
     return out
 
 
+def load_strict_yaml(text: str, file: str) -> Any:
+    """One YAML document (a config file) with the same strictness as manifests.
+
+    Raises ValueError naming the file and line on any problem.
+    """
+    if "\t" in text:
+        tab_error = _tab_error(text, file)
+        if tab_error:
+            raise ValueError(str(tab_error))
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _check_expansion(node)
+        return loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 0
+        raise ValueError(str(ManifestError(file, line, f"invalid YAML: {exc.problem}"))) from None
+    except _ExpansionError as exc:
+        raise ValueError(str(ManifestError(file, exc.line, str(exc)))) from None
+    finally:
+        loader.dispose()
+
+
 def _tab_error(text: str, file: str) -> ManifestError | None:
     """libyaml tolerates some tabs that the round-trip editor (and kubectl's YAML 1.1
     readers) reject; such a file could be read but never fixed, so it is an error here.

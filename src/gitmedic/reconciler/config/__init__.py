@@ -1,0 +1,185 @@
+"""``.gitmedic/config.yaml``: which apps gitmedic watches, and how it may act on them.
+
+The file is validated against ``schema.json`` (shipped with gitmedic, so editors
+complete it), then read into frozen dataclasses with the schema's defaults. Every
+violation is reported with its location (``apps[0].engine.kind``) at once, so a
+person fixes the file in one go; nothing is acted on with a config that fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+CONFIG_PATH = ".gitmedic/config.yaml"
+
+
+class ConfigError(Exception):
+    """The configuration file is missing, unreadable or invalid; the message lists why."""
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    kind: str = "sim"
+    application: str = ""
+    namespace: str = ""
+    url: str = ""
+    token_env: str = "ARGOCD_TOKEN"
+    sync_timeout_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    url: str
+    timeout_s: float = 5.0
+
+
+@dataclass(frozen=True)
+class OracleConfig:
+    window_s: float = 120.0
+    interval_s: float = 10.0
+    failure_limit: int = 1
+    alerts_url: str = ""
+    alerts_api: str = "alertmanager"
+    probes: tuple[ProbeConfig, ...] = ()
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    name: str
+    path: str
+    namespace: str = "default"
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    oracles: OracleConfig = field(default_factory=OracleConfig)
+
+
+@dataclass(frozen=True)
+class PolicyRule:
+    risk: str
+    description: str = ""
+    strategies: tuple[str, ...] = ()
+    detectors: tuple[str, ...] = ()
+    playbooks: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    max_changed_lines: int | None = None
+    windows: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    auto_merge: str = "low"
+    rules: tuple[PolicyRule, ...] = ()
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    model: str = ""
+    api_key_env: str = ""
+    api_base: str = ""
+    max_steps: int = 20
+    max_tokens: int = 60_000
+    max_cost_usd: float = 1.0
+
+
+@dataclass(frozen=True)
+class Config:
+    apps: tuple[AppConfig, ...]
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    llm: LlmConfig = field(default_factory=LlmConfig)
+    attempts: int = 3
+    version: int = 1
+
+    def app(self, name: str) -> AppConfig:
+        for app in self.apps:
+            if app.name == name:
+                return app
+        raise ConfigError(f"no app named {name!r} in the configuration")
+
+
+def schema() -> dict[str, Any]:
+    text = (resources.files(__package__) / "schema.json").read_text()
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def find_config(repo: Path) -> Path | None:
+    path = repo / CONFIG_PATH
+    return path if path.is_file() else None
+
+
+def load_config(path: Path) -> Config:
+    from gitmedic.reconciler.manifests.parse import load_strict_yaml
+
+    try:
+        data = load_strict_yaml(path.read_text(encoding="utf-8"), str(path))
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return parse_config(data, str(path))
+
+
+def parse_config(data: Any, source: str = CONFIG_PATH) -> Config:
+    problems = validate(data)
+    if problems:
+        raise ConfigError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
+    names = [a["name"] for a in data["apps"]]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"{source} is invalid:\n  - apps: duplicate names {duplicates}")
+    return Config(
+        apps=tuple(_app(a) for a in data["apps"]),
+        policy=_policy(data.get("policy") or {}),
+        llm=LlmConfig(**(data.get("llm") or {})),
+        attempts=int(data.get("attempts", 3)),
+        version=int(data["version"]),
+    )
+
+
+def validate(data: Any) -> list[str]:
+    """Every schema violation, as ``location: message``, in document order."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{_location(e.absolute_path)}: {e.message}" for e in errors]
+
+
+def _location(path: Any) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _app(data: Mapping[str, Any]) -> AppConfig:
+    oracles = dict(data.get("oracles") or {})
+    alerts = oracles.pop("alerts", None) or {}
+    probes = tuple(ProbeConfig(**p) for p in oracles.pop("probes", []))
+    return AppConfig(
+        name=data["name"],
+        path=data["path"].strip("/"),
+        namespace=data.get("namespace", "default"),
+        engine=EngineConfig(**(data.get("engine") or {})),
+        oracles=OracleConfig(
+            **oracles,
+            alerts_url=alerts.get("url", ""),
+            alerts_api=alerts.get("api", "alertmanager"),
+            probes=probes,
+        ),
+    )
+
+
+def _policy(data: Mapping[str, Any]) -> PolicyConfig:
+    rules = tuple(PolicyRule(**_tuples(r)) for r in data.get("rules", []))
+    return PolicyConfig(auto_merge=data.get("auto_merge", "low"), rules=rules)
+
+
+def _tuples(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}

@@ -1,0 +1,118 @@
+"""The config file: validated against the shipped schema, defaults applied, errors located."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gitmedic.bot.cli import main
+from gitmedic.reconciler.config import ConfigError, load_config, parse_config, schema
+from gitmedic.reconciler.manifests.apps import load_apps_desired
+
+MINIMAL = {"version": 1, "apps": [{"name": "shop", "path": "apps/shop"}]}
+
+
+def test_defaults_fill_what_the_file_leaves_out() -> None:
+    config = parse_config(MINIMAL)
+    app = config.app("shop")
+    assert (app.namespace, app.engine.kind, app.oracles.window_s) == ("default", "sim", 120.0)
+    assert config.policy.auto_merge == "low" and config.attempts == 3
+
+
+def test_every_violation_is_reported_with_its_location() -> None:
+    bad = {
+        "version": 1,
+        "apps": [{"name": "Shop!", "path": "x", "engine": {"kind": "argo"}}],
+        "policy": {"auto_merge": "always"},
+        "surprise": True,
+    }
+    with pytest.raises(ConfigError) as err:
+        parse_config(bad, "cfg.yaml")
+    text = str(err.value)
+    assert text.startswith("cfg.yaml is invalid:")
+    assert "apps[0].engine.kind: 'argo' is not one of" in text
+    assert "apps[0].name: 'Shop!' does not match" in text
+    assert "policy.auto_merge: 'always' is not one of" in text
+    assert "(top level): Additional properties are not allowed ('surprise' was unexpected)" in text
+
+
+def test_duplicate_app_names_are_refused() -> None:
+    data = {"version": 1, "apps": [{"name": "a", "path": "x"}, {"name": "a", "path": "y"}]}
+    with pytest.raises(ConfigError, match=r"duplicate names \['a'\]"):
+        parse_config(data)
+
+
+def test_yaml_problems_name_the_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("version: 1\nversion: 2\napps: []\n")
+    with pytest.raises(ConfigError, match=r"config.yaml:2: invalid YAML: duplicate key 'version'"):
+        load_config(path)
+
+
+def test_the_init_template_is_valid_against_the_schema(tmp_path: Path) -> None:
+    assert main(["init", str(tmp_path), "--name", "shop", "--path", "apps/shop"]) == 0
+    config = load_config(tmp_path / ".gitmedic" / "config.yaml")
+    assert config.app("shop").engine.kind == "argocd"
+    assert (tmp_path / ".github/workflows/gitmedic-detect.yml").is_file()
+    assert (tmp_path / ".gitmedic/outcomes.jsonl").read_text() == ""
+
+
+def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".gitmedic").mkdir()
+    (tmp_path / ".gitmedic/config.yaml").write_text("mine: true\n")
+    main(["init", str(tmp_path)])
+    assert (tmp_path / ".gitmedic/config.yaml").read_text() == "mine: true\n"
+    assert "kept     .gitmedic/config.yaml (exists)" in capsys.readouterr().out
+
+
+def test_the_schema_is_a_valid_json_schema() -> None:
+    import jsonschema
+
+    jsonschema.Draft202012Validator.check_schema(schema())
+
+
+def _repo(tmp_path: Path) -> Path:
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}  # fmt: skip
+    for app in ("shop", "blog"):
+        (tmp_path / "apps" / app).mkdir(parents=True)
+        (tmp_path / "apps" / app / "svc.yaml").write_text(yaml.safe_dump(svc))
+    (tmp_path / ".gitmedic").mkdir()
+    config = {"version": 1, "apps": [
+        {"name": "shop", "path": "apps/shop", "namespace": "shop"},
+        {"name": "blog", "path": "apps/blog/", "namespace": "blog"},
+    ]}  # fmt: skip
+    (tmp_path / ".gitmedic/config.yaml").write_text(yaml.safe_dump(config))
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def test_apps_take_their_namespace_from_the_config(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    whole = load_apps_desired(repo)
+    assert sorted(o.namespace for o in whole.snapshot) == ["blog", "shop"]
+    inner = load_apps_desired(repo / "apps" / "shop" / "svc.yaml")
+    assert [o.namespace for o in inner.snapshot] == ["shop"]
+    forced = load_apps_desired(repo / "apps", namespace="other")
+    assert {o.namespace for o in forced.snapshot} == {"other"}
+
+
+def test_detect_reads_the_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = _repo(tmp_path)
+    assert main(["detect", str(repo), "--format", "json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert sorted(f["resource"]["namespace"] for f in findings) == ["blog", "shop"]
+
+
+def test_detect_refuses_an_invalid_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".gitmedic/config.yaml").write_text("version: 2\napps: []\n")
+    assert main(["detect", str(repo)]) == 2
+    err = capsys.readouterr().err
+    assert "config.yaml is invalid" in err and "version: 1 was expected" in err

@@ -39,6 +39,9 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             mismatched = {k: v for k, v in selector.items() if best.template_labels.get(k) != v}
             params["closest_workload"] = best.ref.to_json()
             params["mismatched"] = mismatched
+            params["suggested_selector"] = {
+                k: str(best.template_labels[k]) for k in selector if k in best.template_labels
+            }
             related.append(best.ref)
             evidence += f"; closest is {best.ref} whose labels differ on {_fmt(mismatched)}"
         yield SPEC.finding(

@@ -1,0 +1,1 @@
+"""Operational memory in the manifest repo: learned detectors, playbooks, outcomes."""

@@ -33,6 +33,21 @@ def _init(args: argparse.Namespace) -> int:
     return run_init(args)
 
 
+def _memory_check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gitmedic.bot.memory.guard import check_memory
+
+    repo = Path(args.path)
+    if not (repo / ".gitmedic").is_dir():
+        raise UsageError(f"{repo}: no .gitmedic/ folder (run: gitmedic init {repo})")
+    problems = check_memory(repo, base_rev=args.base)
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem{'s' * (len(problems) != 1)} in {repo / '.gitmedic'}")
+    return EXIT_FINDINGS if problems else EXIT_OK
+
+
 def _demo(args: argparse.Namespace) -> int:
     from gitmedic.bot.demo import run_demo
 
@@ -75,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path", dest="app_path", help="the app's manifest folder in the repo")
     p.add_argument("--namespace", help="namespace for objects that name none")
     p.set_defaults(func=_init)
+
+    p = sub.add_parser("memory", help="operational memory in a manifest repo")
+    memory = p.add_subparsers(dest="memory_command", metavar="COMMAND")
+    memory.required = True
+    p = memory.add_parser("check", help="validate .gitmedic/ (the guard the bot applies)")
+    p.add_argument("path", help="the manifest repository")
+    p.add_argument("--base", help="a revision outcomes.jsonl must only grow from")
+    p.set_defaults(func=_memory_check)
 
     p = sub.add_parser("demo", help="the embedded end-to-end demonstration, no set-up needed")
     p.set_defaults(func=_demo)

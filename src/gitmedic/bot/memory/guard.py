@@ -1,0 +1,215 @@
+"""The memory guard: what may be committed under ``.gitmedic/`` (also ``gitmedic memory check``).
+
+Memory is code and prose that steer a bot with write access to production, so
+every memory PR (and any human edit) passes the same checks:
+
+- learned detectors (``.gitmedic/detectors/<id>.py``) pass the AST allowlist, run
+  in the sandbox, fire on their incident's pre-fix snapshot and stay silent on the
+  post-fix and healthy snapshots (``.gitmedic/detectors/cases/<id>/*.json``), and
+  name only playbooks that exist;
+- learned playbooks parse, use placeholders instead of the app's literal object
+  names, and are all listed in the index ``.gitmedic/playbooks/README.md``;
+- ``.gitmedic/outcomes.jsonl`` only ever grows, one valid record per line;
+- ``.gitmedic/architecture.md`` is pinned (front matter) to a commit and a
+  topology fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmedic.bot.memory.ast_check import check_source
+from gitmedic.bot.memory.sandbox import SandboxError, run_sandboxed
+from gitmedic.bot.responder.playbooks import (
+    Playbook,
+    PlaybookError,
+    builtin_playbooks,
+    parse_playbook,
+)
+from gitmedic.detectors.finding import Resource
+from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
+
+MEMORY = ".gitmedic"
+OUTCOME_KEYS = frozenset(
+    {
+        "id",
+        "commits",
+        "detectors",
+        "playbooks",
+        "strategy",
+        "classification",
+        "tokens",
+        "cost_usd",
+        "opened_at",
+        "closed_at",
+    }
+)
+CASE_ROLES = {"pre-fix": True, "post-fix": False, "healthy": False}  # role -> must fire
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def check_memory(
+    repo: Path, *, base_rev: str | None = None, app_names: frozenset[str] = frozenset()
+) -> list[Problem]:
+    """Every problem of the memory in ``repo`` (empty: it may be committed)."""
+    problems: list[Problem] = []
+    _check_config(repo, problems)
+    learned = _check_playbooks(repo, app_names, problems)
+    known = {p.id for p in builtin_playbooks()} | {p.id for p in learned}
+    _check_detectors(repo, known, problems)
+    _check_outcomes(repo, base_rev, problems)
+    _check_architecture(repo, problems)
+    return problems
+
+
+def _check_config(repo: Path, problems: list[Problem]) -> None:
+    from gitmedic.reconciler.config import CONFIG_PATH, ConfigError, load_config
+
+    if (repo / CONFIG_PATH).is_file():
+        try:
+            load_config(repo / CONFIG_PATH)
+        except ConfigError as exc:
+            problems.append(Problem(CONFIG_PATH, str(exc).split(":", 1)[-1].strip()))
+
+
+def _check_playbooks(
+    repo: Path, app_names: frozenset[str], problems: list[Problem]
+) -> list[Playbook]:
+    root = repo / MEMORY / "playbooks"
+    index = (root / "README.md").read_text() if (root / "README.md").is_file() else ""
+    out = []
+    for readme in sorted(root.glob("*/README.md")):
+        rel = readme.relative_to(repo).as_posix()
+        try:
+            book = parse_playbook(readme.read_text(), rel)
+        except PlaybookError as exc:
+            problems.append(Problem(rel, str(exc).removeprefix(f"{rel}: ")))
+            continue
+        out.append(book)
+        if f"{readme.parent.name}/README.md" not in index:
+            problems.append(Problem(f"{MEMORY}/playbooks/README.md", f"does not list {book.id}"))
+        literal = sorted(n for n in app_names if re.search(rf"\b{re.escape(n)}\b", _fix_text(book)))
+        if literal:
+            problems.append(
+                Problem(rel, f"names objects literally ({', '.join(literal)}); use placeholders")
+            )
+    return out
+
+
+def _fix_text(book: Playbook) -> str:
+    if book.fix is None:
+        return ""
+    return " ".join(
+        [*book.fix.paths, *map(str, book.fix.fallback), *map(str, book.fix.fallback.values())]
+    )
+
+
+def _check_detectors(repo: Path, known_playbooks: set[str], problems: list[Problem]) -> None:
+    root = repo / MEMORY / "detectors"
+    for path in sorted(root.glob("*.py")):
+        rel = path.relative_to(repo).as_posix()
+        static = check_source(path.read_text(), rel)
+        if static:
+            problems += [
+                Problem(rel, p.removeprefix(f"{rel}:").lstrip(": ").strip()) for p in static
+            ]
+            continue
+        _check_detector_cases(repo, path, rel, known_playbooks, problems)
+
+
+def _check_detector_cases(
+    repo: Path, path: Path, rel: str, known: set[str], problems: list[Problem]
+) -> None:
+    cases = repo / MEMORY / "detectors" / "cases" / path.stem
+    for role, must_fire in CASE_ROLES.items():
+        case = cases / f"{role}.json"
+        if not case.is_file():
+            problems.append(
+                Problem(rel, f"has no {role} case ({case.relative_to(repo).as_posix()})")
+            )
+            continue
+        try:
+            run = run_sandboxed(path, load_case(case))
+        except (SandboxError, ValueError, KeyError) as exc:
+            problems.append(Problem(rel, f"{role}: {exc}"))
+            return
+        if bool(run.findings) != must_fire:
+            verb = "does not fire" if must_fire else "fires"
+            problems.append(Problem(rel, f"{verb} on its {role} snapshot"))
+        missing = sorted(set(run.playbooks) - known)
+        if missing and role == "pre-fix":
+            problems.append(
+                Problem(rel, f"names playbooks that do not exist: {', '.join(missing)}")
+            )
+
+
+def load_case(path: Path) -> Snapshot:
+    """A stored snapshot: ``{"mode": "live|desired", "objects": [k8s objects]}``."""
+    data = json.loads(path.read_text())
+    objs = []
+    for body in data["objects"]:
+        meta = body.get("metadata", {})
+        ref = Resource(body["kind"], meta.get("namespace", ""), meta["name"], body["apiVersion"])
+        objs.append(Obj(ref, body))
+    return Snapshot(objs, mode=Mode(data.get("mode", "live")))
+
+
+def _check_outcomes(repo: Path, base_rev: str | None, problems: list[Problem]) -> None:
+    rel = f"{MEMORY}/outcomes.jsonl"
+    path = repo / rel
+    text = path.read_text() if path.is_file() else ""
+    if base_rev:
+        before = _show(repo, base_rev, rel)
+        if not text.startswith(before):
+            problems.append(Problem(rel, f"rewrites history: it must only grow from {base_rev}"))
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(rel, f"line {number} is not JSON ({exc.msg})"))
+            continue
+        missing = (
+            sorted(OUTCOME_KEYS - set(record)) if isinstance(record, dict) else ["(an object)"]
+        )
+        if missing:
+            problems.append(Problem(rel, f"line {number} lacks {', '.join(missing)}"))
+
+
+def _check_architecture(repo: Path, problems: list[Problem]) -> None:
+    rel = f"{MEMORY}/architecture.md"
+    path = repo / rel
+    if not path.is_file():
+        return
+    text = path.read_text()
+    front = re.match(r"---\n(.*?)\n---\n", text, re.DOTALL)
+    pinned = (
+        front
+        and re.search(r"^commit: [0-9a-f]{7,40}$", front[1], re.M)
+        and re.search(r"^topology: [0-9a-f]{16,64}$", front[1], re.M)
+    )
+    if not pinned:
+        problems.append(
+            Problem(rel, "front matter must pin 'commit: <sha>' and 'topology: <fingerprint>'")
+        )
+
+
+def _show(repo: Path, rev: str, rel: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "show", f"{rev}:{rel}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.stdout if proc.returncode == 0 else ""

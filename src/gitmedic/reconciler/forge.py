@@ -21,7 +21,8 @@ Contract details every implementation follows (the contract suite checks them):
 - PR and issue numbers share one sequence, as on GitHub; comments and labels take
   either kind of number.
 - There is never more than one PR per head branch. ``ensure_pr`` on a branch whose
-  PR is closed or merged returns that PR unchanged; a new attempt needs a new branch.
+  PR is closed or merged, or was opened by a person, returns that PR unchanged; a
+  new attempt needs a new branch.
 - ``ensure_pr`` updates the body only when the state or the hash of the rendered
   body changed (a person ticking a checkbox is not overwritten by an identical
   re-render); it updates the title when it differs and adds missing labels (labels

@@ -70,11 +70,8 @@ class LocalForge(ItemVerbs):
         recorded when the forge is first created. ``create=False``: NotFound
         instead of creating the metadata file.
         """
-        try:
-            self.repo = _git.common_dir(Path(path))
-        except (_git.GitFailed, FileNotFoundError):
-            raise NotFound(f"{path} is not inside a git repository") from None
-        store = Store(self.repo / DB_NAME)
+        store = Store(forge_database(path))
+        self.repo = store.path.parent.parent
         if not store.exists():
             if not create:
                 raise NotFound(f"{path} has no local forge yet ({store.path} is absent)")
@@ -108,7 +105,7 @@ class LocalForge(ItemVerbs):
                 _store.add_labels(conn, number, wanted)
                 return self._pr(conn, number)
             pr = self._refresh(conn, existing)
-            if pr.state is PrState.OPEN:
+            if pr.state is PrState.OPEN and pr.author == self.bot:
                 self._update_open(conn, pr, base, title, body, state)
                 _store.add_labels(conn, pr.number, wanted)
             return self._pr(conn, pr.number)
@@ -339,6 +336,14 @@ class LocalForge(ItemVerbs):
             url=f"{self.url_prefix}/pull/{number}",
             bot_state=bot_state,
         )
+
+
+def forge_database(path: Path | str) -> Path:
+    """Where the forge of the repo containing ``path`` keeps its metadata (may not exist)."""
+    try:
+        return _git.common_dir(Path(path)) / DB_NAME
+    except (_git.GitFailed, FileNotFoundError):
+        raise NotFound(f"{path} is not inside a git repository") from None
 
 
 def _default_owner(repo: Path) -> str:

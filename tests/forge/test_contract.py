@@ -13,6 +13,7 @@ import pytest
 from gitmedic.reconciler.forge import (
     BOT_LOGIN,
     Conflict,
+    Forge,
     HeadMoved,
     MergeMethod,
     NotFound,
@@ -133,8 +134,7 @@ def test_ensure_pr_rejects_state_that_is_not_json(backend: Backend) -> None:
     assert backend.forge.list_prs(PrFilter.ALL) == ()
 
 
-def test_unknown_numbers_are_not_found(backend: Backend) -> None:
-    forge = backend.forge
+def test_unknown_numbers_are_not_found(forge: Forge) -> None:
     for verb in (
         lambda: forge.get_pr(404),
         lambda: forge.close_pr(404),

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.reconciler.forge import NotFound, NotMergeable, PrFilter, PrState
+from gitmedic.reconciler.forge import (
+    MergeMethod,
+    NotFound,
+    NotMergeable,
+    PrFilter,
+    PrState,
+    ServerError,
+    Validation,
+)
 from gitmedic.reconciler.forge_markers import render_body
 from tests.forge.backends import BRANCH, FIX, STATE, LocalBackend, commit_files, git, make_repo
 
@@ -94,6 +102,13 @@ def test_revert_matches_git_revert_m1(local: LocalBackend, tmp_path: Path) -> No
     )
 
 
+def test_rebase_merges_are_not_enabled(local: LocalBackend) -> None:
+    number, head = opened(local)
+    with pytest.raises(Validation, match="rebase"):
+        local.local.merge(number, head, MergeMethod.REBASE)
+    assert local.local.get_pr(number).state is PrState.OPEN
+
+
 def test_a_merge_made_outside_the_forge_is_noticed(local: LocalBackend) -> None:
     number, head = opened(local)
     git(local.repo, "merge", "--no-ff", "-q", "-m", "merged by hand", BRANCH)
@@ -127,6 +142,13 @@ def test_any_path_inside_the_repo_opens_the_same_forge(local: LocalBackend) -> N
     number, _ = opened(local)
     inner = LocalForge(local.repo / "apps" / "web" / "service.yaml", create=False)
     assert inner.get_pr(number) == local.local.get_pr(number)
+
+
+def test_a_broken_database_is_a_server_error(local: LocalBackend) -> None:
+    number, _ = opened(local)
+    (local.repo / ".git" / "gitmedic" / "forge.sqlite").write_bytes(b"not a database" * 512)
+    with pytest.raises(ServerError, match="local forge database"):
+        LocalForge(local.repo).get_pr(number)
 
 
 _ENSURE = """

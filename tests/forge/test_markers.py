@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from gitmedic.reconciler.forge import Permission, PrFilter, PrState, Validation
+from gitmedic.reconciler.forge import (
+    Conflict,
+    ForgeError,
+    HeadMoved,
+    NotFound,
+    NotMergeable,
+    Permission,
+    PermissionDenied,
+    PrFilter,
+    PrState,
+    RateLimited,
+    ServerError,
+    Validation,
+)
 from gitmedic.reconciler.forge_markers import (
     extract_body_hash,
     extract_state,
@@ -77,3 +90,12 @@ def test_closed_filter_includes_merged_prs() -> None:
     assert not PrFilter.CLOSED.admits(PrState.OPEN)
     assert PrFilter.OPEN.admits(PrState.OPEN)
     assert all(PrFilter.ALL.admits(s) for s in PrState)
+
+
+def test_every_forge_error_is_a_forge_error_with_its_facts() -> None:
+    for kind in (NotFound, Conflict, HeadMoved, NotMergeable, Validation, PermissionDenied):
+        assert issubclass(kind, ForgeError)
+    assert issubclass(HeadMoved, Conflict) and issubclass(NotMergeable, Conflict)
+    limited = RateLimited("slow down", retry_after=12.5)
+    assert (str(limited), limited.retry_after) == ("slow down", 12.5)
+    assert ServerError("boom", status=502).status == 502

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from gitmedic.reconciler.forge import ServerError
 
 ZERO_OLD = ""  # update-ref's "the ref must not exist yet"
 
 
-class GitFailed(Exception):
+class GitFailed(ServerError):
+    """git failed where it should not: the local forge's own "server error"."""
+
     def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
         super().__init__(f"git {' '.join(args)} failed ({returncode}): {stderr.strip()}")
         self.returncode = returncode
@@ -99,6 +103,31 @@ def parents(repo: Path, commit: str) -> tuple[str, ...]:
 def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
     proc = run(repo, "merge-base", "--is-ancestor", ancestor, descendant, check=False)
     return proc.returncode == 0
+
+
+@dataclass(frozen=True)
+class Refs:
+    """Branch tips, and the branches each base already contains, read in bulk.
+
+    Two ``for-each-ref`` calls answer "where is every PR's head, and which heads
+    reached their base" for any number of PRs.
+    """
+
+    tips: Mapping[str, str]
+    contained: Mapping[str, frozenset[str]]
+
+    @classmethod
+    def read(cls, repo: Path, bases: Iterable[str]) -> Refs:
+        fmt = "--format=%(objectname) %(refname:strip=2)"
+        lines = out(repo, "for-each-ref", fmt, "refs/heads").splitlines()
+        tips = {name: sha for sha, name in (line.split(" ", 1) for line in lines)}
+        contained = {
+            base: frozenset(out(repo, "for-each-ref", "--format=%(refname:strip=2)",
+                                f"--merged=refs/heads/{base}", "refs/heads").split())
+            for base in set(bases)
+            if base in tips
+        }  # fmt: skip
+        return cls(tips, contained)
 
 
 def valid_branch_name(repo: Path, branch: str) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
-from gitmedic.reconciler.forge import CommitStatus, Permission, StatusState
+from gitmedic.reconciler.forge import CommitStatus, Permission, ServerError, StatusState
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS permissions (user TEXT PRIMARY KEY, permission TEXT N
 
 PR_COLUMNS = "number, branch, base, title, body, state, head_sha, merge_sha, author"
 BUSY_TIMEOUT_S = 30.0
+SCHEMA_VERSION = "1"
 
 
 class Store:
@@ -60,6 +61,7 @@ class Store:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
             with conn:
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('base', ?)", (base,))
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('owner', ?)", (owner,))
                 conn.execute("INSERT OR IGNORE INTO permissions VALUES (?, 'admin')", (owner,))
@@ -71,13 +73,19 @@ class Store:
             sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         ) as conn:
             conn.row_factory = sqlite3.Row
-            conn.execute("BEGIN IMMEDIATE")
             try:
+                # WAL + NORMAL: a killed process loses nothing committed; only a
+                # power cut may lose the last transactions (the file stays sound).
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("BEGIN IMMEDIATE")
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise ServerError(f"local forge database {self.path}: {exc}") from exc
                 raise
-            conn.execute("COMMIT")
 
 
 def meta(conn: sqlite3.Connection, key: str) -> str:

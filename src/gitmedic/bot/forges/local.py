@@ -122,7 +122,8 @@ class LocalForge(ItemVerbs):
     def list_prs(self, which: PrFilter = PrFilter.OPEN) -> tuple[PullRequest, ...]:
         with self.store.tx() as conn:
             rows = conn.execute(f"SELECT {PR_COLUMNS} FROM prs ORDER BY number").fetchall()
-            prs = [self._refresh(conn, row) for row in rows]
+            refs = _git.Refs.read(self.repo, {row["base"] for row in rows})
+            prs = [self._refresh(conn, row, refs) for row in rows]
         return tuple(pr for pr in prs if which.admits(pr.state))
 
     def find_prs(
@@ -284,21 +285,23 @@ class LocalForge(ItemVerbs):
             raise NotMergeable(f"{pr.base} moved while PR #{pr.number} was merging; try again")
         return merged
 
-    def _refresh(self, conn: sqlite3.Connection, row: sqlite3.Row) -> PullRequest:
+    def _refresh(
+        self, conn: sqlite3.Connection, row: sqlite3.Row, refs: _git.Refs | None = None
+    ) -> PullRequest:
         """The PR after noticing branch deletions, pushes and outside merges."""
-        number = int(row["number"])
+        number, branch, base = int(row["number"]), row["branch"], row["base"]
         if row["state"] != PrState.OPEN.value:
             return self._pr(conn, number)
-        tip = _git.branch_sha(self.repo, row["branch"])
+        refs = refs or _git.Refs.read(self.repo, [base])
+        tip = refs.tips.get(branch)
         if tip is None:
             self._set(conn, number, state=PrState.CLOSED.value)
             return self._pr(conn, number)
         if tip != row["head_sha"]:
             self._set(conn, number, head_sha=tip)
             self._pin(number, tip)
-        base_tip = _git.branch_sha(self.repo, row["base"])
-        if base_tip is not None and _git.is_ancestor(self.repo, tip, base_tip):
-            merged = _git.merged_by(self.repo, tip, base_tip)
+        if branch in refs.contained.get(base, ()):
+            merged = _git.merged_by(self.repo, tip, refs.tips[base])
             self._set(conn, number, state=PrState.MERGED.value, merge_sha=merged)
         return self._pr(conn, number)
 

@@ -27,6 +27,7 @@ import getpass
 import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmedic.bot.forges import _git, _history, _store
 from gitmedic.bot.forges._git import Identity
@@ -45,6 +46,9 @@ from gitmedic.reconciler.forge import (
     Validation,
     revert_branch_name,
 )
+
+if TYPE_CHECKING:
+    from gitmedic.reconciler.forge import Forge
 
 DB_NAME = "gitmedic/forge.sqlite"
 BOT_IDENTITY = Identity(BOT_LOGIN, "gitmedic-bot@users.noreply.localhost")
@@ -217,7 +221,7 @@ class LocalForge(ItemVerbs):
     # ------------------------------------------------------------------ internals
 
     def _new_pr_head(self, branch: str, base: str) -> str:
-        if not _git.valid_branch_name(self.repo, branch):
+        if branch.startswith("-") or not _git.valid_branch_name(self.repo, branch):
             raise Validation(f"{branch!r} is not a valid branch name")
         head = _git.branch_sha(self.repo, branch)
         if head is None:
@@ -359,3 +363,9 @@ def _guess_base(repo: Path) -> str:
         if _git.branch_sha(repo, candidate) is not None:
             return candidate
     return _git.default_branch(repo)
+
+
+if TYPE_CHECKING:
+
+    def _implements_forge(forge: LocalForge) -> Forge:
+        return forge  # mypy proves that LocalForge has every Forge verb, typed alike

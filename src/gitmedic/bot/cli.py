@@ -54,6 +54,12 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
+def _prs(args: argparse.Namespace) -> int:
+    from gitmedic.bot.prs_cmd import run_prs
+
+    return run_prs(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gitmedic",
@@ -98,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="the manifest repository")
     p.add_argument("--base", help="a revision outcomes.jsonl must only grow from")
     p.set_defaults(func=_memory_check)
+
+    p = sub.add_parser("prs", help="list the pull requests of a repo's local forge")
+    p.add_argument("path", help="the repo, or any path inside it")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_prs)
 
     p = sub.add_parser("demo", help="the embedded end-to-end demonstration, no set-up needed")
     p.set_defaults(func=_demo)

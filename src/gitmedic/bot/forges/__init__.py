@@ -1,0 +1,1 @@
+"""Forge adapters: implementations of :class:`gitmedic.reconciler.forge.Forge`."""

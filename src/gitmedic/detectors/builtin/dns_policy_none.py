@@ -23,7 +23,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from gitmedic.detectors.builtin._fields import pod_spec_path
-from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Snapshot, Workload, as_list, mapping
 from gitmedic.detectors.spec import DetectorSpec, Scope
 from gitmedic.detectors.topology import calls
@@ -99,7 +99,7 @@ def _judge(snapshot: Snapshot, wl: Workload, *, calls_services: bool) -> Finding
     )
 
 
-def _in_cluster_callers(snapshot: Snapshot) -> frozenset[object]:
+def _in_cluster_callers(snapshot: Snapshot) -> frozenset[Resource]:
     return frozenset(c.caller.ref for c in calls(snapshot))
 
 

@@ -88,16 +88,16 @@ def _judge(wl: Workload, container: PlacedContainer, probe: JSON) -> Iterator[Fi
     )
     if window < MIN_WINDOW_SECONDS:
         rule, severity = "kill-window-short", Severity.WARNING if has_grace else Severity.CRITICAL
-        why = f"killed after {window}s of failed probes"
+        why = f"after {window}s of failed probes"
     elif t["failureThreshold"] == 1:
         rule, severity = "single-failure-kills", Severity.WARNING
-        why = "killed by a single failed probe"
+        why = "after a single failed probe"
     else:
         return
     grace = "" if has_grace else "; no startupProbe and no initial delay to cover start-up"
     yield SPEC.finding(
         wl.ref,
-        f"{container.name}: liveness probe restarts the container when {why}",
+        f"{container.name}: the liveness probe restarts the container {why}",
         rule=rule,
         severity=severity,
         evidence=(

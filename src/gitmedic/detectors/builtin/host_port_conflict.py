@@ -92,25 +92,31 @@ def _shared(snapshot: Snapshot, claims: list[HostPort]) -> Iterator[Finding]:
     owners = {c.workload.ref for c in claims}
     if len(owners) < 2:
         return
+    # Only claims on one port are compared, and each claim's nodes are computed once.
+    nodes = {id(c): _node_names(snapshot, c.workload) for c in claims}
     for claim in claims:
         rivals = [
             c
             for c in claims
-            if c.workload.ref != claim.workload.ref and _overlap(snapshot, claim, c)
+            if c.workload.ref != claim.workload.ref
+            and _overlap(claim, c, nodes[id(claim)], nodes[id(c)])
         ]
         if rivals:
             yield _shared_finding(claim, rivals)
 
 
-def _overlap(snapshot: Snapshot, a: HostPort, b: HostPort) -> bool:
+def _node_names(snapshot: Snapshot, wl: Workload) -> frozenset[str] | None:
+    nodes = eligible_nodes(snapshot, wl.pod_spec)
+    return None if nodes is None else frozenset(n.name for n in nodes)
+
+
+def _overlap(
+    a: HostPort, b: HostPort, nodes_a: frozenset[str] | None, nodes_b: frozenset[str] | None
+) -> bool:
     ips = {a.host_ip, b.host_ip}
     if len(ips) > 1 and not ips & _WILDCARD:
         return False
-    nodes_a = eligible_nodes(snapshot, a.workload.pod_spec)
-    nodes_b = eligible_nodes(snapshot, b.workload.pod_spec)
-    if nodes_a is None or nodes_b is None:
-        return True
-    return bool({n.name for n in nodes_a} & {n.name for n in nodes_b})
+    return nodes_a is None or nodes_b is None or bool(nodes_a & nodes_b)
 
 
 def _shared_finding(claim: HostPort, rivals: list[HostPort]) -> Finding:

@@ -47,12 +47,18 @@ RESOURCES = ("memory", "cpu")
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
+    # Workloads with the same placement share one tuple of eligible nodes; find its
+    # largest node once per tuple, not once per workload.
+    largest_of: dict[tuple[int, str], tuple[Node, Decimal] | None] = {}
     for wl in snapshot.workloads():
         nodes = eligible_nodes(snapshot, wl.pod_spec)
         if not nodes:
             continue
         for resource in RESOURCES:
-            largest = _largest(nodes, resource)
+            key = (id(nodes), resource)
+            if key not in largest_of:
+                largest_of[key] = _largest(nodes, resource)
+            largest = largest_of[key]
             if largest is not None:
                 yield from _judge(wl, resource, largest)
 

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from gitmedic.detectors.builtin import (
     env_duplicate,
+    env_service_address,
+    ingress_backend,
+    internal_traffic_policy_local,
+    missing_reference,
+    network_policy_isolation,
+    probe_port,
+    scaled_to_zero,
+    service_selector_polluted,
     service_selector_unmatched,
     service_target_port,
 )
@@ -13,6 +21,14 @@ MODULES = (
     env_duplicate,
     service_selector_unmatched,
     service_target_port,
+    missing_reference,
+    service_selector_polluted,
+    probe_port,
+    env_service_address,
+    scaled_to_zero,
+    network_policy_isolation,
+    internal_traffic_policy_local,
+    ingress_backend,
 )
 
 

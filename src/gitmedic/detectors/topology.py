@@ -31,7 +31,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from gitmedic.detectors.finding import Resource
-from gitmedic.detectors.snapshot import Container, Obj, Snapshot, Workload
+from gitmedic.detectors.snapshot import (
+    Container,
+    Obj,
+    Snapshot,
+    Workload,
+    mapping,
+    selector_matches,
+)
 
 _URL = re.compile(
     r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:[^@/\s]*@)?(?P<host>[^:/\s?#]+)(?::(?P<port>\d{1,5}))?"
@@ -104,7 +111,15 @@ def calls(snapshot: Snapshot) -> list[Call]:
 def callers_of(snapshot: Snapshot, service: Obj) -> list[Call]:
     """Calls that reach ``service`` from a workload other than the one it fronts."""
     by_service = snapshot.derived("topology.callers", lambda: _index_by_service(calls(snapshot)))
-    return [c for c in by_service.get(service.ref, []) if c.caller.ref != service.ref]
+    selector = mapping(service.spec.get("selector"))
+    return [
+        c
+        for c in by_service.get(service.ref, [])
+        if not (
+            c.caller.obj.namespace == service.namespace
+            and selector_matches(selector, c.caller.template_labels)
+        )
+    ]
 
 
 def expand_references(value: str, defined: Mapping[str, str]) -> str:

@@ -112,6 +112,7 @@ def _service_account(spec: JSON, base: str) -> Reference:
     for field in ("serviceAccountName", "serviceAccount"):
         name = spec.get(field)
         if isinstance(name, str) and name:
-            return Reference(SERVICE_ACCOUNT, name, None, False, field, f"{base}.{field}")
+            implicit = name == "default"  # every namespace has it
+            return Reference(SERVICE_ACCOUNT, name, None, implicit, field, f"{base}.{field}")
     # Unset means the namespace's implicit ``default`` account, which always exists.
     return Reference(SERVICE_ACCOUNT, "default", None, True, "serviceAccountName", base)

@@ -60,12 +60,12 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
     if not policies:
         return
     for svc, selector in selecting_services(snapshot):
-        candidates = policies.get(svc.namespace, [])
-        calls = callers_of(snapshot, svc) if candidates else []
-        if not calls:
+        index = policies.get(svc.namespace)
+        calls = callers_of(snapshot, svc) if index else []
+        if not index or not calls:
             continue
         for wl in selected_workloads(snapshot, svc, selector):
-            selecting = [p for p in candidates if _selects(p, wl)]
+            selecting = index.selecting(wl)
             denied = [
                 c for c in calls if selecting and not _admitted(snapshot, selecting, c, svc, wl)
             ]
@@ -98,13 +98,37 @@ def _finding(policies: list[Obj], wl: Workload, svc: Obj, denied: list[Call]) ->
     )
 
 
-def _ingress_policies(snapshot: Snapshot) -> dict[str, list[Obj]]:
-    index: dict[str, list[Obj]] = defaultdict(list)
-    for policy in sorted(snapshot.of_kind("NetworkPolicy"), key=lambda p: p.ref):
+@dataclass
+class _PolicyIndex:
+    """A namespace's ingress policies, found for a pod by one of its labels, not by scanning."""
+
+    by_label: dict[tuple[str, str], list[Obj]]
+    unkeyed: list[Obj]  # empty matchLabels: checked for every pod
+
+    def selecting(self, wl: Workload) -> list[Obj]:
+        candidates = {p.ref: p for p in self.unkeyed}
+        for pair in wl.template_labels.items():
+            candidates.update((p.ref, p) for p in self.by_label.get(_pair(*pair), []))
+        return [candidates[r] for r in sorted(candidates) if _selects(candidates[r], wl)]
+
+
+def _ingress_policies(snapshot: Snapshot) -> dict[str, _PolicyIndex]:
+    index: dict[str, _PolicyIndex] = defaultdict(lambda: _PolicyIndex(defaultdict(list), []))
+    for policy in snapshot.of_kind("NetworkPolicy"):
         types = as_list(policy.spec.get("policyTypes")) or ["Ingress"]
-        if "Ingress" in types:
-            index[policy.namespace].append(policy)
-    return index
+        if "Ingress" not in types:
+            continue
+        match = mapping(mapping(policy.spec.get("podSelector")).get("matchLabels"))
+        entry = index[policy.namespace]
+        if match:
+            entry.by_label[_pair(*min(match.items()))].append(policy)  # any one pair will do
+        else:
+            entry.unkeyed.append(policy)
+    return dict(index)
+
+
+def _pair(key: object, value: object) -> tuple[str, str]:
+    return str(key), str(value)
 
 
 def _selects(policy: Obj, wl: Workload) -> bool:

@@ -1,0 +1,167 @@
+"""A ConfigMap, key, Secret, key, PVC or ServiceAccount that a pod spec names but is absent.
+
+The kubelet refuses to start such a container (CreateContainerConfigError), the
+mount fails, the pod stays Pending, or the ReplicaSet cannot create pods at all.
+References marked ``optional: true`` are honoured, and the implicit ``default``
+ServiceAccount always exists.
+
+Rules, one per reference kind: ``configmap-missing``, ``configmap-key-missing``,
+``secret-missing``, ``secret-key-missing``, ``pvc-missing``,
+``serviceaccount-missing``, ``image-pull-secret-missing``.
+
+Judgement choices, all documented in the finding:
+- Secrets are often produced outside plain manifests; a Secret that an
+  ExternalSecret, SealedSecret or cert-manager Certificate of the snapshot
+  produces counts as present (its keys are then unknown and not judged). In
+  desired state a Secret nobody produces is a warning (it may be created out of
+  band); in live state it is critical, because the pod really cannot start.
+- A missing image pull Secret is a warning: the kubelet still pulls, without
+  credentials, which only fails for private images.
+- In live state a kind the snapshot holds no object of was not listed (RBAC or
+  a partial list), so references to it are not judged rather than all reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gitmedic.detectors.builtin._references import (
+    CONFIGMAP,
+    PVC,
+    SECRET,
+    SERVICE_ACCOUNT,
+    Reference,
+    references,
+)
+from gitmedic.detectors.finding import Finding, Resource, Severity
+from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
+from gitmedic.detectors.spec import DetectorSpec, Scope
+
+SPEC = DetectorSpec(
+    id="missing-reference",
+    description=(
+        "A workload references a ConfigMap, ConfigMap key, Secret, Secret key, "
+        "PersistentVolumeClaim or ServiceAccount that does not exist."
+    ),
+    kinds=frozenset(
+        {
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "ReplicaSet",
+            "Job",
+            "CronJob",
+            "Pod",
+            "ConfigMap",
+            "Secret",
+            "PersistentVolumeClaim",
+            "ServiceAccount",
+            "ExternalSecret",
+            "SealedSecret",
+            "Certificate",
+        }
+    ),
+    severity=Severity.CRITICAL,
+    remediation=(
+        "Restore the referenced object or key (or the reference's previous name), "
+        "or mark the reference optional if the workload can run without it."
+    ),
+    scope=Scope.BOTH,
+    playbooks=("missing-configmap",),
+)
+
+_API_VERSION = {CONFIGMAP: "v1", SECRET: "v1", PVC: "v1", SERVICE_ACCOUNT: "v1"}
+_LABEL = {CONFIGMAP: "configmap", SECRET: "secret", PVC: "pvc", SERVICE_ACCOUNT: "serviceaccount"}
+# Kinds whose objects produce a Secret, and where the produced name sits.
+_SECRET_PRODUCERS = {
+    "ExternalSecret": ("spec", "target", "name"),
+    "SealedSecret": ("spec", "template", "metadata", "name"),
+    "Certificate": ("spec", "secretName"),
+}
+
+
+def detect(snapshot: Snapshot) -> Iterator[Finding]:
+    listed = snapshot.kinds()
+    for wl in snapshot.workloads():
+        for ref in references(wl):
+            if snapshot.live and ref.kind not in listed:
+                continue
+            finding = _judge(snapshot, wl, ref)
+            if finding is not None:
+                yield finding
+
+
+def _judge(snapshot: Snapshot, wl: Workload, ref: Reference) -> Finding | None:
+    namespace = wl.obj.namespace
+    target = snapshot.get(ref.kind, namespace, ref.name)
+    if target is None:
+        if ref.optional or (ref.kind == SECRET and _produced_secret(snapshot, namespace, ref.name)):
+            return None
+        return _finding(snapshot, wl, ref, missing_key=False)
+    if ref.key is None or ref.optional or ref.key in _keys(target):
+        return None
+    return _finding(snapshot, wl, ref, missing_key=True)
+
+
+def _finding(snapshot: Snapshot, wl: Workload, ref: Reference, *, missing_key: bool) -> Finding:
+    rule, severity = _rule(snapshot, ref, missing_key=missing_key)
+    what = f"{ref.kind} {ref.name}" + (f" has no key {ref.key}" if missing_key else " is absent")
+    where = f"{ref.container}: " if ref.container else ""
+    params: dict[str, object] = {
+        "workload": wl.ref.to_json(),
+        "container": ref.container,
+        "path": ref.path,
+        "via": ref.via,
+        "kind": ref.kind,
+        "name": ref.name,
+    }
+    if ref.key is not None:
+        params["key"] = ref.key
+    return SPEC.finding(
+        wl.ref,
+        f"{where}{what} ({ref.via} reference)",
+        rule=rule,
+        severity=severity,
+        evidence=f"{ref.path} names {ref.kind} {ref.name}"
+        + (f" key {ref.key}" if ref.key else "")
+        + (f"; the {ref.kind} holds {sorted(_keys_of(snapshot, wl, ref))}" if missing_key else ""),
+        related=[Resource(ref.kind, wl.obj.namespace, ref.name, _API_VERSION[ref.kind])],
+        params=params,
+    )
+
+
+def _rule(snapshot: Snapshot, ref: Reference, *, missing_key: bool) -> tuple[str, Severity]:
+    if ref.via == "imagePullSecrets":
+        return "image-pull-secret-missing", Severity.WARNING
+    rule = f"{_LABEL[ref.kind]}-{'key-missing' if missing_key else 'missing'}"
+    if ref.kind == SECRET and not missing_key and not snapshot.live:
+        return rule, Severity.WARNING
+    return rule, Severity.CRITICAL
+
+
+def _keys(obj: Obj) -> set[str]:
+    fields = ("data", "binaryData") if obj.kind == CONFIGMAP else ("data", "stringData")
+    return {str(k) for f in fields for k in mapping(obj.body.get(f))}
+
+
+def _keys_of(snapshot: Snapshot, wl: Workload, ref: Reference) -> set[str]:
+    target = snapshot.get(ref.kind, wl.obj.namespace, ref.name)
+    return _keys(target) if target is not None else set()
+
+
+def _produced_secret(snapshot: Snapshot, namespace: str, name: str) -> bool:
+    produced = snapshot.derived("missing-reference.produced-secrets", lambda: _producers(snapshot))
+    return (namespace, name) in produced
+
+
+def _producers(snapshot: Snapshot) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for kind, path in _SECRET_PRODUCERS.items():
+        for obj in snapshot.of_kind(kind):
+            value: object = obj.body
+            for part in path:
+                value = mapping(value).get(part)
+            # ExternalSecret and SealedSecret default to their own name.
+            name = value if isinstance(value, str) and value else obj.name
+            out.add((obj.namespace, name))
+    return out

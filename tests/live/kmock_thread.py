@@ -27,6 +27,7 @@ RESOURCES = {
     "ConfigMap": "v1/configmaps", "Secret": "v1/secrets", "Event": "v1/events",
     "PersistentVolumeClaim": "v1/persistentvolumeclaims", "Node": "v1/nodes",
     "ServiceAccount": "v1/serviceaccounts", "ResourceQuota": "v1/resourcequotas",
+    "LimitRange": "v1/limitranges",
     "Deployment": "apps/v1/deployments", "StatefulSet": "apps/v1/statefulsets",
     "DaemonSet": "apps/v1/daemonsets", "ReplicaSet": "apps/v1/replicasets",
     "Job": "batch/v1/jobs", "CronJob": "batch/v1/cronjobs",

@@ -76,6 +76,7 @@ LIST_CALLS = (
     ListCall("v1", "ServiceAccount", "serviceaccounts"),
     ListCall("v1", "Event", "events"),
     ListCall("v1", "ResourceQuota", "resourcequotas"),
+    ListCall("v1", "LimitRange", "limitranges"),
     ListCall("v1", "Node", "nodes"),
     ListCall("apps/v1", "Deployment", "deployments"),
     ListCall("apps/v1", "StatefulSet", "statefulsets"),

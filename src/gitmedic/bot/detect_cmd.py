@@ -51,9 +51,12 @@ def collect(args: argparse.Namespace, registry: Registry) -> Report:
     if args.live:
         if args.rev:
             raise UsageError("--rev reads manifests; it cannot be combined with --live")
-        from gitmedic.reconciler.live import load_live  # imports kubernetes: only here
+        from gitmedic.reconciler.live import LiveReadError, load_live
 
-        snapshot = load_live(context=args.context, namespace=args.namespace)
+        try:
+            snapshot = load_live(context=args.context, namespace=args.namespace)
+        except LiveReadError as exc:
+            raise UsageError(f"cannot read the cluster: {exc}") from None
         files: list[str] = []
         errors: list[ManifestError] = []
     else:

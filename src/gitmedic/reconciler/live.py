@@ -1,34 +1,69 @@
 """Live state: a read-only snapshot of a cluster through the ``kubernetes`` client.
 
-Only ``list`` calls are made (the bot's RBAC grants get/list/watch and nothing
-else), each with ``_preload_content=False`` so the raw JSON is parsed once by
-``json.loads`` instead of being turned into the client's model classes and
-back. Items of a list carry no apiVersion/kind in the API; they are filled in
-from the list. Secrets are listed as metadata only (PartialObjectMetadata), so
-their data never crosses the wire.
+Only ``GET`` list calls are made (the bot's RBAC grants get/list/watch and
+nothing else). The client's model classes are bypassed: each request is built
+with ``ApiClient.param_serialize`` and sent with ``ApiClient.call_api``, whose
+response is the raw HTTP body (the v37 equivalent of ``_preload_content=False``),
+parsed once by ``json.loads``. Items of a list carry no apiVersion/kind in the
+API, so they are filled in from the list call. Lists are paged (``limit`` and
+``continue``) so a big namespace never arrives as one giant body.
+
+Secrets are listed as ``PartialObjectMetadataList`` (an Accept header asking
+the API server for metadata only), so their data never crosses the wire; the
+loader also keeps only the metadata of what comes back, and drops the
+``last-applied-configuration`` annotation, which holds a copy of the data when
+a Secret was created with ``kubectl apply``.
+
+Failure policy: a 404 for a list outside the core group means the cluster does
+not serve that API group/version (no ``autoscaling/v2`` on an old cluster): that
+kind is skipped. Anything else that is not a 2xx JSON list (401, 403, 5xx, a
+core-group 404, garbage, a connection failure) raises :class:`LiveReadError`
+with a message naming the call and the cause.
+
+With a namespace filter only namespaced kinds are listed: a namespace-scoped
+view is what a Role-bound (namespace-only) service account can read.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot
 
+PAGE_SIZE = 500
+REQUEST_TIMEOUT_S = 30.0
+_JSON = "application/json"
+_PARTIAL_METADATA = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
 
 @dataclass(frozen=True)
 class ListCall:
+    """One kind the snapshot reads, and how to list it."""
+
     api_version: str
     kind: str
     plural: str
+    metadata_only: bool = False
+
+    @property
+    def core(self) -> bool:
+        return self.api_version == "v1"
+
+    @property
+    def cluster_scoped(self) -> bool:
+        return self.kind in CLUSTER_SCOPED
 
     def path(self, namespace: str | None) -> str:
-        group = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
-        if namespace and self.kind not in CLUSTER_SCOPED:
-            return f"{group}/namespaces/{namespace}/{self.plural}"
-        return f"{group}/{self.plural}"
+        prefix = "/api/v1" if self.core else f"/apis/{self.api_version}"
+        if namespace and not self.cluster_scoped:
+            return f"{prefix}/namespaces/{namespace}/{self.plural}"
+        return f"{prefix}/{self.plural}"
 
 
 LIST_CALLS = (
@@ -36,11 +71,12 @@ LIST_CALLS = (
     ListCall("v1", "Service", "services"),
     ListCall("v1", "Endpoints", "endpoints"),
     ListCall("v1", "ConfigMap", "configmaps"),
-    ListCall("v1", "Secret", "secrets"),
+    ListCall("v1", "Secret", "secrets", metadata_only=True),
     ListCall("v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
     ListCall("v1", "ServiceAccount", "serviceaccounts"),
     ListCall("v1", "Event", "events"),
     ListCall("v1", "ResourceQuota", "resourcequotas"),
+    ListCall("v1", "LimitRange", "limitranges"),
     ListCall("v1", "Node", "nodes"),
     ListCall("apps/v1", "Deployment", "deployments"),
     ListCall("apps/v1", "StatefulSet", "statefulsets"),
@@ -52,8 +88,6 @@ LIST_CALLS = (
     ListCall("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies"),
     ListCall("networking.k8s.io/v1", "Ingress", "ingresses"),
 )
-METADATA_ONLY = frozenset({"Secret"})
-_PARTIAL = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
 class LiveReadError(Exception):
@@ -61,71 +95,129 @@ class LiveReadError(Exception):
 
 
 def load_live(
-    *, context: str | None = None, namespace: str | None = None, client: Any = None
+    *,
+    context: str | None = None,
+    namespace: str | None = None,
+    kubeconfig: str | None = None,
+    api_client: Any = None,
 ) -> Snapshot:
-    """List every kind detectors read; ``client`` is a configured ``ApiClient`` (tests)."""
-    if client is None:
-        client = _client(context)
+    """List every kind detectors read. ``api_client`` is a configured ``ApiClient``."""
+    client = api_client if api_client is not None else connect(context, kubeconfig)
     objects: list[Obj] = []
     for call in LIST_CALLS:
-        objects.extend(_list(client, call, namespace))
+        if namespace and call.cluster_scoped:
+            continue
+        for page in _pages(client, call, namespace):
+            objects.extend(_obj(item, call) for item in page)
     return Snapshot(objects, mode=Mode.LIVE)
 
 
-def _client(context: str | None) -> Any:
+def connect(context: str | None = None, kubeconfig: str | None = None) -> Any:
+    """An ``ApiClient`` from the kubeconfig, or the in-cluster service account."""
     from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
 
+    in_cluster = "KUBERNETES_SERVICE_HOST" in os.environ
+    # Read $KUBECONFIG now: the client reads it once, when it is first imported.
+    kubeconfig = kubeconfig or os.environ.get("KUBECONFIG") or None
     try:
-        config.load_kube_config(context=context)
-    except Exception:
-        try:
-            config.load_incluster_config()
-        except Exception as exc:
-            raise LiveReadError(
-                f"no kubeconfig context {context or '(current)'} and not in a cluster: {exc}"
-            ) from None
-    return client.ApiClient()
-
-
-def _list(api: Any, call: ListCall, namespace: str | None) -> list[Obj]:
-    from kubernetes.client.exceptions import ApiException
-
-    headers = {"Accept": _PARTIAL if call.kind in METADATA_ONLY else "application/json"}
-    try:
-        response = (
-            api.call_api(call.path(namespace), "GET", header_params=headers, _request_timeout=30)
-            if _new_style(api)
-            else api.call_api(
-                call.path(namespace),
-                "GET",
-                header_params=headers,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=30,
-            )
+        return config.new_client_from_config(
+            config_file=kubeconfig, context=context, persist_config=False
         )
-    except ApiException as exc:
-        if exc.status == 404:  # an API group the cluster does not serve (old HPA, no CronJob)
-            return []
-        raise LiveReadError(f"listing {call.plural}: HTTP {exc.status} {exc.reason}") from None
-    except Exception as exc:
-        raise LiveReadError(f"listing {call.plural}: {exc}") from None
-    raw = response.data if hasattr(response, "data") else response[0].data
+    except (ConfigException, OSError, ValueError) as exc:
+        if context or kubeconfig or not in_cluster:
+            where = f"context {context!r}" if context else "the current context"
+            raise LiveReadError(f"cannot load kubeconfig ({where}): {exc}") from None
+    configuration = client.Configuration()
+    try:
+        config.load_incluster_config(client_configuration=configuration)
+    except ConfigException as exc:
+        raise LiveReadError(f"no kubeconfig, and the in-cluster config failed: {exc}") from None
+    return client.ApiClient(configuration)
+
+
+def _pages(api: Any, call: ListCall, namespace: str | None) -> Iterator[list[Mapping[str, Any]]]:
+    token = ""
+    while True:
+        query: list[tuple[str, object]] = [("limit", PAGE_SIZE)]
+        if token:
+            query.append(("continue", token))
+        page = _get_list(api, call, call.path(namespace), query)
+        if page is None:
+            return
+        yield [item for item in page.get("items") or () if isinstance(item, Mapping)]
+        metadata = page.get("metadata")
+        token = str(metadata.get("continue") or "") if isinstance(metadata, Mapping) else ""
+        if not token:
+            return
+
+
+def _get_list(
+    api: Any, call: ListCall, path: str, query: list[tuple[str, object]]
+) -> Mapping[str, Any] | None:
+    """One page of a list, or None when the cluster does not serve this API group."""
+    status, reason, raw = _get(api, call, path, query)
+    if status == 404 and not call.core:
+        return None
+    if not 200 <= status < 300:
+        raise LiveReadError(f"listing {call.plural} ({path}): HTTP {status} {_why(reason, raw)}")
     try:
         data = json.loads(raw)
     except ValueError:
-        raise LiveReadError(f"listing {call.plural}: the answer is not JSON") from None
-    return [_obj(item, call) for item in data.get("items") or [] if isinstance(item, dict)]
+        raise LiveReadError(f"listing {call.plural} ({path}): the answer is not JSON") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("items", []), list | None):
+        raise LiveReadError(f"listing {call.plural} ({path}): the answer is not a list")
+    return data
 
 
-def _new_style(api: Any) -> bool:
-    import inspect
+def _get(
+    api: Any, call: ListCall, path: str, query: list[tuple[str, object]]
+) -> tuple[int, str, bytes]:
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
 
-    return "auth_settings" not in inspect.signature(api.call_api).parameters
+    accept = _PARTIAL_METADATA if call.metadata_only else _JSON
+    method, url, headers, _, _ = api.param_serialize(
+        "GET", path, query_params=query, header_params={"Accept": accept},
+        auth_settings=["BearerToken"],
+    )  # fmt: skip
+    try:
+        response = api.call_api(
+            method, url, header_params=headers, _request_timeout=REQUEST_TIMEOUT_S
+        )
+        raw = response.read()
+    except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+        host = api.configuration.host
+        raise LiveReadError(f"listing {call.plural}: cannot reach {host}: {_short(exc)}") from None
+    return int(response.status), str(response.reason or ""), bytes(raw or b"")
 
 
-def _obj(item: dict[str, Any], call: ListCall) -> Obj:
+def _why(reason: str, raw: bytes) -> str:
+    """The reason, plus the message of a Kubernetes ``Status`` body when there is one."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return reason
+    message = body.get("message") if isinstance(body, Mapping) else None
+    if isinstance(message, str) and message:
+        return f"{reason}: {message[:300]}"
+    return reason
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
+
+
+def _obj(item: Mapping[str, Any], call: ListCall) -> Obj:
+    metadata = item.get("metadata")
+    meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else {}
+    if call.metadata_only:
+        annotations = meta.get("annotations")
+        if isinstance(annotations, Mapping) and _LAST_APPLIED in annotations:
+            kept = {k: v for k, v in annotations.items() if k != _LAST_APPLIED}
+            meta = {**meta, "annotations": kept}
+        item = {"metadata": meta}
     body = {**item, "apiVersion": call.api_version, "kind": call.kind}
-    meta = body.get("metadata") or {}
-    ns = "" if call.kind in CLUSTER_SCOPED else str(meta.get("namespace") or "")
+    ns = "" if call.cluster_scoped else str(meta.get("namespace") or "")
     return Obj(Resource(call.kind, ns, str(meta.get("name", "")), call.api_version), body)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gitmedic.detectors.builtin._quantity import quantity_or_none
+from gitmedic.detectors.quantity import try_quantity
 from gitmedic.detectors.snapshot import JSON, Obj, Snapshot, as_list, mapping
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -167,7 +167,7 @@ def _allocatable(obj: Obj) -> dict[str, Decimal]:
     source = mapping(status.get("allocatable")) or mapping(status.get("capacity"))
     out: dict[str, Decimal] = {}
     for resource in ("cpu", "memory"):
-        amount = quantity_or_none(source.get(resource))
+        amount = try_quantity(source.get(resource))
         if amount is not None:
             out[resource] = amount
     return out

@@ -23,8 +23,8 @@ from decimal import Decimal
 
 from gitmedic.detectors.builtin._fields import PlacedContainer, placed_containers
 from gitmedic.detectors.builtin._nodes import Node, eligible_nodes
-from gitmedic.detectors.builtin._quantity import quantity_or_none
 from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.quantity import try_quantity
 from gitmedic.detectors.snapshot import Snapshot, Workload, mapping
 from gitmedic.detectors.spec import DetectorSpec, Scope
 
@@ -68,7 +68,7 @@ def request_of(container: PlacedContainer, resource: str) -> tuple[str, object, 
     resources = mapping(container.body.get("resources"))
     for field in ("requests", "limits"):
         raw = mapping(resources.get(field)).get(resource)
-        amount = quantity_or_none(raw)
+        amount = try_quantity(raw)
         if amount is not None:
             return field, raw, amount
     return None
@@ -85,7 +85,7 @@ def pod_request(wl: Workload, resource: str) -> Decimal:
             init_peak = max(init_peak, amount)
         else:
             running += amount
-    overhead = quantity_or_none(mapping(wl.pod_spec.get("overhead")).get(resource)) or Decimal(0)
+    overhead = try_quantity(mapping(wl.pod_spec.get("overhead")).get(resource)) or Decimal(0)
     return max(running, init_peak) + overhead
 
 

@@ -1,0 +1,54 @@
+"""Reading container resources (requests, limits) and the LimitRange defaults around them.
+
+The API server fills in what a container omits before quota and HPA see it:
+a missing request defaults to the container's own limit, and a LimitRange of
+type Container supplies ``defaultRequest`` (itself defaulting to ``default``)
+and ``default`` limits. :func:`effective_request` / :func:`effective_limit`
+follow those rules, so detectors judge what the cluster will judge.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from gitmedic.detectors.quantity import try_quantity
+from gitmedic.detectors.snapshot import JSON, Container, Snapshot, as_list, mapping
+
+
+def resources(container: Container, section: str) -> JSON:
+    """``requests`` or ``limits`` of a container."""
+    return mapping(mapping(container.body.get("resources")).get(section))
+
+
+def quantity(container: Container, section: str, name: str) -> Decimal | None:
+    return try_quantity(resources(container, section).get(name))
+
+
+def defaults(snapshot: Snapshot, namespace: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Resource names a LimitRange of the namespace defaults: (requests, limits)."""
+    return snapshot.derived(
+        f"resources.defaults.{namespace}", lambda: _defaults(snapshot, namespace)
+    )
+
+
+def effective_request(snapshot: Snapshot, namespace: str, container: Container, name: str) -> bool:
+    if name in resources(container, "requests") or name in resources(container, "limits"):
+        return True
+    return name in defaults(snapshot, namespace)[0]
+
+
+def effective_limit(snapshot: Snapshot, namespace: str, container: Container, name: str) -> bool:
+    return name in resources(container, "limits") or name in defaults(snapshot, namespace)[1]
+
+
+def _defaults(snapshot: Snapshot, namespace: str) -> tuple[frozenset[str], frozenset[str]]:
+    requests: set[str] = set()
+    limits: set[str] = set()
+    for lr in snapshot.of_kind("LimitRange", namespace):
+        for item in as_list(lr.spec.get("limits")):
+            item = mapping(item)
+            if item.get("type", "Container") != "Container":
+                continue
+            limits |= set(mapping(item.get("default")))
+            requests |= set(mapping(item.get("defaultRequest"))) | set(mapping(item.get("default")))
+    return frozenset(requests), frozenset(limits)

@@ -1,0 +1,81 @@
+"""Containers that cannot be created: CreateContainerConfigError / CreateContainerError.
+
+The usual cause is configuration the pod references but the namespace lacks.
+kubelet's message names it, and the detector parses the three shapes it uses::
+
+    configmap "cart-config" not found
+    secret "db-credentials" not found
+    couldn't find key REDIS_ADDR in ConfigMap shop/cart-config
+
+into ``params.missing`` ({kind, name, key?}) so a playbook can restore exactly
+that object or key. Other messages (CreateContainerError from the runtime) are
+reported with the message as evidence and no ``missing``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from gitmedic.detectors.builtin._pods import ContainerState, Group, grouped
+from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.detectors.spec import DetectorSpec, Scope
+
+SPEC = DetectorSpec(
+    id="pod-config-error",
+    description="A container cannot be created (CreateContainerConfigError, "
+    "CreateContainerError), e.g. a ConfigMap, Secret or key it references is missing.",
+    kinds=frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"}),
+    severity=Severity.CRITICAL,
+    remediation="Restore the missing ConfigMap, Secret or key (or the reference to it) from the "
+    "last working revision.",
+    scope=Scope.LIVE,
+    playbooks=("missing-configmap", "configmap-key-dropped"),
+)
+_REASONS = {"CreateContainerConfigError": "config-error", "CreateContainerError": "create-error"}
+_NOT_FOUND = re.compile(r'\b(?P<kind>configmap|secret) "(?P<name>[^"]+)" not found', re.I)
+_NO_KEY = re.compile(
+    r"couldn't find key (?P<key>\S+) in (?P<kind>ConfigMap|Secret) "
+    r"(?:(?P<ns>[^/\s]+)/)?(?P<name>\S+)"
+)
+
+
+def detect(snapshot: Snapshot) -> Iterator[Finding]:
+    for group in grouped(snapshot, _rule, init=None):
+        yield _finding(group)
+
+
+def _rule(state: ContainerState) -> str | None:
+    return _REASONS.get(str(state.waiting.get("reason", "")))
+
+
+def missing_reference(message: str) -> dict[str, str] | None:
+    """What a kubelet config-error message says is missing, or None."""
+    if m := _NO_KEY.search(message):
+        return {"kind": m["kind"], "name": m["name"], "key": m["key"]}
+    if m := _NOT_FOUND.search(message):
+        return {"kind": "ConfigMap" if m["kind"].lower() == "configmap" else "Secret",
+                "name": m["name"]}  # fmt: skip
+    return None
+
+
+def _finding(group: Group) -> Finding:
+    first = group.first
+    message = str(first.waiting.get("message", "")).strip()
+    missing = missing_reference(message)
+    reason = str(first.waiting.get("reason"))
+    params: dict[str, object] = {"container": group.container, "reason": reason}
+    summary = f"container {group.container} cannot be created ({reason})"
+    if missing:
+        params["missing"] = missing
+        what = f"{missing['kind']} {missing['name']}"
+        summary += f": {'key ' + missing['key'] + ' of ' if 'key' in missing else ''}{what} missing"
+    return SPEC.finding(
+        group.workload,
+        summary,
+        rule=group.rule,
+        evidence=f"pods {', '.join(s.pod.name for s in group.states)}: {message[:300]}",
+        related=group.pods,
+        params=params,
+    )

@@ -83,7 +83,7 @@ class AlertsOracle(HttpOracleBase):
         import httpx
 
         try:
-            response = self.client().get(self.url + path, params=httpx.QueryParams(params))
+            response = self.client().get(self.url + path, params=tuple(params))
         except httpx.HTTPError as err:
             raise AlertSourceError(f"{self.source.value} unreachable: {err!r}") from None
         if not response.is_success:

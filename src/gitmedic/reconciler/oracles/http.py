@@ -7,7 +7,7 @@ pool each time; httpx is imported only then. ``close()`` (or ``with``) ends it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 if TYPE_CHECKING:
     import httpx
@@ -39,7 +39,7 @@ class HttpOracleBase:
             self._client.close()
             self._client = None
 
-    def __enter__(self) -> HttpOracleBase:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -16,7 +16,7 @@ judges the answer with the shared Application rule. HTTP outcomes map to phases:
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from gitmedic.reconciler.clock import Clock, SystemClock
 from gitmedic.reconciler.sync.argo_rules import assess_application
@@ -54,7 +54,7 @@ class ArgoCDRestWatcher:
             self._client.close()
             self._client = None
 
-    def __enter__(self) -> ArgoCDRestWatcher:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

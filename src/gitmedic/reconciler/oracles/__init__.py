@@ -1,0 +1,54 @@
+"""Oracles: is the application healthy? Measured Argo-Rollouts style on the
+injected clock, combined worst-phase-wins, and scored by severity mu(state).
+
+Oracles: cluster state (health functions over a snapshot), alerts (Alertmanager
+or Prometheus), HTTP probes, and detectors (critical findings).
+"""
+
+from gitmedic.reconciler.oracles.alerts import AlertsOracle, AlertSource, AlertSourceError
+from gitmedic.reconciler.oracles.cluster import ClusterStateOracle
+from gitmedic.reconciler.oracles.expr import ConditionError, compile_condition
+from gitmedic.reconciler.oracles.findings import DetectorOracle
+from gitmedic.reconciler.oracles.metric import (
+    AnalysisResult,
+    Measurement,
+    MetricResult,
+    MetricSpec,
+    Oracle,
+    Reading,
+    run_analysis,
+)
+from gitmedic.reconciler.oracles.observation import (
+    CapacityLoss,
+    FiringAlert,
+    Observation,
+    ProbeResult,
+    severity,
+)
+from gitmedic.reconciler.oracles.phase import AnalysisPhase, worst_phase
+from gitmedic.reconciler.oracles.probes import HttpProbeOracle
+
+__all__ = [
+    "AlertSource",
+    "AlertSourceError",
+    "AlertsOracle",
+    "AnalysisPhase",
+    "AnalysisResult",
+    "CapacityLoss",
+    "ClusterStateOracle",
+    "ConditionError",
+    "DetectorOracle",
+    "FiringAlert",
+    "HttpProbeOracle",
+    "Measurement",
+    "MetricResult",
+    "MetricSpec",
+    "Observation",
+    "Oracle",
+    "ProbeResult",
+    "Reading",
+    "compile_condition",
+    "run_analysis",
+    "severity",
+    "worst_phase",
+]

@@ -1,0 +1,125 @@
+"""The alerts oracle: firing alerts of the app, from Alertmanager or Prometheus.
+
+- Alertmanager API v2: ``GET /api/v2/alerts?active=true&silenced=false&inhibited=false``
+  with one ``filter=label="value"`` per matcher; alerts whose ``status.state`` is
+  ``active`` count (silenced and inhibited ones are ``suppressed``).
+- Prometheus: ``GET /api/v1/alerts``; alerts whose ``state`` is ``firing`` count
+  (``pending`` ones have not fired yet).
+
+Matchers (by default ``{"namespace": <the app's namespace>}``) are applied here
+too, since Prometheus does not filter and a proxy may ignore the parameters.
+An answer we cannot use (no connection, non-2xx, invalid JSON, an unexpected
+shape) raises, which the measurement loop records as an Error: an alert source
+that is down never passes as "no alerts".
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from gitmedic.reconciler.oracles.http import HttpOracleBase
+from gitmedic.reconciler.oracles.metric import MetricSpec, Reading
+from gitmedic.reconciler.oracles.observation import FiringAlert, Observation
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_SPEC = MetricSpec(failure_condition='result["firing"] > 0')
+
+
+class AlertSource(enum.Enum):
+    ALERTMANAGER = "alertmanager"
+    PROMETHEUS = "prometheus"
+
+
+class AlertSourceError(Exception):
+    """The alert source could not be read."""
+
+
+class AlertsOracle(HttpOracleBase):
+    def __init__(
+        self,
+        url: str,
+        matchers: Mapping[str, str],
+        *,
+        source: AlertSource = AlertSource.ALERTMANAGER,
+        spec: MetricSpec = DEFAULT_SPEC,
+        name: str = "alerts",
+        request_timeout: float = 5.0,
+        transport: httpx.BaseTransport | None = None,
+        verify_tls: bool = True,
+    ) -> None:
+        super().__init__(
+            request_timeout=request_timeout, transport=transport, verify_tls=verify_tls
+        )
+        self.url = url.rstrip("/")
+        self.matchers = dict(matchers)
+        self.source = source
+        self.spec = spec
+        self.name = name
+
+    def measure(self) -> Reading:
+        alerts = [
+            FiringAlert.from_labels(labels)
+            for labels in self._firing_labels()
+            if all(labels.get(k) == v for k, v in self.matchers.items())
+        ]
+        alerts.sort()
+        result = {"firing": len(alerts), "alerts": [a.name for a in alerts]}
+        return Reading(result, Observation(alerts=tuple(alerts)))
+
+    def _firing_labels(self) -> list[Mapping[str, Any]]:
+        if self.source is AlertSource.ALERTMANAGER:
+            params = [("active", "true"), ("silenced", "false"), ("inhibited", "false")]
+            params += [("filter", f'{k}="{v}"') for k, v in sorted(self.matchers.items())]
+            body = self._get("/api/v2/alerts", params)
+            return _alertmanager_firing(body)
+        return _prometheus_firing(self._get("/api/v1/alerts", []))
+
+    def _get(self, path: str, params: list[tuple[str, str]]) -> Any:
+        import httpx
+
+        try:
+            response = self.client().get(self.url + path, params=tuple(params))
+        except httpx.HTTPError as err:
+            raise AlertSourceError(f"{self.source.value} unreachable: {err!r}") from None
+        if not response.is_success:
+            raise AlertSourceError(f"{self.source.value} answered HTTP {response.status_code}")
+        try:
+            return json.loads(response.content)
+        except ValueError:
+            raise AlertSourceError(f"{self.source.value} answered invalid JSON") from None
+
+
+def _labels(alert: Any) -> Mapping[str, Any]:
+    labels = alert.get("labels") if isinstance(alert, Mapping) else None
+    if not isinstance(labels, Mapping):
+        raise AlertSourceError("an alert has no labels")
+    return labels
+
+
+def _alertmanager_firing(body: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(body, list):
+        raise AlertSourceError("Alertmanager /api/v2/alerts did not answer a list of alerts")
+    return [
+        _labels(a) for a in body if isinstance(a, Mapping) and _state(a.get("status")) == "active"
+    ]
+
+
+def _state(status: Any) -> Any:
+    return status.get("state") if isinstance(status, Mapping) else None
+
+
+def _prometheus_firing(body: Any) -> list[Mapping[str, Any]]:
+    data = body.get("data") if isinstance(body, Mapping) else None
+    alerts = data.get("alerts") if isinstance(data, Mapping) else None
+    if (
+        not isinstance(body, Mapping)
+        or body.get("status") != "success"
+        or not isinstance(alerts, list)
+    ):
+        raise AlertSourceError("Prometheus /api/v1/alerts did not answer success with alerts")
+    return [_labels(a) for a in alerts if isinstance(a, Mapping) and a.get("state") == "firing"]

@@ -1,0 +1,64 @@
+"""The HTTP-probe oracle: configured URLs, each a GET; 2xx and 3xx succeed.
+
+Redirects are not followed (a 3xx is the endpoint answering). A probe that
+cannot connect or times out is a failing probe, not a measurement error: the
+app not answering is exactly what the probe looks for. Its result is
+``{"failing", "total", "probes": [{"url", "ok", "status", "message"}]}``;
+by default it fails when any probe fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gitmedic.reconciler.oracles.http import HttpOracleBase
+from gitmedic.reconciler.oracles.metric import MetricSpec, Reading
+from gitmedic.reconciler.oracles.observation import Observation, ProbeResult
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_SPEC = MetricSpec(failure_condition='result["failing"] > 0')
+
+
+class HttpProbeOracle(HttpOracleBase):
+    def __init__(
+        self,
+        urls: Sequence[str],
+        *,
+        spec: MetricSpec = DEFAULT_SPEC,
+        name: str = "probes",
+        request_timeout: float = 5.0,
+        transport: httpx.BaseTransport | None = None,
+        verify_tls: bool = True,
+    ) -> None:
+        if not urls:
+            raise ValueError("an HTTP probe oracle needs at least one URL")
+        super().__init__(
+            request_timeout=request_timeout, transport=transport, verify_tls=verify_tls
+        )
+        self.urls = tuple(urls)
+        self.spec = spec
+        self.name = name
+
+    def measure(self) -> Reading:
+        probes = tuple(self._probe(url) for url in self.urls)
+        result = {
+            "failing": sum(1 for p in probes if not p.ok),
+            "total": len(probes),
+            "probes": [
+                {"url": p.url, "ok": p.ok, "status": p.status, "message": p.message} for p in probes
+            ],
+        }
+        return Reading(result, Observation(probes=probes))
+
+    def _probe(self, url: str) -> ProbeResult:
+        import httpx
+
+        try:
+            response = self.client().get(url)
+        except httpx.HTTPError as err:
+            return ProbeResult(url, False, None, f"{type(err).__name__}: {err}")
+        code = response.status_code
+        return ProbeResult(url, 200 <= code < 400, code, f"HTTP {code}")

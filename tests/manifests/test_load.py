@@ -84,7 +84,6 @@ def test_folder_walk_skips_non_manifests_charts_and_hidden_paths(tmp_path: Path)
             "app/cm.yaml": CM.format(name="real"),
             "app/nested/more.yml": CM.format(name="nested"),
             "app/settings.yaml": "logLevel: debug\nfeatures: [a, b]\n",
-            "app/playbook.yaml": "- hosts: all\n  tasks: []\n",
             "app/chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
             "app/chart/templates/cm.yaml": "{{- if .Values.x }}\nkind: ConfigMap\n{{- end }}\n",
             "app/.hidden/cm.yaml": CM.format(name="hidden-dir"),
@@ -102,8 +101,15 @@ def test_folder_walk_skips_non_manifests_charts_and_hidden_paths(tmp_path: Path)
     assert sorted(state.skipped) == [
         "chart/Chart.yaml",
         "chart/templates/cm.yaml",
-        "playbook.yaml",
         "settings.yaml",
+    ]
+
+
+def test_a_list_document_in_a_folder_is_an_error_not_a_foreign_file(tmp_path: Path) -> None:
+    write(tmp_path, {"d/list.yaml": "- apiVersion: v1\n- kind: ConfigMap\n"})
+    errors = load_desired(tmp_path / "d").errors
+    assert [(e.file, e.line, e.message) for e in errors] == [
+        ("list.yaml", 1, "document 1 is a list, not an object")
     ]
 
 

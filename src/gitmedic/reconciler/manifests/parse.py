@@ -56,8 +56,9 @@ class ParsedObject:
 class ParsedFile:
     objects: list[ParsedObject] = field(default_factory=list)
     errors: list[ManifestError] = field(default_factory=list)
-    # Documents that cannot be Kubernetes objects (not a mapping, or neither apiVersion
-    # nor kind); each also has its error in ``errors``.
+    # Mappings that are not Kubernetes objects (neither apiVersion nor kind); each also
+    # has its error in ``errors``. Lists and scalars are always errors: a manifest
+    # folder holds objects, and a list of objects is written as ``kind: List``.
     foreign_documents: int = 0
 
     @property
@@ -148,7 +149,6 @@ def _add_document(
     if data is None:
         return  # an empty document (`---` alone, or comments only)
     if not isinstance(data, Mapping):
-        out.foreign_documents += 1
         out.errors.append(
             ManifestError(file, line, f"document {index + 1} is a {_type(data)}, not an object")
         )

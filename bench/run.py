@@ -10,7 +10,8 @@ process (PyYAML's CSafeLoader, consuming every document). The target is
 detect/parse <= 2.0: loading, indexing and every detector together may cost at
 most one more parse. The script exits 1 when the target is missed, so it can be
 re-run after new detectors land (``make bench``); it rewrites bench/RESULTS.md
-unless ``--no-write`` is given. ``--profile`` prints where the time goes.
+unless ``--no-write`` is given (notes below its marker line are kept).
+``--profile`` prints where the time goes.
 
     python bench/run.py [--runs 5] [--objects 10000] [--no-write] [--profile]
 """
@@ -39,6 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 APPS = ROOT / "tests" / "fixtures" / "data" / "apps"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 TARGET_RATIO = 2.0
+# RESULTS.md keeps everything from this line on across re-runs (hand-written notes).
+NOTES_MARKER = "<!-- notes: kept by bench/run.py -->"
 PARSE = (
     "import sys, yaml\n"
     "with open(sys.argv[1], encoding='utf-8') as f:\n"
@@ -185,6 +188,11 @@ def profile(path: Path) -> None:
     pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
 
 
+def kept_notes() -> str:
+    old = RESULTS.read_text() if RESULTS.exists() else ""
+    return "\n" + old[old.index(NOTES_MARKER) :] if NOTES_MARKER in old else ""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -200,7 +208,7 @@ def main() -> int:
             profile(generated)
     print(text)
     if not args.no_write:
-        RESULTS.write_text(text)
+        RESULTS.write_text(text + kept_notes())
     ratio = rows[-1].seconds / parse_s
     return 0 if ratio <= TARGET_RATIO else 1
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -126,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except Exception:  # a bug of ours: exit 2 (error), never 1 (which means "findings")
+        traceback.print_exc()
+        print("gitmedic: internal error (the traceback above is a bug report)", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ at the kustomization file itself.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 KUSTOMIZE_TIMEOUT_S = 60
+_QUOTED = re.compile(r"'([^'\s]+)'")
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,8 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
             return out
         if proc.returncode != 0:
             message = _first_error(proc.stderr.replace(str(folder), root or "."))
-            out.errors.append(ManifestError(kfile, 0, f"kustomize build failed: {message}"))
+            line = _blamed_line(tree, kfile, message)
+            out.errors.append(ManifestError(kfile, line, f"kustomize build failed: {message}"))
             return out
         origins = _origins(tree, root, kfile)
     parsed = parse_text(proc.stdout, kfile)
@@ -96,6 +99,19 @@ def _origins(tree: Tree, root: str, kfile: str) -> dict[tuple[str, str], Source]
 def _first_error(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
     return lines[-1] if lines else "kubectl kustomize exited with an error"
+
+
+def _blamed_line(tree: Tree, kfile: str, message: str) -> int:
+    """The kustomization line naming what kustomize quotes in its error ('missing.yaml'), or 0."""
+    try:
+        lines = tree.read_text(kfile).splitlines()
+    except LoadFailure:
+        return 0
+    for quoted in _QUOTED.findall(message):
+        for number, text in enumerate(lines, 1):
+            if quoted in text.split("#", 1)[0]:
+                return number
+    return 0
 
 
 def _join(root: str, name: str) -> str:

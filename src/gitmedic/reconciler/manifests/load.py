@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
 from gitmedic.reconciler.manifests.kustomize import KUSTOMIZATION_FILES, render_kustomization
-from gitmedic.reconciler.manifests.parse import NOT_AN_OBJECT, ManifestError, parse_text
+from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -103,11 +103,10 @@ def _load_file(
     try:
         text = tree.read_text(rel)
     except LoadFailure as exc:
-        state.errors.append(ManifestError(rel, 0, str(exc)))
+        state.errors.append(ManifestError(rel, exc.line, str(exc)))
         return
     parsed = parse_text(text, rel)
-    foreign_only = not parsed.objects and all(e.message == NOT_AN_OBJECT for e in parsed.errors)
-    if not explicit and parsed.foreign_documents and foreign_only:
+    if not explicit and parsed.foreign:
         state.skipped.append(rel)
         return
     state.files.append(rel)

@@ -2,15 +2,16 @@
 
 Read-only detection must not pay for round-trip parsing, so this path uses
 libyaml (PyYAML's CSafeLoader) and only adds what Kubernetes tooling needs on
-top: duplicate keys are errors (the API server would reject them; YAML 1.1
-parsers silently keep the last), documents must be objects with apiVersion,
-kind and metadata.name, ``kind: List`` is expanded, and alias expansion is
-bounded so a "billion laughs" document fails fast instead of exhausting memory.
+top: documents must be objects with apiVersion, kind and metadata.name, and
+``kind: List`` is expanded (each item at its own line). The loader itself
+(``yaml_loader.py``) refuses duplicate keys and alias bombs and is faster than
+stock CSafeLoader. Oversized files are refused before parsing.
 Round-trip editing lives in ``edit.py`` with ruamel.yaml.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -18,11 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from yaml.nodes import Node
+
+from gitmedic.reconciler.manifests.yaml_loader import ExpansionError, StrictLoader, has_anchors
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
-MAX_ALIAS_EXPANSION = 100_000
 NOT_AN_OBJECT = "object has no apiVersion and no kind"
-_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s,\[\]{}]")
+# A line that starts or ends a document (block scalars cannot hold one at column 0).
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -52,23 +56,15 @@ class ParsedObject:
 class ParsedFile:
     objects: list[ParsedObject] = field(default_factory=list)
     errors: list[ManifestError] = field(default_factory=list)
-    # Documents that are mappings but not Kubernetes objects (no apiVersion nor kind).
+    # Mappings that are not Kubernetes objects (neither apiVersion nor kind); each also
+    # has its error in ``errors``. Lists and scalars are always errors: a manifest
+    # folder holds objects, and a list of objects is written as ``kind: List``.
     foreign_documents: int = 0
 
-
-class _StrictLoader(yaml.CSafeLoader):
-    """CSafeLoader that refuses duplicate mapping keys."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode):
-                if key_node.value in seen and key_node.tag != "tag:yaml.org,2002:merge":
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
-                    )
-                seen.add(key_node.value)
-        return super().construct_mapping(node, deep=deep)
+    @property
+    def foreign(self) -> bool:
+        """Nothing here is (or is trying to be) a Kubernetes object: some other YAML file."""
+        return not self.objects and 0 < self.foreign_documents == len(self.errors)
 
 
 def parse_text(text: str, file: str) -> ParsedFile:
@@ -84,17 +80,15 @@ def parse_text(text: str, file: str) -> ParsedFile:
         if tab_error:
             out.errors.append(tab_error)
             return out
-    check_aliases = _ANCHOR.search(text) is not None
-    loader = _StrictLoader(text)
+    anchors = has_anchors(text)
+    loader = StrictLoader(text)
     try:
         index = 0
         while loader.check_node():
             node = loader.get_node()
             assert node is not None  # check_node() said there is one
-            if check_aliases:
-                _check_expansion(node)
-            data = loader.construct_document(node)
-            _add_document(out, data, file, node.start_mark.line + 1, index)
+            data = loader.build(node, anchors=anchors)
+            _add_document(out, data, file, node.start_mark.line + 1, index, node)
             index += 1
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -104,7 +98,7 @@ def parse_text(text: str, file: str) -> ParsedFile:
             problem = "tab character where YAML allows only spaces"
         out.objects.clear()
         out.errors.append(ManifestError(file, line, f"invalid YAML: {problem}"))
-    except _ExpansionError as exc:
+    except ExpansionError as exc:
         out.objects.clear()
         out.errors.append(ManifestError(file, exc.line, str(exc)))
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
@@ -124,17 +118,15 @@ def load_strict_yaml(text: str, file: str) -> Any:
         tab_error = _tab_error(text, file)
         if tab_error:
             raise ValueError(str(tab_error))
-    loader = _StrictLoader(text)
+    loader = StrictLoader(text)
     try:
         node = loader.get_single_node()
-        if node is not None:
-            _check_expansion(node)
-        return loader.construct_document(node) if node is not None else None
+        return loader.build(node, anchors=has_anchors(text)) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
         raise ValueError(str(ManifestError(file, line, f"invalid YAML: {exc.problem}"))) from None
-    except _ExpansionError as exc:
+    except ExpansionError as exc:
         raise ValueError(str(ManifestError(file, exc.line, str(exc)))) from None
     finally:
         loader.dispose()
@@ -143,17 +135,24 @@ def load_strict_yaml(text: str, file: str) -> Any:
 def _tab_error(text: str, file: str) -> ManifestError | None:
     """libyaml tolerates some tabs that the round-trip editor (and kubectl's YAML 1.1
     readers) reject; such a file could be read but never fixed, so it is an error here.
-    Only files holding a tab pay for this second, pure-Python scan."""
-    try:
-        for _ in yaml.scan(text, Loader=yaml.SafeLoader):
-            pass
-    except yaml.MarkedYAMLError as exc:
-        if exc.problem and "'\\t'" in exc.problem and exc.problem_mark is not None:
-            line = exc.problem_mark.line + 1
-            return ManifestError(
-                file, line, "invalid YAML: tab character where YAML allows only spaces"
-            )
+    Only documents holding a tab pay for this second, pure-Python scan."""
+    for start, end in _documents_with_tabs(text):
+        try:
+            for _ in yaml.scan(text[start:end], Loader=yaml.SafeLoader):
+                pass
+        except yaml.MarkedYAMLError as exc:
+            if exc.problem and "'\\t'" in exc.problem and exc.problem_mark is not None:
+                line = text.count("\n", 0, start) + exc.problem_mark.line + 1
+                return ManifestError(
+                    file, line, "invalid YAML: tab character where YAML allows only spaces"
+                )
     return None
+
+
+def _documents_with_tabs(text: str) -> list[tuple[int, int]]:
+    """Spans of the documents (split at ``---``/``...`` lines) that contain a tab."""
+    cuts = [0, *(m.start() for m in _DOCUMENT_MARKER.finditer(text)), len(text)]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if text.find("\t", a, b) >= 0]
 
 
 def _parse_json(text: str, file: str) -> ParsedFile:
@@ -167,7 +166,9 @@ def _parse_json(text: str, file: str) -> ParsedFile:
     return out
 
 
-def _add_document(out: ParsedFile, data: Any, file: str, line: int, index: int) -> None:
+def _add_document(
+    out: ParsedFile, data: Any, file: str, line: int, index: int, node: Node | None = None
+) -> None:
     if data is None:
         return  # an empty document (`---` alone, or comments only)
     if not isinstance(data, Mapping):
@@ -180,14 +181,29 @@ def _add_document(out: ParsedFile, data: Any, file: str, line: int, index: int) 
         out.errors.append(ManifestError(file, line, NOT_AN_OBJECT))
         return
     if data.get("kind") == "List" and isinstance(data.get("items"), list):
-        for item in data["items"]:
-            _add_document(out, item, file, line, index)
+        items = data["items"]
+        lines = _item_lines(node, len(items)) or [line] * len(items)
+        for item, item_line in zip(items, lines, strict=True):
+            _add_document(out, item, file, item_line, index)
         return
     problem = object_problem(data)
     if problem:
         out.errors.append(ManifestError(file, line, problem))
         return
     out.objects.append(ParsedObject(dict(data), line, index))
+
+
+def _item_lines(node: Node | None, count: int) -> list[int]:
+    """The line of each item of a ``kind: List`` document (empty when unknown, as in JSON)."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if (
+                key.value == "items"
+                and isinstance(value, yaml.SequenceNode)
+                and len(value.value) == count
+            ):
+                return [item.start_mark.line + 1 for item in value.value]
+    return []
 
 
 def object_problem(data: Mapping[str, Any]) -> str:
@@ -204,36 +220,6 @@ def object_problem(data: Mapping[str, Any]) -> str:
     if ns is not None and not isinstance(ns, str):
         return f"{data['kind']} {meta['name']}: metadata.namespace is not a string"
     return ""
-
-
-class _ExpansionError(Exception):
-    def __init__(self, line: int) -> None:
-        super().__init__(
-            f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} nodes (alias bomb?)"
-        )
-        self.line = line
-
-
-def _check_expansion(root: yaml.Node) -> None:
-    """Refuse documents whose aliases would expand past the bound (memoised by node)."""
-    sizes: dict[int, int] = {}
-
-    def size(node: yaml.Node) -> int:
-        known = sizes.get(id(node))
-        if known is not None:
-            return known
-        sizes[id(node)] = 1  # cycles count once
-        total = 1
-        if isinstance(node, yaml.SequenceNode):
-            total += sum(size(n) for n in node.value)
-        elif isinstance(node, yaml.MappingNode):
-            total += sum(size(k) + size(v) for k, v in node.value)
-        if total > MAX_ALIAS_EXPANSION:
-            raise _ExpansionError(node.start_mark.line + 1)
-        sizes[id(node)] = total
-        return total
-
-    size(root)
 
 
 def _type(data: Any) -> str:

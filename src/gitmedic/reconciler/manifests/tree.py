@@ -19,6 +19,10 @@ from gitmedic.reconciler.manifests.parse import MAX_FILE_BYTES
 class LoadFailure(Exception):
     """The input as a whole cannot be read (missing path, unknown revision, not a repo)."""
 
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.line = line  # 1-based, when the failure has a place in a file
+
 
 class Tree(Protocol):
     revision: str
@@ -46,7 +50,8 @@ def _decode(data: bytes, rel: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise LoadFailure(f"not UTF-8 text (byte {exc.start})") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise LoadFailure(f"not UTF-8 text (byte {exc.start})", line) from None
 
 
 class FsTree:
@@ -74,7 +79,7 @@ class FsTree:
         out: list[str] = []
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in sorted(filenames):
+            for name in sorted(n for n in filenames if not n.startswith(".")):
                 out.append((Path(dirpath) / name).relative_to(self.root).as_posix())
         return out
 
@@ -137,9 +142,7 @@ class GitTree:
     def files(self, rel: str) -> list[str]:
         prefix = f"{rel.rstrip('/')}/" if rel else ""
         return sorted(
-            n
-            for n in self._entries
-            if n.startswith(prefix) and not any(p.startswith(".") for p in PurePosixPath(n).parts)
+            n for n in self._entries if n.startswith(prefix) and not _hidden(n[len(prefix) :])
         )
 
     def read_text(self, rel: str) -> str:
@@ -175,6 +178,11 @@ class GitTree:
             )
             weakref.finalize(self, _close, self._batch)
         return self._batch
+
+
+def _hidden(rel: str) -> bool:
+    """Hidden below the walked folder (the folder itself may be hidden: the user named it)."""
+    return any(p.startswith(".") for p in PurePosixPath(rel).parts)
 
 
 def _close(proc: subprocess.Popen[bytes]) -> None:

@@ -1,0 +1,191 @@
+"""Bad input to ``gitmedic detect``: a clear error naming file and line, exit 2, nothing
+half-printed (stdout is the complete report, or empty for usage errors), bounded time
+and memory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Cli
+from tests.conftest import APPS
+from tests.manifests.helpers import CM, commit_all, init_repo, write
+
+BOMB = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n" + "\n".join(
+    ['  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    + [
+        f"  {n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]"
+        for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
+)
+BAD_FILES: dict[str, tuple[bytes, int, str]] = {
+    # name: (content, line, message fragment)
+    "malformed": (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: [\n",
+        6,
+        "invalid",
+    ),
+    "tabs": (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n", 4, "tab character"),
+    "duplicate-keys": (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
+        5,
+        "duplicate key 'name'",
+    ),
+    "list-document": (b"- apiVersion: v1\n- kind: ConfigMap\n", 1, "is a list, not an object"),
+    "scalar-document": (CM.format(name="a").encode() + b"---\n42\n", 6, "is a number"),
+    "no-apiversion": (b"kind: ConfigMap\nmetadata:\n  name: a\n", 1, "has no apiVersion"),
+    "no-kind": (b"apiVersion: v1\nmetadata:\n  name: a\n", 1, "has no kind"),
+    "alias-bomb": (BOMB.encode(), 10, "alias bomb"),  # where expansion passes the bound
+    "non-utf8": (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \xff\xfe\n", 4, "not UTF-8"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+@pytest.mark.parametrize("fmt", ["json", "text", "sarif"])
+def test_bad_file_is_an_error_naming_file_and_line(
+    cli: Cli, tmp_path: Path, name: str, fmt: str
+) -> None:
+    content, line, fragment = BAD_FILES[name]
+    (tmp_path / "ok.yaml").write_text(CM.format(name="fine"))
+    (tmp_path / f"{name}.yaml").write_bytes(content)
+    result = cli("detect", tmp_path, "--format", fmt)
+    assert result.rc == 2
+    if fmt == "json":
+        report = result.json()  # complete, valid JSON
+        assert report["findings"] == []
+        (error,) = report["errors"]
+        assert (error["file"], error["line"]) == (f"{name}.yaml", line)
+        assert fragment in error["message"]
+    elif fmt == "sarif":
+        (note,) = result.json()["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        loc = note["locations"][0]["physicalLocation"]
+        assert (loc["artifactLocation"]["uri"], loc["region"]["startLine"]) == (
+            f"{name}.yaml",
+            line,
+        )
+    else:
+        assert result.err.startswith(f"error: {name}.yaml:{line}: ")
+        assert fragment in result.err
+        # the good file was still analysed
+        assert result.out.startswith("0 findings in ") and result.out.endswith("; 1 error\n")
+        assert " 0 objects" not in result.out
+
+
+def test_teastore_tabs_name_the_file_and_line_and_the_rest_is_analysed(cli: Cli) -> None:
+    folder = APPS / "teastore/examples/kubernetes"
+    result = cli("detect", folder, "--namespace", "teastore", "--format", "json")
+    assert result.rc == 2
+    (error,) = result.json()["errors"]
+    assert error["file"].endswith("examples/kubernetes/teastore-rabbitmq.yaml")
+    assert error["line"] == 9
+    text = cli("detect", folder, "--namespace", "teastore")
+    assert "in 72 objects from 9 files; 1 error" in text.out
+
+
+def test_a_kustomization_that_fails_to_build_exits_2(cli: Cli, tmp_path: Path) -> None:
+    write(tmp_path, {"kustomization.yaml": "resources:\n- gone.yaml\n"})
+    result = cli("detect", tmp_path, "--format", "json")
+    assert result.rc == 2
+    (error,) = result.json()["errors"]
+    assert (error["file"], error["line"]) == ("kustomization.yaml", 2)
+    assert "kustomize build failed" in error["message"] and "gone.yaml" in error["message"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "sarif"])
+def test_a_rev_that_does_not_exist_is_a_usage_error_with_empty_stdout(
+    cli: Cli, tmp_path: Path, fmt: str
+) -> None:
+    repo = init_repo(tmp_path / "repo")
+    write(repo, {"a.yaml": CM.format(name="a")})
+    commit_all(repo)
+    result = cli("detect", repo, "--rev", "v9.9.9", "--format", fmt)
+    assert (result.rc, result.out) == (2, "")
+    assert result.err.strip() == f"gitmedic: error: unknown revision 'v9.9.9' in {repo}"
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_a_path_that_does_not_exist_is_a_usage_error_with_empty_stdout(
+    cli: Cli, tmp_path: Path, fmt: str
+) -> None:
+    result = cli("detect", tmp_path / "nope.yaml", "--format", fmt)
+    assert (result.rc, result.out) == (2, "")
+    assert (
+        result.err.strip()
+        == f"gitmedic: error: {tmp_path / 'nope.yaml'}: no such file or directory"
+    )
+
+
+def test_an_unknown_format_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli("detect", tmp_path, "--format", "xml")
+    assert exc.value.code == 2
+
+
+# -- bounded time and memory (fresh processes, so peak memory is this input's) ----------
+
+MEASURE = """
+import resource, sys, time
+from gitmedic.bot.cli import main
+start = time.perf_counter()
+rc = main(sys.argv[1:])
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(f"MEASURE {rc} {seconds} {peak}", file=sys.stderr)
+"""
+
+
+def measure(*argv: str | Path) -> tuple[int, float, int, str]:
+    """Exit code, seconds inside main, peak RSS in MiB, and stdout of one run."""
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, *map(str, argv)], capture_output=True, text=True, timeout=60
+    )
+    rc, seconds, rss_kib = proc.stderr.strip().splitlines()[-1].split()[1:]
+    return int(rc), float(seconds), int(rss_kib) // 1024, proc.stdout
+
+
+def baseline_rss(tmp_path: Path) -> int:
+    write(tmp_path, {"small/cm.yaml": CM.format(name="a")})
+    return measure("detect", tmp_path / "small", "--format", "json")[2]
+
+
+@pytest.mark.integration
+def test_a_50_mb_file_is_refused_fast_without_being_read(tmp_path: Path) -> None:
+    big = tmp_path / "big/huge.yaml"
+    big.parent.mkdir()
+    doc = (CM.format(name="x") + "data:\n  k: " + "v" * 1000 + "\n---\n").encode()
+    with big.open("wb") as f:
+        for _ in range(50 * 1024 * 1024 // len(doc) + 1):
+            f.write(doc)
+    assert big.stat().st_size > 50 * 1024 * 1024
+    rc, seconds, rss, out = measure("detect", big.parent, "--format", "json")
+    assert rc == 2 and seconds < 3
+    assert rss < baseline_rss(tmp_path) + 20  # the file was never loaded (50+ MiB)
+    (error,) = json.loads(out)["errors"]
+    assert error["file"] == "huge.yaml" and "over the limit" in error["message"]
+
+
+@pytest.mark.integration
+def test_an_alias_bomb_is_refused_fast_in_bounded_memory(tmp_path: Path) -> None:
+    (tmp_path / "bomb").mkdir()
+    (tmp_path / "bomb/bomb.yaml").write_text(BOMB)
+    start = time.perf_counter()
+    rc, seconds, rss, out = measure("detect", tmp_path / "bomb", "--format", "json")
+    assert rc == 2 and seconds < 2 and time.perf_counter() - start < 10
+    assert rss < baseline_rss(tmp_path) + 20
+    assert "alias bomb" in json.loads(out)["errors"][0]["message"]
+
+
+@pytest.mark.integration
+def test_a_tab_late_in_a_large_file_is_found_fast(tmp_path: Path) -> None:
+    docs = "---\n".join(CM.format(name=f"c{i}") + "data:\n  k: v\n" for i in range(20_000))
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f/large.yaml").write_text(docs + "---\napiVersion: v1\nkind: ConfigMap\n\tx: 1\n")
+    rc, seconds, _, out = measure("detect", tmp_path / "f", "--format", "json")
+    assert rc == 2 and seconds < 5
+    (error,) = json.loads(out)["errors"]
+    assert error["line"] == docs.count("\n") + 4 and "tab character" in error["message"]

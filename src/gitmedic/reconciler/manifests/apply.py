@@ -49,6 +49,7 @@ __all__ = [
     "PathNotFound",
     "StaleEdit",
     "apply_edit",
+    "common_ends",
     "same",
 ]
 
@@ -163,18 +164,18 @@ def _reads_as(lines: list[str], intended: Any) -> bool:
 
 def _with_verbatim(inverse: Edit, old: list[str], new: list[str]) -> Edit:
     """Attach the old lines that the new lines replaced (common prefix/suffix trimmed)."""
-    prefix, suffix = _common_ends(old, new)
+    prefix, suffix = common_ends(old, new)
     text = "".join(old[prefix : len(old) - suffix])
     verbatim = Verbatim(prefix, len(new) - prefix - suffix, text)
     return replace(inverse, verbatim=verbatim)
 
 
 def _changed(old: list[str], new: list[str]) -> tuple[int, int]:
-    prefix, suffix = _common_ends(old, new)
+    prefix, suffix = common_ends(old, new)
     return prefix + 1, max(prefix + 1, len(new) - suffix)
 
 
-def _common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+def common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
     prefix = 0
     while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
         prefix += 1

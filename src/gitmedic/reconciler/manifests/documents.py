@@ -17,6 +17,7 @@ Line endings are normalised to ``\\n`` while editing and restored on output.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import re
@@ -124,6 +125,7 @@ def _chunk(lines: list[str], a: int, b: int) -> Chunk:
     return Chunk(a, tuple(part), i, j)
 
 
+@functools.lru_cache(maxsize=4096)
 def chunk_identity(chunk: Chunk, file: str) -> tuple[str, str | None, str] | None:
     """(kind, namespace or None, name) of the single object a chunk declares."""
     if chunk.body_start == chunk.body_end:
@@ -143,6 +145,8 @@ def find_object(chunks: list[Chunk], ref: Resource, file: str) -> int:
     exact: list[int] = []
     loose: list[int] = []
     for i, chunk in enumerate(chunks):
+        if not _may_declare(chunk, ref):
+            continue
         ident = chunk_identity(chunk, file)
         if ident is None or ident[0] != ref.kind or ident[2] != ref.name:
             continue
@@ -156,6 +160,13 @@ def find_object(chunks: list[Chunk], ref: Resource, file: str) -> int:
     if not found:
         raise ObjectNotFound(f"{file}: no {_name(ref)} in this file")
     return found[0]
+
+
+def _may_declare(chunk: Chunk, ref: Resource) -> bool:
+    """A cheap test before parsing: the kind on a top-level line and the name somewhere."""
+    kind = re.compile(rf"^kind:[ \t]*[\"']?{re.escape(ref.kind)}[\"']?[ \t]*(?:#.*)?$")
+    body = chunk.lines[chunk.body_start : chunk.body_end]
+    return any(kind.match(line) for line in body) and any(ref.name in line for line in body)
 
 
 def _name(ref: Resource) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
 from gitmedic.reconciler.manifests.documents import EditError
 from gitmedic.reconciler.manifests.edit import Edit, Op, PathNotFound
 from gitmedic.reconciler.manifests.paths import (
@@ -68,6 +70,7 @@ def _append(root: Any, edit: Edit, what: str, convert: Convert) -> Change:
         raise PathNotFound(missing_message(what, root, edit.path))
     if not isinstance(target, list):
         raise EditError(f"{what}: {format_path(edit.path)} is not a list, cannot append")
+    _unflow(target)
     target.append(convert(edit.value, None))
     return Change(None, len(target) - 1)
 
@@ -95,6 +98,7 @@ def _insert(parent: Any, edit: Edit, what: str, convert: Convert, found: int | N
         position = _position(edit.index, len(parent), what, shown)
     else:
         position = _position(last, len(parent), what, shown)
+    _unflow(parent)
     parent.insert(position, convert(edit.value, None))
     return Change(None, position)
 
@@ -107,7 +111,14 @@ def _position(index: int | None, size: int, what: str, shown: str) -> int:
     return index
 
 
+def _unflow(container: Any) -> None:
+    """An empty ``{}`` or ``[]`` that gets content becomes a block (flow style is sticky)."""
+    if isinstance(container, CommentedMap | CommentedSeq) and not container:
+        container.fa.set_block_style()
+
+
 def _insert_key(parent: dict[Any, Any], position: int, key: str, value: Any) -> None:
+    _unflow(parent)
     insert = getattr(parent, "insert", None)
     if insert is not None:  # ruamel's CommentedMap keeps comments where they were
         insert(position, key, value)

@@ -131,13 +131,13 @@ def rt_value(value: Any, like: Any = None) -> Any:
         out = CommentedMap()
         for k, v in value.items():
             out[k] = rt_value(v, like.get(k) if isinstance(like, dict) else None)
-        if isinstance(like, CommentedMap) and like.fa.flow_style():
+        if isinstance(like, CommentedMap) and like and like.fa.flow_style():
             out.fa.set_flow_style()
         return out
     if isinstance(value, list):
         first = like[0] if isinstance(like, list) and like else None
         seq = CommentedSeq(rt_value(v, first) for v in value)
-        if isinstance(like, CommentedSeq) and like.fa.flow_style():
+        if isinstance(like, CommentedSeq) and like and like.fa.flow_style():
             seq.fa.set_flow_style()
         return seq
     return value
@@ -155,7 +155,8 @@ def splice(original: list[str], before: list[str], after: list[str]) -> list[str
             a1, a2 = spans[b1][0], spans[b2 - 1][1]
         else:
             a1 = a2 = spans[b1][0] if b1 < len(before) else len(original)
-        delta = _delta(original, before, spans, b1, after[c1] if c1 < c2 else "")
+        anchor = b1 if b1 < b2 else b1 - 1  # the replaced line, or the one before an insertion
+        delta = _delta(original, before, spans, anchor, after[c1] if c1 < c2 else "")
         new = [_shift(line, delta) for line in after[c1:c2]]
         if tag == "delete":
             new = _kept_comments(out[a1:a2])
@@ -181,7 +182,7 @@ def _delta(
     """Indentation offset between original and ruamel near ``before[b]``: taken from the
     closest preceding line at the new text's level or above (a sibling or a parent)."""
     level, item = _indent_of(first), first.lstrip().startswith("-")
-    for j in range(min(b, len(before) - 1), -1, -1):
+    for j in range(min(b, len(before) - 1), -1, -1):  # b may be -1: nothing before
         line = before[j]
         if not line.strip() or line.lstrip().startswith("#") or _indent_of(line) > level:
             continue

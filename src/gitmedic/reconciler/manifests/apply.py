@@ -25,11 +25,13 @@ from typing import Any
 
 import yaml
 
+from gitmedic.detectors.finding import Resource
 from gitmedic.reconciler.manifests.documents import (
     Chunk,
     EditError,
     ObjectNotFound,
     blob_sha,
+    chunk_identity,
     describe,
     find_object,
     same,
@@ -113,7 +115,18 @@ def _field_edit(lines: list[str], edit: Edit) -> tuple[list[str], Edit]:
     new_chunk = _render(chunk, edit, what, intended)
     new_lines = [*lines[: chunk.start], *new_chunk, *lines[chunk.start + len(chunk.lines) :]]
     inverse = inverse_of(edit, change, chunk.data(), intended)
+    inverse = replace(inverse, resource=_identity_after(new_chunk, edit, what))
     return new_lines, _with_verbatim(inverse, list(chunk.lines), new_chunk)
+
+
+def _identity_after(new_chunk: list[str], edit: Edit, what: str) -> Resource:
+    """The object's identity after the edit (a rename changes it); an edit that leaves
+    no Kubernetes object (no apiVersion, kind or name) is refused."""
+    ident = chunk_identity(split_chunks(new_chunk)[0], edit.file)
+    if ident is None:
+        raise EditError(f"{what}: {edit.describe()} would leave no valid Kubernetes object")
+    ns = ident[1] if ident[1] is not None else edit.resource.namespace
+    return Resource(ident[0], ns, ident[2], edit.resource.api_version)
 
 
 def _apply(root: Any, edit: Edit, what: str, *, plain: bool) -> Change:

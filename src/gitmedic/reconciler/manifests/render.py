@@ -145,6 +145,9 @@ def rt_value(value: Any, like: Any = None) -> Any:
 
 def splice(original: list[str], before: list[str], after: list[str]) -> list[str]:
     """``original`` with the change ``before -> after`` applied to its own lines."""
+    unterminated = bool(original) and not original[-1].endswith("\n")
+    if unterminated:  # a file without a final newline keeps lacking it
+        original = [*original[:-1], original[-1] + "\n"]
     spans = _align(original, before)
     out = list(original)
     ops = SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
@@ -155,12 +158,15 @@ def splice(original: list[str], before: list[str], after: list[str]) -> list[str
             a1, a2 = spans[b1][0], spans[b2 - 1][1]
         else:
             a1 = a2 = spans[b1][0] if b1 < len(before) else len(original)
-        anchor = b1 if b1 < b2 else b1 - 1  # the replaced line, or the one before an insertion
-        delta = _delta(original, before, spans, anchor, after[c1] if c1 < c2 else "")
+        delta = _delta(
+            original, before, spans, b1 if b1 < b2 else b1 - 1, after[c1] if c1 < c2 else ""
+        )
         new = [_shift(line, delta) for line in after[c1:c2]]
         if tag == "delete":
             new = _kept_comments(out[a1:a2])
         out[a1:a2] = new
+    if unterminated and out:
+        out[-1] = out[-1].removesuffix("\n")
     return out
 
 
@@ -180,18 +186,41 @@ def _delta(
     original: list[str], before: list[str], spans: list[tuple[int, int]], b: int, first: str
 ) -> int:
     """Indentation offset between original and ruamel near ``before[b]``: taken from the
-    closest preceding line at the new text's level or above (a sibling or a parent)."""
+    closest sibling at the new text's level (before, then after it), else from a parent."""
     level, item = _indent_of(first), first.lstrip().startswith("-")
+    parent: int | None = None
     for j in range(min(b, len(before) - 1), -1, -1):  # b may be -1: nothing before
-        line = before[j]
-        if not line.strip() or line.lstrip().startswith("#") or _indent_of(line) > level:
-            continue
-        if _indent_of(line) == level and line.lstrip().startswith("-") != item:
-            continue  # with offset 0, "- " items sit at their parent key's column
-        a1, a2 = spans[j]
-        if a2 - a1 == 1 and original[a1].strip() == line.strip():
-            return _indent_of(original[a1]) - _indent_of(line)
-    return 0
+        kind = _level(before[j], level, item)
+        if kind == "sibling" and _paired(original, before, spans, j):
+            return _offset(original, before, spans, j)
+        if kind == "parent":
+            parent = j if _paired(original, before, spans, j) else None
+            break
+    for j in range(b + 1, len(before)):
+        kind = _level(before[j], level, item)
+        if kind == "parent":
+            break
+        if kind == "sibling" and _paired(original, before, spans, j):
+            return _offset(original, before, spans, j)
+    return 0 if parent is None else _offset(original, before, spans, parent)
+
+
+def _level(line: str, level: int, item: bool) -> str:
+    if not line.strip() or line.lstrip().startswith("#") or _indent_of(line) > level:
+        return "deeper"
+    if _indent_of(line) < level:
+        return "parent"
+    # with offset 0, "- " items sit at their parent key's column
+    return "sibling" if line.lstrip().startswith("-") == item else "parent"
+
+
+def _paired(original: list[str], before: list[str], spans: list[tuple[int, int]], j: int) -> bool:
+    a1, a2 = spans[j]
+    return a2 - a1 == 1 and original[a1].strip() == before[j].strip()
+
+
+def _offset(original: list[str], before: list[str], spans: list[tuple[int, int]], j: int) -> int:
+    return _indent_of(original[spans[j][0]]) - _indent_of(before[j])
 
 
 def _shift(line: str, delta: int) -> str:

@@ -144,7 +144,7 @@ def test_random_edit_and_inverse_round_trip(case: tuple[int, Edit]) -> None:
 
 
 @pytest.mark.integration
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits())
 def test_random_edit_and_inverse_round_trip_long(case: tuple[int, Edit]) -> None:
     check(case)

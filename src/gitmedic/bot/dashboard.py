@@ -48,18 +48,16 @@ def render_dashboard(view: DashboardView) -> str:
         incidents=_incidents_table(open_incidents),
         in_flight=_table(
             ("Transaction", "App", "Phase", "PR", "Attempt", "Since"),
-            [(t.plan.txn_id, t.plan.app, t.phase.value, _pr(t.pr), str(t.plan.attempt),
-              _time(_started(t))) for t in in_flight],
-        ),  # fmt: skip
+            [_in_flight_row(t) for t in in_flight],
+        ),
         waiting=_table(
             ("PR", "Incident", "App", "Waiting since"),
             [(_pr(t.pr), t.plan.incident, t.plan.app, _time(_ended(t))) for t in waiting],
         ),
         outcomes=_table(
             ("Transaction", "Outcome", "PR", "Strategy", "Time to resolution", "Tokens"),
-            [(t.plan.txn_id, _outcome(t), _pr(t.pr), t.plan.strategy,
-              _duration(_ended(t) - _started(t)), str(t.plan.tokens)) for t in finished[:RECENT]],
-        ),  # fmt: skip
+            [_outcome_row(t) for t in finished[:RECENT]],
+        ),
         memory="\n".join(f"- :warning: {cell(f)}" for f in view.memory_flags)
         or "All memory checks pass.",
     )
@@ -83,6 +81,16 @@ class DashboardKeeper:
         self.issue = self.forge.ensure_issue(TITLE, body, LABELS, state)
         self._last_digest = digest
         return True
+
+
+def _in_flight_row(t: TxnState) -> tuple[str, ...]:
+    p = t.plan
+    return (p.txn_id, p.app, t.phase.value, _pr(t.pr), str(p.attempt), _time(_started(t)))
+
+
+def _outcome_row(t: TxnState) -> tuple[str, ...]:
+    took = _duration(_ended(t) - _started(t))
+    return (t.plan.txn_id, _outcome(t), _pr(t.pr), t.plan.strategy, took, str(t.plan.tokens))
 
 
 def _open_incidents(txns: Iterable[TxnState]) -> list[tuple[str, str, int, str]]:
@@ -136,6 +144,6 @@ def _time(at: float) -> str:
 
 
 def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
+    minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"

@@ -61,6 +61,12 @@ def _prs(args: argparse.Namespace) -> int:
     return run_prs(args)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from gitmedic.bot.serve_cmd import run_serve
+
+    return run_serve(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gitmedic",
@@ -110,6 +116,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="the repo, or any path inside it")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_prs)
+
+    p = sub.add_parser("serve", help="the GitHub webhook service (what the Helm chart runs)")
+    p.add_argument("--repo", help="the manifest repo of the local forge (env GITMEDIC_REPO)")
+    p.add_argument("--state-dir", help="where deliveries and intents persist (GITMEDIC_STATE_DIR)")
+    p.add_argument("--host", help="address to bind (GITMEDIC_HOST, default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port to bind (GITMEDIC_PORT, default 8080)")
+    p.add_argument("--max-body-bytes", type=int, help="refuse larger webhook bodies (413)")
+    p.add_argument("--log-level", help="debug, info, warning or error (GITMEDIC_LOG_LEVEL)")
+    p.add_argument(
+        "--watch", action="append", metavar="PATH", help="an app folder to watch (repeat)"
+    )
+    p.set_defaults(func=_serve)
 
     p = sub.add_parser("demo", help="the embedded end-to-end demonstration, no set-up needed")
     p.set_defaults(func=_demo)

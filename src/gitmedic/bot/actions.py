@@ -1,0 +1,61 @@
+"""What the bot does when people (or GitHub events) ask: the seam between webhooks and the loop.
+
+The webhook service and the comment commands never touch transactions
+themselves; they call a :class:`BotActions`. ``gitmedic serve`` ships
+:class:`gitmedic.bot.intents.ForgeIntents` (records each request on the forge
+and in the state DB for the monitor); ``gitmedic run`` plugs in the transaction
+engine. Tests use a fake that records calls.
+
+Each command verb returns the text of the bot's reply, and raises
+:class:`ActionRefused` when it cannot be done now (the message becomes the reply:
+"PR #4 is not merged, so there is nothing to revert"). Every verb is idempotent:
+approving twice, holding a held PR, reverting a PR whose revert is open all
+answer without doing anything twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class ActionRefused(Exception):
+    """The action cannot be done now; the message, for people, is the reply."""
+
+
+@dataclass(frozen=True)
+class DetectorRun:
+    """A detector run reported by GitHub Actions (a check suite or a workflow run)."""
+
+    source: str  # check_suite | check_run | workflow_run
+    name: str
+    head_sha: str
+    branch: str
+    conclusion: str  # success | failure | neutral | cancelled | ...
+    url: str
+    pull_requests: tuple[int, ...] = ()
+
+
+class BotActions(Protocol):
+    # comment commands: each returns the reply text
+    def approve(self, pr: int) -> str: ...
+    def merge(self, pr: int) -> str: ...
+    def revert(self, pr: int) -> str:
+        """Open a revert PR for ANY merged PR (the bot's or a person's), run as a transaction."""
+        ...
+
+    def retry(self, pr: int) -> str: ...
+    def hold(self, pr: int) -> str: ...
+    def unhold(self, pr: int) -> str: ...
+    def explain(self, pr: int) -> str: ...
+
+    # events
+    def watch_merge(self, pr: int, merge_sha: str) -> None:
+        """A person merged ``pr`` touching a watched app: verify non-regression."""
+        ...
+
+    def main_moved(self, sha: str) -> None:
+        """The default branch moved to ``sha`` (re-checkpoint transactions in flight)."""
+        ...
+
+    def detector_run(self, run: DetectorRun) -> None: ...

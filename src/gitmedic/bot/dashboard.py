@@ -1,0 +1,149 @@
+"""The "gitmedic dashboard" issue, Renovate-style: the bot's state at a glance, from the journal.
+
+Sections: open incidents (an incident is open until one of its transactions
+commits), transactions in flight, PRs waiting for approval, recent outcomes
+(the last :data:`RECENT` finished transactions with time to resolution and
+tokens) and memory health (the memory guard's review flags, given as input).
+
+The body holds only absolute times, never "3 minutes ago", so the same journal
+renders the same body; :class:`DashboardKeeper` then skips the forge call when
+the body is unchanged, and ``ensure_issue`` itself does not rewrite an issue
+whose body hash matches (a restarted keeper costs one call, not an edit).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from gitmedic.bot.render.templates import cell, fill
+from gitmedic.reconciler.forge import Forge, Issue
+from gitmedic.reconciler.transaction import Outcome, Phase, TxnState
+
+TITLE = "gitmedic dashboard"
+LABELS = ("gitmedic",)
+RECENT = 10
+
+
+@dataclass(frozen=True)
+class DashboardView:
+    transactions: tuple[TxnState, ...]
+    memory_flags: tuple[str, ...] = ()
+
+
+def render_dashboard(view: DashboardView) -> str:
+    txns = view.transactions
+    open_incidents = _open_incidents(txns)
+    in_flight = [t for t in txns if not t.phase.terminal]
+    waiting = [t for t in in_flight if t.phase is Phase.AWAITING_APPROVAL]
+    finished = sorted((t for t in txns if t.phase.terminal), key=_ended, reverse=True)
+    return fill(
+        "dashboard.md",
+        summary=(
+            f"**{len(open_incidents)}** open incident(s) · **{len(in_flight)}** transaction(s) "
+            f"in flight · **{len(waiting)}** PR(s) waiting for approval"
+        ),
+        incidents=_incidents_table(open_incidents),
+        in_flight=_table(
+            ("Transaction", "App", "Phase", "PR", "Attempt", "Since"),
+            [_in_flight_row(t) for t in in_flight],
+        ),
+        waiting=_table(
+            ("PR", "Incident", "App", "Waiting since"),
+            [(_pr(t.pr), t.plan.incident, t.plan.app, _time(_ended(t))) for t in waiting],
+        ),
+        outcomes=_table(
+            ("Transaction", "Outcome", "PR", "Strategy", "Time to resolution", "Tokens"),
+            [_outcome_row(t) for t in finished[:RECENT]],
+        ),
+        memory="\n".join(f"- :warning: {cell(f)}" for f in view.memory_flags)
+        or "All memory checks pass.",
+    )
+
+
+class DashboardKeeper:
+    """Keeps the dashboard issue current; one forge call per change, none otherwise."""
+
+    def __init__(self, forge: Forge) -> None:
+        self.forge = forge
+        self._last_digest: str | None = None
+        self.issue: Issue | None = None
+
+    def update(self, view: DashboardView) -> bool:
+        """Render and publish; False (and no forge call) when nothing changed."""
+        body = render_dashboard(view)
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        if digest == self._last_digest:
+            return False
+        state = {"kind": "dashboard", "digest": digest[:16]}
+        self.issue = self.forge.ensure_issue(TITLE, body, LABELS, state)
+        self._last_digest = digest
+        return True
+
+
+def _in_flight_row(t: TxnState) -> tuple[str, ...]:
+    p = t.plan
+    return (p.txn_id, p.app, t.phase.value, _pr(t.pr), str(p.attempt), _time(_started(t)))
+
+
+def _outcome_row(t: TxnState) -> tuple[str, ...]:
+    took = _duration(_ended(t) - _started(t))
+    return (t.plan.txn_id, _outcome(t), _pr(t.pr), t.plan.strategy, took, str(t.plan.tokens))
+
+
+def _open_incidents(txns: Iterable[TxnState]) -> list[tuple[str, str, int, str]]:
+    by_incident: dict[str, list[TxnState]] = {}
+    for t in txns:
+        by_incident.setdefault(t.plan.incident, []).append(t)
+    rows = []
+    for incident, attempts in sorted(by_incident.items()):
+        if any(t.outcome is Outcome.COMMITTED for t in attempts):
+            continue
+        last = max(attempts, key=lambda t: t.plan.attempt)
+        rows.append((incident, last.plan.app, len(attempts), _outcome(last)))
+    return rows
+
+
+def _incidents_table(rows: Sequence[tuple[str, str, int, str]]) -> str:
+    return _table(
+        ("Incident", "App", "Attempts", "Latest"),
+        [(incident, app, str(n), latest) for incident, app, n, latest in rows],
+    )
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    if not rows:
+        return "_None._"
+    lines = [f"| {' | '.join(header)} |", f"|{'---|' * len(header)}"]
+    lines += [f"| {' | '.join(cell(c) for c in row)} |" for row in rows]
+    return "\n".join(lines)
+
+
+def _outcome(t: TxnState) -> str:
+    if t.outcome is Outcome.IN_FLIGHT:
+        return f"in flight ({t.phase.value})"
+    return f"{t.outcome.value}: {t.reason}" if t.reason else t.outcome.value
+
+
+def _started(t: TxnState) -> float:
+    return t.records[0].at if t.records else 0.0
+
+
+def _ended(t: TxnState) -> float:
+    return t.records[-1].at if t.records else 0.0
+
+
+def _pr(number: int | None) -> str:
+    return f"#{number}" if number is not None else "-"
+
+
+def _time(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"

@@ -1,0 +1,1 @@
+"""Rendering what people read on the forge: PR bodies, replies, the dashboard."""

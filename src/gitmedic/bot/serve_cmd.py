@@ -1,0 +1,119 @@
+"""``gitmedic serve``: wire settings, forge, actions and the webhook app, then run uvicorn.
+
+Settings come from flags, else the environment (what the Helm chart sets):
+``GITMEDIC_WEBHOOK_SECRET`` (required), ``GITMEDIC_STATE_DIR``, ``GITMEDIC_REPO``,
+``GITMEDIC_HOST``, ``GITMEDIC_PORT``, ``GITMEDIC_MAX_BODY_BYTES``,
+``GITMEDIC_LOG_LEVEL``. The secret is registered with the redaction registry
+before anything logs. FastAPI and uvicorn are imported here only, so other
+commands never pay for them.
+
+Plug-in points for ``gitmedic run``: :func:`build_service` takes any
+:class:`~gitmedic.bot.actions.BotActions` (the transaction engine), and the
+returned service's ``metrics`` are the ones the monitor records into.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmedic.bot.actions import BotActions
+from gitmedic.bot.cli import UsageError
+from gitmedic.bot.forges import _git
+from gitmedic.bot.server.handlers import ChangedFiles, Deps
+from gitmedic.bot.server.service import DEFAULT_MAX_BODY, Service, ServiceConfig
+from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.redact import REGISTRY
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    secret: str
+    state_dir: Path
+    repo: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    log_level: str = "info"
+    watch: tuple[str, ...] = ()
+
+
+def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> ServeSettings:
+    secret = env.get("GITMEDIC_WEBHOOK_SECRET", "")
+    if not secret:
+        raise UsageError("GITMEDIC_WEBHOOK_SECRET is not set: the webhook secret is required")
+    REGISTRY.add(secret)
+
+    def pick(flag: object, name: str, default: str) -> str:
+        return str(flag) if flag is not None else env.get(name, default)
+
+    try:
+        port = int(pick(args.port, "GITMEDIC_PORT", "8080"))
+        limit = int(pick(args.max_body_bytes, "GITMEDIC_MAX_BODY_BYTES", str(DEFAULT_MAX_BODY)))
+    except ValueError as exc:
+        raise UsageError(f"port and body limit must be integers: {exc}") from None
+    return ServeSettings(
+        secret=secret,
+        state_dir=Path(pick(args.state_dir, "GITMEDIC_STATE_DIR", ".gitmedic-state")),
+        repo=Path(pick(args.repo, "GITMEDIC_REPO", ".")),
+        host=pick(args.host, "GITMEDIC_HOST", "127.0.0.1"),
+        port=port,
+        max_body_bytes=limit,
+        log_level=pick(args.log_level, "GITMEDIC_LOG_LEVEL", "info"),
+        watch=tuple(args.watch or ()),
+    )
+
+
+def git_changed_files(repo: Path) -> ChangedFiles:
+    """Files a merge commit changed against its first parent (the base before the merge)."""
+
+    def changed(sha: str) -> tuple[str, ...]:
+        text = _git.out(repo, "diff", "--name-only", f"{sha}^1", sha, "--")
+        return tuple(line for line in text.splitlines() if line)
+
+    return changed
+
+
+def watched_paths(repo: Path, extra: tuple[str, ...]) -> tuple[str, ...]:
+    """App folders from ``.gitmedic/config.yaml`` plus ``--watch``; else the whole repo."""
+    from gitmedic.reconciler.config import find_config, load_config
+
+    found = find_config(repo)
+    paths = tuple(app.path for app in load_config(found).apps) if found else ()
+    return (*paths, *extra) or ("",)
+
+
+def build_service(
+    settings: ServeSettings, forge: Forge, actions: BotActions, changed: ChangedFiles
+) -> Service:
+    deps = Deps(forge, actions, changed, watched_paths(settings.repo, settings.watch))
+    config = ServiceConfig(settings.secret, settings.state_dir, settings.max_body_bytes)
+    return Service(config, deps)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from gitmedic.bot.forges.local import LocalForge
+    from gitmedic.bot.intents import ForgeIntents, IntentLog
+    from gitmedic.bot.server.app import create_app
+    from gitmedic.bot.server.logs import configure_logging
+    from gitmedic.reconciler.config import ConfigError
+    from gitmedic.reconciler.forge import ForgeError
+
+    settings = settings_from(args, os.environ)
+    configure_logging(settings.log_level)
+    try:
+        forge = LocalForge(settings.repo)
+        actions = ForgeIntents(forge, IntentLog(settings.state_dir / "intents.sqlite"))
+        service = build_service(settings, forge, actions, git_changed_files(forge.repo))
+    except (ForgeError, ConfigError) as exc:
+        raise UsageError(str(exc)) from None
+    uvicorn.run(
+        create_app(service), host=settings.host, port=settings.port, log_config=None,
+        timeout_graceful_shutdown=30,
+    )  # fmt: skip
+    return 0

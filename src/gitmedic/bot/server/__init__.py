@@ -1,0 +1,1 @@
+"""``gitmedic serve``: the GitHub webhook service (FastAPI + uvicorn, imported only here)."""

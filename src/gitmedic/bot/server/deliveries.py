@@ -1,0 +1,98 @@
+"""Webhook deliveries, persisted in SQLite: de-duplication and a queue that survives restarts.
+
+A delivery is stored (id, event, raw body) *before* the 202 is sent, in one
+``INSERT OR IGNORE``: a second delivery with the same ``X-GitHub-Delivery`` id,
+now or after a restart, finds the row and is refused as a duplicate. The worker
+marks a delivery done (dropping its body) when it has been handled; deliveries
+still queued when the process stopped are handled again at start-up, so an
+accepted delivery is never lost, and handlers are idempotent so handling one
+twice after a crash is harmless.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS deliveries (
+    id TEXT PRIMARY KEY, event TEXT NOT NULL, received REAL NOT NULL,
+    body BLOB, status TEXT NOT NULL, result TEXT NOT NULL DEFAULT ''
+);
+"""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    id: str
+    event: str
+    body: bytes
+
+
+class DeliveryStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._db() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def accept(self, delivery: Delivery, now: float) -> bool:
+        """Store a new delivery as queued; False when its id was seen before."""
+        with self._db() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO deliveries (id, event, received, body, status)"
+                " VALUES (?, ?, ?, ?, 'queued')",
+                (delivery.id, delivery.event, now, delivery.body),
+            )
+            return cursor.rowcount == 1
+
+    def get(self, delivery_id: str) -> Delivery | None:
+        with self._db() as db:
+            row = db.execute(
+                "SELECT id, event, body FROM deliveries WHERE id = ? AND status = 'queued'",
+                (delivery_id,),
+            ).fetchone()
+        return None if row is None else Delivery(row[0], row[1], bytes(row[2]))
+
+    def queued(self) -> list[str]:
+        """Ids still to handle, oldest first (what a restarted worker resumes)."""
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT id FROM deliveries WHERE status = 'queued' ORDER BY received, rowid"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def finish(self, delivery_id: str, status: str, result: str) -> None:
+        with self._db() as db:
+            db.execute(
+                "UPDATE deliveries SET status = ?, result = ?, body = NULL WHERE id = ?",
+                (status, result, delivery_id),
+            )
+
+    def result(self, delivery_id: str) -> tuple[str, str] | None:
+        with self._db() as db:
+            row = db.execute(
+                "SELECT status, result FROM deliveries WHERE id = ?", (delivery_id,)
+            ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def ping(self) -> bool:
+        try:
+            with self._db() as db:
+                db.execute("SELECT 1 FROM deliveries LIMIT 1").fetchall()
+        except sqlite3.Error:
+            return False
+        return True

@@ -1,0 +1,45 @@
+"""Prometheus metrics of one service, in its own registry (never the global one).
+
+An own :class:`CollectorRegistry` keeps two services in one process (tests) from
+colliding, and keeps library metrics out of ``/metrics``. The monitor
+(``gitmedic run``) records incidents, transactions, detector time and tokens
+through the same object.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.incidents = Gauge("gitmedic_incidents_open", "Open incidents.", registry=r)
+        self.transactions = Counter(
+            "gitmedic_transactions", "Finished transactions by outcome.", ["outcome"], registry=r
+        )
+        self.detector_seconds = Histogram(
+            "gitmedic_detector_evaluation_seconds",
+            "Time to evaluate the detectors over one snapshot.",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
+        self.tokens = Counter("gitmedic_llm_tokens", "LLM tokens spent.", registry=r)
+        self.queue_depth = Gauge("gitmedic_queue_depth", "Webhook jobs waiting.", registry=r)
+        self.deliveries = Counter(
+            "gitmedic_webhook_deliveries",
+            "Webhook deliveries by event and result.",
+            ["event", "result"],
+            registry=r,
+        )
+        self.jobs = Counter(
+            "gitmedic_webhook_jobs", "Handled deliveries by event and status.",
+            ["event", "status"], registry=r,
+        )  # fmt: skip
+
+    def delivery(self, event: str, result: str) -> None:
+        self.deliveries.labels(event=event or "-", result=result).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -17,8 +17,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from gitmedic.bot.forges.github import GitHubForge
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import Comment, Forge, Permission
+from tests.support.github_standin import shared_server
+from tests.support.github_store import GitHubStore
 
 OWNER = "alice"
 BASE_FILES = {
@@ -72,6 +75,10 @@ class Backend(Protocol):
         """Nothing half-done is left: no work-tree changes, no operation in progress."""
         ...
 
+    def author(self, sha: str) -> str:
+        """The commit's author as ``Name <email>``."""
+        ...
+
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
     """git's output; with ``check=False`` a failing command gives ``""``."""
@@ -109,7 +116,10 @@ def commit_files(repo: Path, branch: str, files: Mapping[str, str | None], base:
         _git_env(repo, index, "read-tree", start)
         for name, text in files.items():
             if text is None:
-                _git_env(repo, index, "update-index", "--force-remove", name)
+                # (--index-info, not --force-remove: that one needs a work tree)
+                _git_env(
+                    repo, index, "update-index", "--index-info", stdin=f"0 {'0' * 40}\t{name}\n"
+                )
                 continue
             blob = _git_env(repo, index, "hash-object", "-w", "--stdin", stdin=text)
             _git_env(repo, index, "update-index", "--add", "--cacheinfo", f"100644,{blob},{name}")
@@ -169,8 +179,69 @@ class LocalBackend:
         assert not (self.repo / ".git" / "REVERT_HEAD").exists()
         assert git(self.repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 
+    def author(self, sha: str) -> str:
+        return git(self.repo, "log", "-1", "--format=%an <%ae>", sha)
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {"local": LocalBackend}
+
+class GitHubBackend:
+    """GitHubForge over HTTP against the stand-in: a fresh store per test, one server."""
+
+    TOKEN = "ghp_" + "contract0test0token0000000000000000"
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.repo = make_repo(tmp_path / "github.git", bare=True)
+        self.store = GitHubStore(git_dir=self.repo)
+        self.url = shared_server().use(self.store)
+        self.owner = next(u for u, level in self.store.permissions.items() if level == "admin")
+        self.sleeps: list[float] = []
+        self.forge: Forge = self.reopen()
+
+    def reopen(self) -> Forge:
+        return GitHubForge(
+            self.store.full_name, token=self.TOKEN, base_url=self.url, sleep=self.sleeps.append
+        )
+
+    def push(self, branch: str, files: Mapping[str, str | None], base: str = "main") -> str:
+        return commit_files(self.repo, branch, files, base)
+
+    def branch_sha(self, branch: str) -> str | None:
+        return self.store.branch_sha(branch)
+
+    def branches(self) -> set[str]:
+        return set(
+            git(self.repo, "for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+        )
+
+    def files_at(self, sha: str) -> dict[str, str]:
+        names = git(self.repo, "ls-tree", "-r", "--name-only", sha).splitlines()
+        return {name: _show(self.repo, f"{sha}:{name}") for name in names}
+
+    def parents(self, sha: str) -> tuple[str, ...]:
+        return tuple(git(self.repo, "rev-list", "--parents", "-n1", sha).split()[1:])
+
+    def comment_as(self, user: str, number: int, body: str) -> Comment:
+        assert number in self.store.pulls or number in self.store.issues
+        cid = self.store.new_id()
+        self.store.comments[cid] = {"id": cid, "issue": number, "body": body, "user": user}
+        return Comment(cid, number, user, body, None)
+
+    def edit_body(self, number: int, body: str) -> None:
+        self.store.pulls[number]["body"] = body
+
+    def grant(self, user: str, permission: Permission) -> None:
+        self.store.permissions[user] = permission.label
+
+    def assert_clean(self) -> None:
+        assert git(self.repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+        refs = git(self.repo, "for-each-ref", "--format=%(refname)").split()
+        assert all(ref.startswith("refs/heads/") for ref in refs), refs
+        assert self.sleeps == []  # no retries were needed
+
+    def author(self, sha: str) -> str:
+        return git(self.repo, "log", "-1", "--format=%an <%ae>", sha)
+
+
+BACKENDS: dict[str, Callable[[Path], Backend]] = {"local": LocalBackend, "github": GitHubBackend}
 
 
 def open_fix(backend: Backend, branch: str = BRANCH, **state: object) -> int:

@@ -8,6 +8,7 @@ with Retry-After or x-ratelimit-reset, 5xx) to test the forge's typed errors.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import socket
 import threading
@@ -20,6 +21,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
+from tests.support.github_apps import app_routes, check_credentials
 from tests.support.github_store import NOW, TEMPLATES, ApiError, GitHubStore
 
 R = "/repos/{owner}/{repo}"
@@ -34,6 +36,9 @@ def make_app(store: GitHubStore) -> FastAPI:
         fault = store.take_fault(request.method, request.url.path)
         if fault is not None:
             return _error(fault.status, fault.message, fault.headers)
+        refusal = check_credentials(store, request)
+        if refusal is not None:
+            return _error(401, refusal, {})
         response: Response = await call_next(request)
         response.headers["X-RateLimit-Limit"] = "5000"
         response.headers["X-RateLimit-Remaining"] = "4999"
@@ -45,10 +50,12 @@ def make_app(store: GitHubStore) -> FastAPI:
         return _error(exc.status, exc.message, exc.headers)
 
     _repo_routes(app, store)
+    app_routes(app, store)
     _git_routes(app, store)
     _pull_routes(app, store)
     _issue_routes(app, store)
     _status_routes(app, store)
+    _compare_routes(app, store)
     _graphql_route(app, store)
     return app
 
@@ -124,6 +131,9 @@ def _git_routes(app: FastAPI, s: GitHubStore) -> None:
         if not s.git("rev-parse", "--verify", "--quiet", f"refs/{ref}", check=False):
             raise ApiError(422, "Reference does not exist")
         s.git("update-ref", "-d", f"refs/{ref}")
+        for pr in s.pulls.values():
+            if f"heads/{pr['head']}" == ref and pr["state"] == "open":
+                pr["state"] = "closed"
         return Response(status_code=204)
 
     @app.get(R + "/git/commits/{sha}")
@@ -134,7 +144,18 @@ def _git_routes(app: FastAPI, s: GitHubStore) -> None:
     async def create_commit(owner: str, repo: str, request: Request) -> dict[str, Any]:
         body = await request.json()
         parents = [x for p in body.get("parents", []) for x in ("-p", p)]
-        sha = s.git("commit-tree", body["tree"], *parents, "-m", body["message"])
+        author = body.get("author") or {}
+        sha = s.git(
+            "commit-tree",
+            body["tree"],
+            *parents,
+            "-m",
+            body["message"],
+            env={
+                "GIT_AUTHOR_NAME": author.get("name", "GitHub"),
+                "GIT_AUTHOR_EMAIL": author.get("email", "noreply@github.com"),
+            },
+        )
         return s.commit_json(sha)
 
     @app.post(R + "/git/blobs", status_code=201)
@@ -246,6 +267,8 @@ def _pull_routes(app: FastAPI, s: GitHubStore) -> None:
         head = body["head"].split(":")[-1]
         if s.branch_sha(head) is None or s.branch_sha(body["base"]) is None:
             raise ApiError(422, "Validation Failed: head or base does not exist")
+        if _is_ancestor(s, s.branch_sha(head) or "", s.branch_sha(body["base"]) or ""):
+            raise ApiError(422, f"Validation Failed: No commits between {body['base']} and {head}")
         if any(p["head"] == head and p["state"] == "open" for p in s.pulls.values()):
             raise ApiError(
                 422, f"Validation Failed: A pull request already exists for {s.owner}:{head}."
@@ -329,6 +352,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
         repo: str,
         state: str = "open",
         labels: str = "",
+        creator: str = "",
         per_page: int = 30,
         page: int = 1,
     ) -> list[dict[str, Any]]:
@@ -339,6 +363,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
             for i in records
             if (state == "all" or (i["state"] == "open") == (state == "open"))
             and wanted <= set(i["labels"])
+            and (not creator or i["user"] == creator)
         ]
         out.sort(key=lambda i: -i["number"])
         return [s.issue_json(i) for i in out[(page - 1) * per_page : page * per_page]]
@@ -447,6 +472,13 @@ def _issue(s: GitHubStore, number: int) -> dict[str, Any]:
     return s.issues[number]
 
 
+def _commit_or_422(s: GitHubStore, sha: str) -> str:
+    try:
+        return s.resolve(sha)
+    except ApiError:
+        raise ApiError(422, f"No commit found for SHA: {sha}") from None
+
+
 def _status_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.post(R + "/statuses/{sha}", status_code=201)
     async def create_status(owner: str, repo: str, sha: str, request: Request) -> dict[str, Any]:
@@ -457,7 +489,7 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
             **TEMPLATES["status"],
             **body,
             "id": s.new_id(),
-            "sha": s.resolve(sha),
+            "sha": _commit_or_422(s, sha),
             "created_at": NOW,
             "updated_at": NOW,
             "url": f"{s.repo_url}/statuses/{sha}",
@@ -530,44 +562,123 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
         return s.checks[cid]
 
     @app.get(R + "/commits/{ref}/check-runs")
-    def list_checks(owner: str, repo: str, ref: str) -> dict[str, Any]:
+    def list_checks(owner: str, repo: str, ref: str, check_name: str = "") -> dict[str, Any]:
         sha = s.resolve(ref)
-        runs = [c for c in s.checks.values() if c.get("head_sha") == sha]
+        runs = [
+            c
+            for c in reversed(s.checks.values())
+            if c.get("head_sha") == sha and (not check_name or c["name"] == check_name)
+        ]
         return {"total_count": len(runs), "check_runs": runs}
 
 
 def _graphql_route(app: FastAPI, s: GitHubStore) -> None:
+    """GraphQL answers 200 with ``errors`` when a mutation is refused, as GitHub's does."""
+
     @app.post("/graphql")
-    async def graphql(request: Request) -> dict[str, Any]:
+    async def graphql(request: Request) -> Response:
+        if not s.graphql_enabled:
+            return _error(404, "Not Found", {})
         body = await request.json()
         query, variables = body.get("query", ""), body.get("variables") or {}
-        pr_id = str(variables.get("id") or variables.get("pullRequestId") or "")
+        given = variables.get("input") or variables
+        pr_id = str(given.get("id") or given.get("pullRequestId") or "")
         number = int(pr_id.removeprefix("PR_")) if pr_id.startswith("PR_") else 0
         if number not in s.pulls:
-            return {
-                "data": None,
-                "errors": [
-                    {
-                        "type": "NOT_FOUND",
-                        "message": f"Could not resolve to a node with the global id of '{pr_id}'",
-                    }
-                ],
-            }
-        if "revertPullRequest" in query:
-            return {
-                "data": {"revertPullRequest": {"revertPullRequest": _graphql_revert(s, number)}}
-            }
-        if "enablePullRequestAutoMerge" in query:
-            s.auto_merge[number] = str(variables.get("mergeMethod", "MERGE")).lower()
-            return {"data": {"enablePullRequestAutoMerge": {"pullRequest": {"number": number}}}}
-        return {"data": None, "errors": [{"message": "unsupported operation in the stand-in"}]}
+            message = f"Could not resolve to a node with the global id of '{pr_id}'"
+            return _graphql_errors(message, "NOT_FOUND")
+        try:
+            if "revertPullRequest" in query:
+                made = _graphql_revert(s, number, given.get("title"), given.get("body"))
+                return JSONResponse({"data": {"revertPullRequest": {"revertPullRequest": made}}})
+            if "enablePullRequestAutoMerge" in query:
+                return JSONResponse(_graphql_auto_merge(s, number, given))
+        except ApiError as exc:
+            return _graphql_errors(exc.message, "UNPROCESSABLE")
+        return _graphql_errors("unsupported operation in the stand-in", "UNPROCESSABLE")
 
 
-def _graphql_revert(s: GitHubStore, number: int) -> dict[str, Any]:
+def _graphql_errors(message: str, kind: str) -> Response:
+    return JSONResponse({"data": None, "errors": [{"type": kind, "message": message}]})
+
+
+def _graphql_auto_merge(s: GitHubStore, number: int, given: dict[str, Any]) -> dict[str, Any]:
+    if not s.allow_auto_merge:
+        raise ApiError(422, "Pull request Auto merge is not allowed for this repository")
+    if s.pulls[number]["state"] != "open":
+        raise ApiError(422, "Pull request is in clean status")
+    method = str(given.get("mergeMethod", "MERGE"))
+    s.auto_merge[number] = method.lower()
+    merge_request = {"mergeMethod": method}
+    return {
+        "data": {
+            "enablePullRequestAutoMerge": {
+                "pullRequest": {"number": number, "autoMergeRequest": merge_request}
+            }
+        }
+    }
+
+
+def _compare_routes(app: FastAPI, s: GitHubStore) -> None:
+    @app.get(R + "/compare/{basehead:path}")
+    def compare(owner: str, repo: str, basehead: str) -> dict[str, Any]:
+        base_ref, sep, head_ref = basehead.partition("...")
+        if not sep:
+            raise ApiError(404, "Not Found")
+        base, head = s.resolve(base_ref), s.resolve(head_ref)
+        fork = s.git("merge-base", base, head, check=False)
+        if not fork:
+            raise ApiError(404, f"No common ancestor between {base_ref} and {head_ref}.")
+        ahead = s.git("rev-list", f"{base}..{head}").split()
+        behind = int(s.git("rev-list", "--count", f"{head}..{base}"))
+        status = {
+            (True, True): "identical",
+            (False, True): "ahead",
+            (True, False): "behind",
+        }.get((not ahead, behind == 0), "diverged")
+        kinds = {"A": "added", "D": "removed", "M": "modified", "T": "changed"}
+        files = [
+            {"filename": name, "status": kinds.get(code[0], "modified")}
+            for code, name in (
+                line.split("\t", 1)
+                for line in s.git("diff", "--name-status", "--no-renames", fork, head).splitlines()
+            )
+        ]
+        return {
+            "url": f"{s.repo_url}/compare/{basehead}",
+            "html_url": f"https://github.com/{s.full_name}/compare/{basehead}",
+            "status": status,
+            "ahead_by": len(ahead),
+            "behind_by": behind,
+            "total_commits": len(ahead),
+            "base_commit": _rest_commit(s, base),
+            "merge_base_commit": _rest_commit(s, fork),
+            "commits": [_rest_commit(s, sha) for sha in reversed(ahead)],
+            "files": files,
+        }
+
+
+def _rest_commit(s: GitHubStore, sha: str) -> dict[str, Any]:
+    git = s.commit_json(sha)
+    return {
+        "sha": sha,
+        "node_id": git["node_id"],
+        "url": f"{s.repo_url}/commits/{sha}",
+        "html_url": git["html_url"],
+        "commit": {k: git[k] for k in ("author", "committer", "message", "tree", "url")},
+        "parents": git["parents"],
+    }
+
+
+def _graphql_revert(
+    s: GitHubStore, number: int, title: str | None, body: str | None
+) -> dict[str, Any]:
     pr = s.pulls[number]
     if pr["state"] != "merged":
         raise ApiError(422, "Pull request is not merged")
     branch = f"revert-{number}-{pr['head']}"
+    if s.branch_sha(branch) is not None:
+        raise ApiError(422, f"A branch named '{branch}' already exists")
     base = s.branch_sha(pr["base"])
     assert base is not None
     sha = s.revert_commit(
@@ -578,8 +689,8 @@ def _graphql_revert(s: GitHubStore, number: int) -> dict[str, Any]:
     s.pulls[n] = {
         "number": n,
         "id": s.new_id(),
-        "title": f'Revert "{pr["title"]}"',
-        "body": f"Reverts {s.full_name}#{number}",
+        "title": title or f'Revert "{pr["title"]}"',
+        "body": body if body is not None else f"Reverts {s.full_name}#{number}",
         "head": branch,
         "base": pr["base"],
         "state": "open",
@@ -623,3 +734,50 @@ def serve(store: GitHubStore) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+class SharedServer:
+    """One uvicorn server per test process whose app is swapped per test (a fresh store).
+
+    Starting uvicorn costs far more than building an app, so every test's store is
+    served by this one server. Requests are handled one at a time: the stand-in's
+    records are plain dicts, and GitHub itself answers each request atomically.
+    """
+
+    def __init__(self) -> None:
+        self.app: FastAPI | None = None
+        self._lock: asyncio.Lock | None = None
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            self, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+        )
+        self.server = uvicorn.Server(config)
+        threading.Thread(target=self.server.run, daemon=True).start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the GitHub stand-in did not start")
+            time.sleep(0.01)
+
+    def use(self, store: GitHubStore) -> str:
+        """Serve ``store`` from now on; its base URL."""
+        store.base_url = self.base_url
+        self.app = make_app(store)
+        return self.base_url
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        assert self.app is not None, "SharedServer.use(store) first"
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await self.app(scope, receive, send)
+
+
+_SHARED: list[SharedServer] = []
+
+
+def shared_server() -> SharedServer:
+    if not _SHARED:
+        _SHARED.append(SharedServer())
+    return _SHARED[0]

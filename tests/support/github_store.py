@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import tempfile
 import threading
@@ -82,6 +83,12 @@ class GitHubStore:
     faults: list[Fault] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
     auto_merge: dict[int, str] = field(default_factory=dict)
+    allow_auto_merge: bool = True
+    graphql_enabled: bool = True
+    tokens: set[str] = field(default_factory=set)  # when non-empty, only these authenticate
+    app_id: int | None = None  # a GitHub App installed on the repo (JWT auth)
+    app_public_key: str | None = None  # PEM, verifies the App's RS256 JWTs
+    installation_id: int = 4242
     lock: threading.RLock = field(default_factory=threading.RLock)
     _next_id: int = 1000
 
@@ -91,11 +98,18 @@ class GitHubStore:
 
     # -- plumbing ----------------------------------------------------------------------
 
-    def git(self, *args: str, input: bytes | None = None, check: bool = True) -> str:
+    def git(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> str:
         proc = subprocess.run(
             ["git", "-c", "user.name=GitHub", "-c", "user.email=noreply@github.com", *args],
             cwd=self.git_dir,
             input=input,
+            env={**os.environ, **env} if env else None,
             capture_output=True,
             check=False,
         )
@@ -194,7 +208,8 @@ class GitHubStore:
             try:
                 if _run(wt, "revert", "--no-commit", *mainline, merge_sha).returncode != 0:
                     raise ApiError(409, "the revert conflicts with the base branch")
-                _run(wt, "commit", "-q", "-m", message)
+                if _run(wt, "commit", "-q", "-m", message).returncode != 0:
+                    raise ApiError(422, "the pull request's changes are already reverted")
                 return _run(wt, "rev-parse", "HEAD").stdout.decode().strip()
             finally:
                 self.git("worktree", "remove", "--force", wt)
@@ -294,7 +309,7 @@ class GitHubStore:
             default_branch="main",
             url=self.repo_url,
             html_url=f"https://github.com/{self.full_name}",
-            allow_auto_merge=True,
+            allow_auto_merge=self.allow_auto_merge,
             allow_merge_commit=True,
             allow_squash_merge=True,
         )

@@ -32,6 +32,11 @@ Contract details every implementation follows (the contract suite checks them):
   naming) and returns the existing one when called again.
 - Labels are reported sorted; removing an absent label and deleting an absent
   branch are no-ops.
+- ``commit_files`` is how the bot puts its edits on a branch without a local push:
+  one commit authored by :data:`BOT_AUTHOR` on top of the branch head when the
+  branch descends from ``base_sha``, else on ``base_sha`` itself (the branch is
+  created, or reset onto the new base). A call whose result is already the branch
+  head returns that head and commits nothing. It never writes the default branch.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, J
 JsonObject: TypeAlias = dict[str, JsonValue]
 
 BOT_LOGIN = "gitmedic[bot]"
+BOT_EMAIL = "gitmedic[bot]@users.noreply.github.com"
+BOT_AUTHOR = f"{BOT_LOGIN} <{BOT_EMAIL}>"  # the author of every commit_files commit
 
 
 # ----------------------------------------------------------------------------- enums
@@ -237,6 +244,16 @@ class ServerError(ForgeError):
 # ----------------------------------------------------------------------------- protocol
 
 
+def check_file_paths(files: Mapping[str, str | None]) -> None:
+    """Validation unless every path is a plain relative file path inside the repo."""
+    if not files:
+        raise Validation("commit_files needs at least one file")
+    for path in files:
+        parts = path.split("/")
+        if not path or any(p in ("", ".", "..") for p in parts) or parts[0] == ".git":
+            raise Validation(f"{path!r} is not a relative file path inside the repository")
+
+
 def revert_branch_name(pr: PullRequest) -> str:
     """The head branch of ``pr``'s revert PR: GitHub's ``revert-<n>-<branch>``."""
     return f"revert-{pr.number}-{pr.branch}"
@@ -304,6 +321,21 @@ class Forge(Protocol):
 
     def delete_branch(self, branch: str) -> None:
         """Delete a head branch (idempotent); Validation for the default branch."""
+        ...
+
+    def commit_files(
+        self, branch: str, base_sha: str, files: Mapping[str, str | None], message: str
+    ) -> str:
+        """Set (text) or delete (``None``) ``files`` on ``branch`` in one commit; its sha.
+
+        The parent is ``branch``'s head when the branch exists and descends from
+        ``base_sha``, else ``base_sha`` (the branch is created or reset onto it).
+        Idempotent: when the parent already has the resulting tree and is the
+        branch's own commit, that head is returned and nothing is written.
+        Deleting an absent file is a no-op. Validation for an unknown
+        ``base_sha``, a bad branch name or path, the default branch, or files that
+        change nothing on ``base_sha``.
+        """
         ...
 
     # comments, statuses, labels

@@ -50,7 +50,11 @@ class MergeResult:
 
 
 def run(
-    repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True
+    repo: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
     proc = subprocess.run(
@@ -58,6 +62,7 @@ def run(
         capture_output=True,
         text=True,
         env=full_env,
+        input=input,
         check=False,
     )
     if check and proc.returncode != 0:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmedic.bot.forges import _git, _history, _store
+from gitmedic.bot.forges import _commit, _git, _history, _store
 from gitmedic.bot.forges._git import Identity
 from gitmedic.bot.forges._items import ItemVerbs, check_labels
 from gitmedic.bot.forges._store import PR_COLUMNS, Store
@@ -200,6 +200,13 @@ class LocalForge(ItemVerbs):
             row = self._row_by_branch(conn, branch)
             if row is not None:
                 self._refresh(conn, row)
+
+    def commit_files(
+        self, branch: str, base_sha: str, files: Mapping[str, str | None], message: str
+    ) -> str:
+        with self.store.tx() as conn:
+            base = _store.meta(conn, "base")
+            return _commit.commit_files(self.repo, branch, base_sha, files, message, base)
 
     # ------------------------------------------------------------------ what people do
 

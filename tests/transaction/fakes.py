@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.transaction import (
     GateResult,
     MergeRefused,
@@ -11,24 +12,11 @@ from gitmedic.reconciler.transaction import (
     Plan,
     PrState,
     SyncPhase,
-    SyncStatus,
+    SyncState,
     TxnState,
     Verdict,
     VerdictPhase,
 )
-
-
-@dataclass
-class FakeClock:
-    t: float = 1000.0
-    slept: list[float] = field(default_factory=list)
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.t += seconds
 
 
 @dataclass
@@ -97,14 +85,14 @@ class World:
         self.prs[number]["head"] = head
         return OpenedPR(number, head)
 
-    def sync_status(self, sha: str) -> SyncStatus:
+    def sync_status(self, sha: str) -> SyncState:
         is_revert = sha != "merge-1"
         if self.sync_fails and not is_revert:
-            return SyncStatus(SyncPhase.FAILED, "ComparisonError")
+            return SyncState(SyncPhase.FAILED, "ComparisonError")
         if self.sync_never and not is_revert:
-            return SyncStatus(SyncPhase.PROGRESSING, "waiting")
+            return SyncState(SyncPhase.PROGRESSING, "waiting")
         ready = self.clock.now() - self.deployed[sha] >= self.sync_delay_s
-        return SyncStatus(SyncPhase.DEPLOYED if ready else SyncPhase.PROGRESSING)
+        return SyncState(SyncPhase.DEPLOYED if ready else SyncPhase.PROGRESSING, "")
 
     def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
         self.calls.append(f"verify:{deployed_sha}")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.transaction import (
     Journal,
     JournalConflict,
@@ -16,11 +17,11 @@ from gitmedic.reconciler.transaction import (
     step,
 )
 from gitmedic.reconciler.transaction.journal import UnknownTransaction
-from tests.transaction.fakes import FakeClock, World, plan
+from tests.transaction.fakes import World, plan
 
 
 def test_each_step_is_resumed_by_a_fresh_process(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     world = World(clock, mu_after_fix=30.0)
     path = tmp_path / "j.sqlite"
     Journal(path).create(plan(), clock.now())

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.transaction import (
     Journal,
     MachineConfig,
@@ -16,14 +17,14 @@ from gitmedic.reconciler.transaction import (
     VerdictPhase,
     drive,
 )
-from tests.transaction.fakes import FakeClock, World, plan
+from tests.transaction.fakes import World, plan
 
 CONFIG = MachineConfig(sync_timeout_s=300, poll_s=10, approval_poll_s=60)
 
 
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock()
+    return FakeClock(1000.0)
 
 
 @pytest.fixture

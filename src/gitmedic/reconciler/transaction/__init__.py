@@ -11,7 +11,7 @@ from gitmedic.reconciler.transaction.ports import (
     Ports,
     PrState,
     SyncPhase,
-    SyncStatus,
+    SyncState,
     Verdict,
     VerdictPhase,
 )
@@ -19,5 +19,5 @@ from gitmedic.reconciler.transaction.ports import (
 __all__ = [
     "GateResult", "Journal", "JournalConflict", "LockGrant", "MachineConfig", "MergeRefused",
     "OpenedPR", "Outcome", "Phase", "Plan", "Ports", "PrState", "Record", "SyncPhase",
-    "SyncStatus", "TxnState", "Verdict", "VerdictPhase", "advance", "drive", "step",
+    "SyncState", "TxnState", "Verdict", "VerdictPhase", "advance", "drive", "step",
 ]  # fmt: skip

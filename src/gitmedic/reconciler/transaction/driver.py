@@ -7,17 +7,11 @@ record it had not yet written (the ports make that repetition harmless).
 
 from __future__ import annotations
 
-from typing import Protocol
-
+from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.transaction.journal import Journal
 from gitmedic.reconciler.transaction.machine import MachineConfig, advance
 from gitmedic.reconciler.transaction.model import TxnState
 from gitmedic.reconciler.transaction.ports import Ports
-
-
-class Clock(Protocol):
-    def now(self) -> float: ...
-    def sleep(self, seconds: float) -> None: ...
 
 
 class StepLimitExceeded(RuntimeError):

@@ -13,7 +13,20 @@ import enum
 from dataclasses import dataclass
 from typing import Protocol
 
+from gitmedic.reconciler.sync.state import SyncPhase, SyncState
 from gitmedic.reconciler.transaction.model import Plan, TxnState
+
+__all__ = [
+    "GateResult",
+    "MergeRefused",
+    "OpenedPR",
+    "Ports",
+    "PrState",
+    "SyncPhase",
+    "SyncState",
+    "Verdict",
+    "VerdictPhase",
+]
 
 
 class PrState(enum.Enum):
@@ -34,19 +47,6 @@ class GateResult:
     ok: bool
     summary: str
     head_sha: str
-
-
-class SyncPhase(enum.Enum):
-    DEPLOYED = "deployed"
-    PROGRESSING = "progressing"
-    FAILED = "failed"
-    UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True)
-class SyncStatus:
-    phase: SyncPhase
-    message: str = ""
 
 
 class VerdictPhase(enum.Enum):
@@ -81,7 +81,7 @@ class Ports(Protocol):
     def approved(self, number: int) -> bool: ...
     def merge(self, number: int, head_sha: str) -> str: ...
     def refresh_branch(self, plan: Plan, number: int) -> OpenedPR: ...
-    def sync_status(self, sha: str) -> SyncStatus: ...
+    def sync_status(self, sha: str) -> SyncState: ...
     def verify(self, plan: Plan, deployed_sha: str) -> Verdict: ...
     def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR: ...
     def announce(self, state: TxnState, message: str) -> None: ...

@@ -103,6 +103,9 @@ def path_to_json(path: Sequence[Segment]) -> list[str | int]:
 
 
 def path_from_json(data: object) -> Path:
+    """A path from its JSON form: a list of segments, or the dotted text form."""
+    if isinstance(data, str):
+        return parse_path(data)
     if not isinstance(data, list):
         raise PathError(f"path must be a list, not {type(data).__name__}")
     out: list[Segment] = []

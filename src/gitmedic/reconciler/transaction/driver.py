@@ -7,6 +7,8 @@ record it had not yet written (the ports make that repetition harmless).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.transaction.journal import Journal
 from gitmedic.reconciler.transaction.machine import MachineConfig, advance
@@ -38,13 +40,18 @@ def drive(
     config: MachineConfig | None = None,
     *,
     max_steps: int = 10_000,
+    on_record: Callable[[TxnState], None] = lambda state: None,
 ) -> TxnState:
+    """Step until a terminal phase; ``on_record`` sees the state after each persisted record."""
     config = config or MachineConfig()
     state = journal.load(txn_id)
     for _ in range(max_steps):
         if state.phase.terminal:
             return state
+        before = len(state.records)
         state, wait = step(journal, txn_id, ports, clock, config)
+        if len(state.records) > before:
+            on_record(state)
         if wait > 0:
             clock.sleep(wait)
     raise StepLimitExceeded(f"{txn_id} did not finish within {max_steps} steps")

@@ -1,0 +1,161 @@
+"""The transaction's ports over a real forge, manifest repo, GitOps engine and oracles.
+
+Every port is idempotent for its transaction, as the state machine requires:
+
+- ``open_pr`` finds the PR again by the plan's deterministic branch, and
+  ``commit_files`` returns the existing head when the branch already holds the
+  change, so a crash between the push and the journal write costs nothing;
+- ``merge`` of a PR already merged at the gated head returns its merge commit
+  (the forge's contract), and ``open_revert`` finds the existing revert PR;
+- the edits are applied by path onto the file as it is at the base being built
+  on, so re-creating the branch on a newer main (``refresh_branch``) rebases the
+  change rather than replaying stale bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from gitmedic.reconciler.forge import (
+    Conflict,
+    Forge,
+    ForgeError,
+    HeadMoved,
+    NotFound,
+    NotMergeable,
+    StatusState,
+)
+from gitmedic.reconciler.forge import PrState as ForgePrState
+from gitmedic.reconciler.manifests.apply import apply_edit
+from gitmedic.reconciler.manifests.edit import Edit
+from gitmedic.reconciler.sync.state import SyncState, SyncWatcher
+from gitmedic.reconciler.transaction.gate import Gate
+from gitmedic.reconciler.transaction.model import Plan, TxnState
+from gitmedic.reconciler.transaction.ports import (
+    GateResult,
+    MergeRefused,
+    OpenedPR,
+    PrState,
+    Verdict,
+)
+from gitmedic.reconciler.transaction.verify import OracleVerifier
+
+GATE_CONTEXT = "gitmedic/gate"
+APPROVED_LABEL = "gitmedic:approved"
+HOLD_LABEL = "gitmedic:hold"
+_PR_STATES = {
+    ForgePrState.OPEN: PrState.OPEN,
+    ForgePrState.CLOSED: PrState.CLOSED,
+    ForgePrState.MERGED: PrState.MERGED,
+}
+
+
+class ForgePorts:
+    def __init__(
+        self,
+        forge: Forge,
+        read_file: Callable[[str, str], str],
+        gate: Gate,
+        watcher: SyncWatcher,
+        verifier: OracleVerifier,
+        *,
+        main_head: Callable[[], str],
+        labels: Iterable[str] = ("gitmedic",),
+    ) -> None:
+        self.forge = forge
+        self.read_file = read_file  # (repo-relative file, revision) -> text
+        self.gate_check = gate
+        self.watcher = watcher
+        self.verifier = verifier
+        self.main_head = main_head
+        self.labels = tuple(labels)
+
+    # -- pull request ------------------------------------------------------------------
+
+    def open_pr(self, plan: Plan) -> OpenedPR:
+        existing = self.forge.find_pr(plan.branch)
+        if existing is None:
+            self.forge.commit_files(
+                plan.branch, plan.base_sha, self.files(plan, plan.base_sha), plan.title
+            )
+            existing = self.forge.ensure_pr(
+                plan.branch,
+                self.forge.default_branch(),
+                plan.title,
+                plan.body,
+                self.labels,
+                state=pr_state(plan),
+            )
+        return OpenedPR(existing.number, existing.head_sha)
+
+    def files(self, plan: Plan, at: str) -> dict[str, str | None]:
+        """The plan's edited files as they are at ``at`` with the edits applied."""
+        contents: dict[str, str] = {}
+        for data in plan.edits:
+            edit = Edit.from_json(data).with_base(None)
+            current = contents.get(edit.file)
+            if current is None:
+                current = self.read_file(edit.file, at)
+            contents[edit.file] = apply_edit(current, edit).content
+        return dict(contents)
+
+    def pr_state(self, number: int) -> PrState:
+        try:
+            return _PR_STATES[self.forge.get_pr(number).state]
+        except NotFound:
+            return PrState.MISSING
+
+    def gate(self, plan: Plan, number: int) -> GateResult:
+        head = self.forge.get_pr(number).head_sha
+        report = self.gate_check.check(plan.base_sha, head, plan.targets)
+        state = StatusState.SUCCESS if report.ok else StatusState.FAILURE
+        self.forge.set_status(head, GATE_CONTEXT, state, report.summary[:140])
+        return GateResult(report.ok, report.summary, head)
+
+    def approved(self, number: int) -> bool:
+        labels = self.forge.get_pr(number).labels
+        return APPROVED_LABEL in labels and HOLD_LABEL not in labels
+
+    def merge(self, number: int, head_sha: str) -> str:
+        try:
+            return self.forge.merge(number, head_sha)
+        except HeadMoved as exc:
+            raise MergeRefused(f"the head moved: {exc}", retryable=True) from None
+        except NotMergeable as exc:
+            closed = self.pr_state(number) is not PrState.OPEN
+            raise MergeRefused(f"not mergeable: {exc}", retryable=not closed) from None
+        except (Conflict, ForgeError) as exc:
+            raise MergeRefused(str(exc), retryable=False) from None
+
+    def refresh_branch(self, plan: Plan, number: int) -> OpenedPR:
+        base = self.main_head()
+        head = self.forge.commit_files(plan.branch, base, self.files(plan, base), plan.title)
+        return OpenedPR(number, head)
+
+    # -- deployment and verification ---------------------------------------------------
+
+    def sync_status(self, sha: str) -> SyncState:
+        return self.watcher.check(sha)
+
+    def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
+        return self.verifier.verify(plan, deployed_sha)
+
+    def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR:
+        pr = self.forge.revert_pr(number)
+        return OpenedPR(pr.number, pr.head_sha)
+
+    def announce(self, state: TxnState, message: str) -> None:
+        if state.pr is not None:
+            self.forge.ensure_comment(state.pr, f"txn/{state.plan.txn_id}", message)
+
+
+def pr_state(plan: Plan) -> dict[str, Any]:
+    """The hidden state marker of a transaction's PR: enough to find it again."""
+    return {
+        "txn": plan.txn_id,
+        "app": plan.app,
+        "incident": plan.incident,
+        "attempt": plan.attempt,
+        "strategy": plan.strategy,
+    }

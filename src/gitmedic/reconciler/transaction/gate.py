@@ -1,0 +1,91 @@
+"""The gate: a status check on every gitmedic PR before it may merge.
+
+Published as the commit status ``gitmedic/gate`` on the PR's head. It passes when
+(1) the PR's desired state loads without errors, (2) every object it declares
+validates strictly against the Kubernetes OpenAPI schema (kubernetes-validate),
+(3) the detectors find nothing new against the base (no finding of warning or
+worse whose fingerprint the base lacks), and (4) every target finding that is
+visible in desired state is gone. A server-side dry-run, when a real cluster is
+reachable, is a further check injected by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.runner import run_detectors
+from gitmedic.detectors.snapshot import Obj
+from gitmedic.detectors.spec import Detector
+from gitmedic.reconciler.manifests.load import DesiredState
+
+DryRun = Callable[[Sequence[Obj]], list[str]]
+
+
+@dataclass(frozen=True)
+class GateReport:
+    ok: bool
+    problems: tuple[str, ...]
+
+    @property
+    def summary(self) -> str:
+        if self.ok:
+            return "schema valid, no new findings, targets cleared"
+        shown = "; ".join(self.problems[:3])
+        more = f" (+{len(self.problems) - 3} more)" if len(self.problems) > 3 else ""
+        return shown + more
+
+
+class Gate:
+    def __init__(
+        self,
+        desired_at: Callable[[str], DesiredState],
+        detectors: Iterable[Detector],
+        *,
+        dry_run: DryRun | None = None,
+        schema_version: str | None = None,
+    ) -> None:
+        self.desired_at = desired_at
+        self.detectors = list(detectors)
+        self.dry_run = dry_run
+        self.schema_version = schema_version
+
+    def check(self, base_sha: str, head_sha: str, targets: Iterable[str]) -> GateReport:
+        head = self.desired_at(head_sha)
+        problems = [f"cannot load {e}" for e in head.errors]
+        problems += self._schema_problems(head)
+        base_findings = _findings(self.detectors, self.desired_at(base_sha))
+        head_findings = _findings(self.detectors, head)
+        known = {f.fingerprint for f in base_findings}
+        problems += [
+            f"new finding {f.detector} on {f.resource}: {f.summary}"
+            for f in head_findings
+            if f.fingerprint not in known and f.severity.rank >= Severity.WARNING.rank
+        ]
+        still = {f.fingerprint for f in head_findings} & set(targets)
+        problems += [f"target finding {fp} is still present" for fp in sorted(still)]
+        if self.dry_run is not None and not problems:
+            problems += self.dry_run(list(head.snapshot))
+        return GateReport(not problems, tuple(problems))
+
+    def _schema_problems(self, state: DesiredState) -> list[str]:
+        import kubernetes_validate
+
+        version = self.schema_version or kubernetes_validate.latest_version()
+        out = []
+        for obj in state.snapshot:
+            try:
+                kubernetes_validate.validate(dict(obj.body), version, strict=True)
+            except kubernetes_validate.SchemaNotFoundError:
+                continue  # a custom resource: its schema is the CRD's business
+            except kubernetes_validate.ValidationError as exc:
+                first = str(exc).splitlines()[0]
+                out.append(f"{obj.ref} does not validate: {first}")
+            except kubernetes_validate.InvalidSchemaError as exc:
+                out.append(f"{obj.ref}: {exc}")
+        return out
+
+
+def _findings(detectors: Iterable[Detector], state: DesiredState) -> list[Finding]:
+    return list(run_detectors(detectors, state.snapshot).findings)

@@ -1,0 +1,74 @@
+"""Verification: the oracles over a bounded window after a change is deployed.
+
+Runs the configured oracles (cluster state, alerts, probes, detectors) with
+``run_analysis`` on the injected clock, scores the combined observation with
+mu, checks whether the transaction's target findings still fire, and notices
+when someone else's change to the app landed during the window (then no verdict
+about *this* change can be trusted: Inconclusive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from gitmedic.detectors.finding import Finding
+from gitmedic.reconciler.clock import Clock
+from gitmedic.reconciler.oracles import AnalysisPhase, Observation, Oracle, run_analysis
+from gitmedic.reconciler.transaction.model import Plan
+from gitmedic.reconciler.transaction.ports import Verdict, VerdictPhase
+
+_PHASES = {
+    AnalysisPhase.SUCCESSFUL: VerdictPhase.SUCCESSFUL,
+    AnalysisPhase.FAILED: VerdictPhase.FAILED,
+    AnalysisPhase.ERROR: VerdictPhase.ERROR,
+}
+
+
+class OracleVerifier:
+    def __init__(
+        self,
+        oracles: Callable[[], Sequence[Oracle]],
+        clock: Clock,
+        live_findings: Callable[[], Sequence[Finding]],
+        *,
+        interfered: Callable[[str], bool] = lambda sha: False,
+    ) -> None:
+        self.oracles = oracles
+        self.clock = clock
+        self.live_findings = live_findings
+        self.interfered = interfered
+
+    def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
+        result = run_analysis(self.oracles(), self.clock)
+        firing = {f.fingerprint for f in self.live_findings()}
+        still = sorted(set(plan.targets) & firing)
+        phase = _PHASES.get(result.phase, VerdictPhase.INCONCLUSIVE)
+        seconds = result.finished - result.started
+        summary = f"oracles {result.phase.value} after {seconds:g}s, mu {result.mu:g}"
+        return Verdict(
+            phase=phase,
+            mu=result.mu,
+            targets_cleared=not still,
+            summary=summary,
+            findings=feedback(result.observation, still),
+            interfered=self.interfered(deployed_sha),
+        )
+
+
+def feedback(observation: Observation, still_firing: Sequence[str]) -> tuple[str, ...]:
+    """What the oracles saw, one line each: the retry's feedback and the PR's evidence."""
+    lines = [
+        f"alert {a.name} firing" + (f" ({a.severity})" if a.severity else "")
+        for a in observation.alerts
+    ]
+    lines += [
+        f"probe {p.url} failing: {p.message or p.status}" for p in observation.probes if not p.ok
+    ]
+    lines += [
+        f"{c.resource}: {c.unavailable} of {c.desired} replicas unavailable"
+        for c in observation.capacity
+        if c.unavailable
+    ]
+    lines += [f"critical finding {fp} firing" for fp in observation.critical_findings]
+    lines += [f"target finding {fp} still firing" for fp in still_firing]
+    return tuple(lines)

@@ -83,7 +83,7 @@ def test_crashloop_finding_carries_reason_exit_code_and_restarts(
     [finding] = run_detectors([builtin_registry().get("pod-crashloop")], snapshot).findings
 
     assert finding.params == {
-        "container": "main", "reason": "CrashLoopBackOff",
+        "container": "main", "container_field": "containers", "reason": "CrashLoopBackOff",
         "last_termination_reason": "Error", "exit_codes": [1],
     }  # fmt: skip
     assert "my-pod (restarts 3)" in finding.evidence

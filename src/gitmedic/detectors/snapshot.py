@@ -109,6 +109,11 @@ class Container:
     def env(self) -> list[JSON]:
         return [e for e in _list(self.body.get("env")) if isinstance(e, Mapping)]
 
+    @property
+    def list_field(self) -> str:
+        """The pod spec list holding it, for field paths: ``containers`` or ``initContainers``."""
+        return "initContainers" if self.init else "containers"
+
     def serves(self, port: int | str) -> bool:
         """Does this container declare ``port`` (a number, or a port name)?"""
         for p in self.ports:

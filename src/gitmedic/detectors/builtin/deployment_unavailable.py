@@ -33,7 +33,14 @@ SPEC = DetectorSpec(
     remediation="Find why the new pods fail (the pod findings name it) and restore the field "
     "of the last working revision, or revert the rollout's commit.",
     scope=Scope.LIVE,
-    playbooks=("bad-image", "rollout-strategy-unsafe"),
+    playbooks=(
+        "deployment-unavailable",
+        "node-fault",
+        "chaos-pod-kill",
+        "chaos-network",
+        "traffic-flood",
+        "lock-contention",
+    ),
 )
 NOT_READY_AFTER_S = 600.0
 

@@ -37,7 +37,12 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
                     f"{container.name}: env {name} is set {len(idx)} times; the last one wins",
                     rule="env-duplicate",
                     evidence=f"values in order: {shown}",
-                    params={"container": container.name, "env": name, "indexes": idx},
+                    params={
+                        "container": container.name,
+                        "container_field": container.list_field,
+                        "env": name,
+                        "indexes": idx,
+                    },
                 )
 
 

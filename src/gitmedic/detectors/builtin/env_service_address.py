@@ -92,9 +92,12 @@ def _port_mismatch(snapshot: Snapshot, call: Call, svc: Obj) -> Finding:
 def _params(call: Call) -> dict[str, object]:
     return {
         "container": call.container.name,
+        "container_field": call.container.list_field,
         "env": call.env,
         "env_index": call.env_index,
         "port_env": call.port_env,
+        # The variable that holds the port: the sibling *_PORT, else the address itself.
+        "port_var": call.port_env or call.env,
         "host": call.address.host,
         "port": call.address.port,
         "service": call.service_name,

@@ -25,7 +25,7 @@ SPEC = DetectorSpec(
     remediation="Restore the limit (or the request) of the last working revision so that "
     "limit >= request.",
     scope=Scope.BOTH,
-    playbooks=("memory-limit-too-small",),
+    playbooks=("memory-limit-too-small", "cpu-limit-too-tight"),
 )  # fmt: skip
 
 
@@ -46,6 +46,7 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
                     rule=f"{name}-limit-below-request",
                     evidence=f"resources.limits.{name}={shown_limit} < "
                     f"resources.requests.{name}={shown_request}",
-                    params={"container": container.name, "resource": name,
+                    params={"container": container.name, "container_field": container.list_field,
+                            "resource": name,
                             "request": str(shown_request), "limit": str(shown_limit)},
                 )  # fmt: skip

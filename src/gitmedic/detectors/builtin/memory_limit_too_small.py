@@ -46,5 +46,9 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
                 f"container {container.name}: memory limit {shown} is too small to run",
                 evidence=f"resources.limits.memory={shown} ({format_bytes(limit)}) < "
                 f"{format_bytes(MIN_MEMORY_LIMIT)}",
-                params={"container": container.name, "limit": str(shown)},
+                params={
+                    "container": container.name,
+                    "container_field": container.list_field,
+                    "limit": str(shown),
+                },
             )

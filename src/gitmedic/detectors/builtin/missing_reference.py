@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gitmedic.detectors.builtin._fields import key_path
 from gitmedic.detectors.builtin._references import (
     CONFIGMAP,
     PVC,
@@ -67,7 +68,7 @@ SPEC = DetectorSpec(
         "or mark the reference optional if the workload can run without it."
     ),
     scope=Scope.BOTH,
-    playbooks=("missing-configmap",),
+    playbooks=("missing-configmap", "configmap-key-dropped", "pvc-claim-broken"),
 )
 
 _API_VERSION = {CONFIGMAP: "v1", SECRET: "v1", PVC: "v1", SERVICE_ACCOUNT: "v1"}
@@ -117,6 +118,9 @@ def _finding(snapshot: Snapshot, wl: Workload, ref: Reference, *, missing_key: b
     }
     if ref.key is not None:
         params["key"] = ref.key
+    if missing_key:
+        # Where the key lives in the ConfigMap or Secret, so a fix can restore it.
+        params["data_path"] = key_path("data", ref.key or "")
     return SPEC.finding(
         wl.ref,
         f"{where}{what} ({ref.via} reference)",

@@ -8,8 +8,13 @@ kubelet's message names it, and the detector parses the three shapes it uses::
     couldn't find key REDIS_ADDR in ConfigMap shop/cart-config
 
 into ``params.missing`` ({kind, name, key?}) so a playbook can restore exactly
-that object or key. Other messages (CreateContainerError from the runtime) are
-reported with the message as evidence and no ``missing``.
+that object or key. Such a finding takes the rule missing-reference uses for the
+same cause (``configmap-missing``, ``configmap-key-missing``, ``secret-missing``,
+``secret-key-missing``), names the missing object in ``related`` and, for a key,
+where it lives (``params.data_path``), so playbooks route and bind on either
+detector alike. Other messages (CreateContainerError from the runtime) keep the
+rules ``config-error`` / ``create-error``, with the message as evidence and no
+``missing``.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gitmedic.detectors.builtin._fields import key_path
 from gitmedic.detectors.builtin._pods import ContainerState, Group, grouped
-from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import DetectorSpec, Scope
 
@@ -31,7 +37,7 @@ SPEC = DetectorSpec(
     remediation="Restore the missing ConfigMap, Secret or key (or the reference to it) from the "
     "last working revision.",
     scope=Scope.LIVE,
-    playbooks=("missing-configmap", "configmap-key-dropped"),
+    playbooks=("pod-config-error", "configmap-key-dropped"),
 )
 _REASONS = {"CreateContainerConfigError": "config-error", "CreateContainerError": "create-error"}
 _NOT_FOUND = re.compile(r'\b(?P<kind>configmap|secret) "(?P<name>[^"]+)" not found', re.I)
@@ -65,17 +71,26 @@ def _finding(group: Group) -> Finding:
     message = str(first.waiting.get("message", "")).strip()
     missing = missing_reference(message)
     reason = str(first.waiting.get("reason"))
-    params: dict[str, object] = {"container": group.container, "reason": reason}
+    params: dict[str, object] = {
+        "container": group.container,
+        "container_field": "initContainers" if first.init else "containers",
+        "reason": reason,
+    }
     summary = f"container {group.container} cannot be created ({reason})"
+    rule, related = group.rule, list(group.pods)
     if missing:
         params["missing"] = missing
         what = f"{missing['kind']} {missing['name']}"
         summary += f": {'key ' + missing['key'] + ' of ' if 'key' in missing else ''}{what} missing"
+        rule = f"{missing['kind'].lower()}-{'key-missing' if 'key' in missing else 'missing'}"
+        related.append(Resource(missing["kind"], group.workload.namespace, missing["name"]))
+        if "key" in missing:
+            params["data_path"] = key_path("data", missing["key"])
     return SPEC.finding(
         group.workload,
         summary,
-        rule=group.rule,
+        rule=rule,
         evidence=f"pods {', '.join(s.pod.name for s in group.states)}: {message[:300]}",
-        related=group.pods,
+        related=related,
         params=params,
     )

@@ -30,7 +30,17 @@ SPEC = DetectorSpec(
         "working revision."
     ),
     scope=Scope.LIVE,
-    playbooks=("bad-image", "wrong-command", "memory-limit-too-small", "liveness-probe-wrong"),
+    playbooks=(
+        "bad-image",
+        "wrong-command",
+        "env-missing",
+        "memory-limit-too-small",
+        "liveness-probe-wrong",
+        # Runtime causes: escalate with evidence, never a fix PR.
+        "database-auth-revoked",
+        "cache-password-changed",
+        "poison-records",
+    ),
 )
 MIN_RESTARTS = 2  # a terminated container restarted this often is looping
 
@@ -76,6 +86,7 @@ def _finding(group: Group) -> Finding:
         related=group.pods,
         params={
             "container": group.container,
+            "container_field": "containers",
             "reason": "CrashLoopBackOff",
             "last_termination_reason": last_reasons[0] if len(last_reasons) == 1 else last_reasons,
             "exit_codes": exit_codes,

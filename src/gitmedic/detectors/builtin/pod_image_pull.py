@@ -64,5 +64,9 @@ def _finding(snapshot: Snapshot, group: Group) -> Finding:
         evidence=f"pods {', '.join(s.pod.name for s in group.states)}: {'/'.join(reasons)}"
         + (f"; {message.strip()[:300]}" if message else ""),
         related=group.pods,
-        params={"container": group.container, "image": images[0] if len(images) == 1 else images},
+        params={
+            "container": group.container,
+            "container_field": "initContainers" if first.init else "containers",
+            "image": images[0] if len(images) == 1 else images,
+        },
     )

@@ -102,6 +102,6 @@ def _finding(group: Group, ages: list[float | None]) -> Finding:
         rule=group.rule,
         evidence=evidence,
         related=group.pods,
-        params={"container": group.container,
+        params={"container": group.container, "container_field": "initContainers",
                 "last_termination_reason": str(last.get("reason") or "") or None},
     )  # fmt: skip

@@ -38,8 +38,7 @@ SPEC = DetectorSpec(
     remediation="Restore the field the scheduler message points at (nodeSelector, affinity, "
     "resource requests, claimName) to its last working value.",
     scope=Scope.LIVE,
-    playbooks=("nonexistent-node", "request-too-large", "pvc-claim-broken",
-               "anti-affinity-deadlock", "host-port-conflict"),
+    playbooks=("pod-unschedulable", "node-fault"),
 )  # fmt: skip
 PENDING_AFTER_S = 300.0  # a pod unscheduled this long without an event is stuck
 _CLASSES = (

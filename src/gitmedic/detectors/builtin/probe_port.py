@@ -78,6 +78,7 @@ def _container_findings(wl: Workload, container: Container, path: str) -> Iterat
                 evidence=f"{field}.{handler}.port {port}; container ports {declared}",
                 params={
                     "container": container.name,
+                    "container_field": container.list_field,
                     "probe": field,
                     "handler": handler,
                     "path": f"{path}.{field}.{handler}.port",

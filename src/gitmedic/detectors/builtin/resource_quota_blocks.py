@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from gitmedic.detectors.builtin._resources import effective_limit, effective_request
 from gitmedic.detectors.finding import Finding, Severity
-from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
+from gitmedic.detectors.snapshot import Container, Obj, Snapshot, Workload, mapping
 from gitmedic.detectors.spec import DetectorSpec, Scope
 
 SPEC = DetectorSpec(
@@ -56,20 +56,21 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
 
 def _missing(
     snapshot: Snapshot, wl: Workload, fields: list[tuple[str, str]]
-) -> dict[str, list[str]]:
+) -> dict[str, list[Container]]:
     """``section.name`` -> containers that do not specify it."""
-    out: dict[str, list[str]] = {}
+    out: dict[str, list[Container]] = {}
     for section, name in fields:
         check = effective_request if section == "requests" else effective_limit
-        lacking = [
-            c.name for c in wl.containers() if not check(snapshot, wl.obj.namespace, c, name)
-        ]
+        lacking = [c for c in wl.containers() if not check(snapshot, wl.obj.namespace, c, name)]
         if lacking:
             out[f"{section}.{name}"] = lacking
     return out
 
 
-def _finding(quota: Obj, wl: Workload, missing: dict[str, list[str]]) -> Finding:
+def _finding(quota: Obj, wl: Workload, lacking: dict[str, list[Container]]) -> Finding:
+    missing = {field: [c.name for c in cs] for field, cs in lacking.items()}
+    # The first container lacking a field, so a fix can restore its resources.
+    first = next(iter(lacking.values()))[0]
     detail = "; ".join(f"{field}: {', '.join(cs)}" for field, cs in missing.items())
     hard = ", ".join(sorted(mapping(quota.spec.get("hard"))))
     return SPEC.finding(
@@ -78,5 +79,10 @@ def _finding(quota: Obj, wl: Workload, missing: dict[str, list[str]]) -> Finding
         f"containers do not specify {', '.join(missing)}",
         evidence=f"quota {quota.name} sets hard {hard}; missing {detail}",
         related=[quota.ref],
-        params={"quota": quota.name, "missing": missing},
+        params={
+            "quota": quota.name,
+            "missing": missing,
+            "container": first.name,
+            "container_field": first.list_field,
+        },
     )

@@ -103,6 +103,7 @@ def _replicated(wl: Workload) -> Iterator[Finding]:
         ),
         params={
             "path": f"spec.{field}.rollingUpdate.maxUnavailable",
+            "rolling_update_path": f"spec.{field}.rollingUpdate",
             "value": rolling["maxUnavailable"],
             "replicas": replicas,
             "max_surge": surge_value,
@@ -133,6 +134,7 @@ def _daemon_set(snapshot: Snapshot, wl: Workload) -> Iterator[Finding]:
             evidence=f"updateStrategy.rollingUpdate.maxUnavailable={value!r} covers {scope}",
             params={
                 "path": "spec.updateStrategy.rollingUpdate.maxUnavailable",
+                "rolling_update_path": "spec.updateStrategy.rollingUpdate",
                 "value": value,
                 "suggested": _SUGGESTED["DaemonSet"],
             },

@@ -27,7 +27,7 @@ SPEC = DetectorSpec(
     remediation="Make the selected pods Ready (see the pod findings) or restore the selector, "
     "targetPort or readiness probe of the last working revision.",
     scope=Scope.LIVE,
-    playbooks=("service-selector-mismatch", "readiness-probe-wrong"),
+    playbooks=("service-no-endpoints", "chaos-network", "traffic-flood"),
 )  # fmt: skip
 
 

@@ -6,6 +6,7 @@ All over real HTTP against the stand-in (tests/support), faults injected per req
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,6 @@ from gitmedic.bot.forges.github import GitHubForge
 from gitmedic.reconciler.forge import (
     BOT_AUTHOR,
     Conflict,
-    ForgeError,
     HeadMoved,
     MergeMethod,
     NotFound,
@@ -74,7 +74,9 @@ def test_token_auth_is_sent_and_a_wrong_token_is_refused(gh: GitHubBackend) -> N
     assert wrong not in str(caught.value)
 
 
-def _app_key() -> tuple[str, str]:
+@functools.cache
+def _app_key(which: int = 0) -> tuple[str, str]:
+    """An RSA key pair (PEM private, PEM public); cached: generating one is slow."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     private = key.private_bytes(
         serialization.Encoding.PEM,
@@ -101,13 +103,13 @@ def test_app_auth_exchanges_its_jwt_for_an_installation_token(gh: GitHubBackend)
 
 def test_app_auth_with_a_wrong_key_or_no_installation_fails_clearly(gh: GitHubBackend) -> None:
     _, public = _app_key()
-    other_private, _ = _app_key()
+    other_private, _ = _app_key(1)
     gh.store.app_id, gh.store.app_public_key = 7, public
     with pytest.raises(PermissionDenied, match="JSON web token") as caught:
         GitHubForge(gh.store.full_name, app_id=7, private_key=other_private, base_url=gh.url)
     assert "PRIVATE KEY" not in str(caught.value)
-    gh.store.app_public_key = _app_key()[1]
-    with pytest.raises(ForgeError):
+    gh.store.app_public_key = _app_key(1)[1]  # the right key now, but no installation there
+    with pytest.raises(NotFound, match="404"):
         GitHubForge("acme/elsewhere", app_id=7, private_key=other_private, base_url=gh.url)
 
 

@@ -231,7 +231,8 @@ def _build_tree(s: GitHubStore, base_tree: str | None, entries: list[dict[str, A
             run("read-tree", base_tree)
         for e in entries:
             if e.get("sha") is None and "content" not in e:
-                run("update-index", "--force-remove", e["path"])
+                # mode 0 removes the entry (--force-remove wants a work tree)
+                run("update-index", "--index-info", data=f"0 {'0' * 40}\t{e['path']}\n".encode())
                 continue
             sha = e.get("sha") or s.git("hash-object", "-w", "--stdin", input=e["content"].encode())
             run("update-index", "--add", "--cacheinfo", f"{e['mode']},{sha},{e['path']}")

@@ -12,8 +12,9 @@ know what the bot has done: the hidden state marker in each PR body (see
 from the forge alone.
 
 Implementations: ``gitmedic.bot.forges.local.LocalForge`` (PRs inside the git repo
-itself, the embedded default and the test forge) and a GitHub adapter. Both are held
-to the same contract suite (``tests/forge/test_contract.py``). Failures are the typed
+itself, the embedded default and the test forge) and
+``gitmedic.bot.forges.github.GitHubForge`` (PyGithub). Both are held to the same
+contract suite (``tests/forge/test_contract*.py``). Failures are the typed
 :class:`ForgeError` subclasses below, never a client library's exception.
 
 Contract details every implementation follows (the contract suite checks them):

@@ -27,6 +27,7 @@ from gitmedic.reconciler.manifests.paths import (
     missing_message,
     resolve_parent,
 )
+from gitmedic.reconciler.manifests.render import rt_key
 
 __all__ = ["Change", "apply_op", "inverse_of"]
 
@@ -121,7 +122,7 @@ def _insert_key(parent: dict[Any, Any], position: int, key: str, value: Any) -> 
     _unflow(parent)
     insert = getattr(parent, "insert", None)
     if insert is not None:  # ruamel's CommentedMap keeps comments where they were
-        insert(position, key, value)
+        insert(position, rt_key(key), value)
         return
     items = list(parent.items())
     items.insert(position, (key, value))

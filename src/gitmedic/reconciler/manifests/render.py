@@ -130,7 +130,7 @@ def rt_value(value: Any, like: Any = None) -> Any:
     if isinstance(value, dict):
         out = CommentedMap()
         for k, v in value.items():
-            out[k] = rt_value(v, like.get(k) if isinstance(like, dict) else None)
+            out[rt_key(k)] = rt_value(v, like.get(k) if isinstance(like, dict) else None)
         if isinstance(like, CommentedMap) and like and like.fa.flow_style():
             out.fa.set_flow_style()
         return out
@@ -141,6 +141,14 @@ def rt_value(value: Any, like: Any = None) -> Any:
             seq.fa.set_flow_style()
         return seq
     return value
+
+
+def rt_key(key: Any) -> Any:
+    """A mapping key as ruamel will write it: quoted when YAML 1.1 would read it as
+    something else (``no``, ``on``, ``1e3``...), so kubectl sees the same key."""
+    if isinstance(key, str) and _needs_quotes(key):
+        return DoubleQuotedScalarString(key)
+    return key
 
 
 def splice(original: list[str], before: list[str], after: list[str]) -> list[str]:

@@ -12,6 +12,7 @@ it is data until the guard has passed it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,7 @@ class LlmMemory:
     usage_tokens: int
     cost_usd: float
     stopped: str
+    notes: tuple[str, ...]  # what the write tools refused, and why
 
 
 def ask_for_memory(
@@ -76,6 +78,8 @@ def ask_for_memory(
     budget: Budget = REFLECTION_BUDGET,
 ) -> LlmMemory:
     """Run the agent with the two write tools; ``implicated``: role -> object body."""
+    # run_agent prices each response with litellm: never let it fetch the price list.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     drafts = Drafts()
     result: AgentResult = run_agent(
         model=model,
@@ -85,7 +89,12 @@ def ask_for_memory(
         completion=completion,
     )
     return LlmMemory(
-        drafts.detector, drafts.playbook, result.usage.tokens, result.usage.cost_usd, result.stopped
+        drafts.detector,
+        drafts.playbook,
+        result.usage.tokens,
+        result.usage.cost_usd,
+        result.stopped,
+        tuple(drafts.notes),
     )
 
 
@@ -109,6 +118,7 @@ def _tools(drafts: Drafts) -> list[Tool]:
         source = str(args.get("source", ""))
         problems = check_source(source, "detector.py")
         if problems:
+            drafts.notes.append("LLM detector refused: " + "; ".join(problems))
             return "refused: " + "; ".join(problems) + ". Fix and call write_detector again."
         drafts.detector = source
         return "recorded; it will be run against the pre-fix, fixed and healthy states"
@@ -118,6 +128,7 @@ def _tools(drafts: Drafts) -> list[Tool]:
         try:
             parse_playbook(text, "playbook/README.md")
         except PlaybookError as exc:
+            drafts.notes.append(f"LLM playbook refused: {exc}")
             return f"refused: {exc}. Fix and call write_playbook again."
         drafts.playbook = text
         return "recorded"

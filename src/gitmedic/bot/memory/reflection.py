@@ -125,6 +125,7 @@ def _llm_candidate(
         model=llm.model, completion=llm.completion, findings=inp.findings, edits=inp.edits,
         implicated=implicated, diagnosis=inp.diagnosis, budget=llm.budget,
     )  # fmt: skip
+    notes += drafted.notes
     if not drafted.detector or not drafted.playbook:
         notes.append(f"LLM: wrote no usable detector and playbook ({drafted.stopped})")
         return None, drafted.usage_tokens, drafted.cost_usd

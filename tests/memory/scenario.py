@@ -189,7 +189,8 @@ class ScriptedLlm:
     sent: list[str] = field(default_factory=list)
 
     def __call__(self, **kw: Any) -> Any:
-        self.sent += [json.dumps(m) for m in kw["messages"]]
+        # What we sent (the model's own earlier replies, echoed back, are not ours).
+        self.sent += [json.dumps(m) for m in kw["messages"] if m["role"] != "assistant"]
         calls = self.turns.pop(0) if self.turns else [("submit_diagnosis", {"summary": "done"})]
         tool_calls = [
             SimpleNamespace(id=f"c{i}", function=SimpleNamespace(name=n, arguments=json.dumps(a)))

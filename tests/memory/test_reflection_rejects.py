@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from tests.memory.scenario import (
     incident,
     llm_writes,
     manifest_repo,
+    with_value,
 )
 
 TEMPLATED = "service-publish-not-ready-addresses"
@@ -89,18 +91,21 @@ def test_a_runaway_llm_detector_is_stopped_and_refused(
 def test_without_a_valid_candidate_only_the_outcome_is_written(tmp_path: Path) -> None:
     repo = manifest_repo(tmp_path)
     base = healthy(repo)
-    # The fix changed a value that names an object (a selector): nothing may be templated,
-    # and the LLM wrote nothing usable.
+    # The fault pointed the selector at another workload's label: both values name
+    # objects of the app, so no rule may be templated; the LLM wrote nothing usable.
+    path = ("spec", "selector", "app")
     svc = Resource("Service", NAMESPACE, "frontend", "v1")
-    inp = incident(base)
-    inp = inp.__class__(
-        **{
-            **inp.__dict__,
-            "edits": (Edit(Op.SET, MANIFESTS, svc, ("spec", "selector", "app"), "frontend"),),
-        }
-    )
+    inp = incident(base, pre=with_value(base, "Service", "frontend", path, "cartservice"))
+    inp = replace(inp, edits=(Edit(Op.SET, MANIFESTS, svc, path, "frontend"),))
+
     change = reflect(repo, inp, llm=LlmConfig("m", llm_writes("x = 1\n")))
+
     assert list(change.files) == [".gitmedic/outcomes.jsonl"]
     assert change.detector == "" and change.playbook == ""
-    assert change.notes[-1] == "no detector written: no candidate passed validation"
-    assert any("LLM detector refused" in n for n in change.notes)
+    assert change.notes == (
+        "LLM detector refused: detector.py: defines no detect(snapshot) function; "
+        "detector.py: defines no SPEC = DetectorSpec(...)",
+        "LLM: wrote no usable detector and playbook (diagnosis)",
+        "template: every changed value names an object or may be a credential",
+        "no detector written: no candidate passed validation",
+    )

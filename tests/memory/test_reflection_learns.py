@@ -9,6 +9,7 @@ Git history gives back the original file byte for byte, with no LLM call.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from gitmedic.bot.memory.guard import check_memory
@@ -110,15 +111,13 @@ def test_the_templated_form_generalises_for_the_bisect_strategy(tmp_path: Path) 
 def test_a_covered_or_failed_fix_writes_only_the_outcome(tmp_path: Path) -> None:
     repo = manifest_repo(tmp_path)
     base = incident(healthy(repo), strategy="playbook")
-    covered = base.outcome.__class__(
-        **{**base.outcome.__dict__, "playbooks": ("x",), "playbooks_applied": ("x",)}
-    )
-    reverted = base.outcome.__class__(**{**base.outcome.__dict__, "status": "reverted"})
+    covered = replace(base.outcome, playbooks=("x",), playbooks_applied=("x",))
+    reverted = replace(base.outcome, status="reverted")
     for record, reason in (
         (covered, "the playbook x already covers this fault"),
         (reverted, "the transaction ended reverted"),
     ):
-        change = reflect(repo, base.__class__(**{**base.__dict__, "outcome": record}))
+        change = reflect(repo, replace(base, outcome=record))
         assert list(change.files) == [".gitmedic/outcomes.jsonl"]
         assert reason in change.notes[0] and change.detector == ""
         assert change.title == "gitmedic memory: record the outcome of inc-1"

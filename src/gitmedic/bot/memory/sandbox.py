@@ -16,8 +16,10 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.snapshot import Snapshot
@@ -57,7 +59,11 @@ det = from_module(module)
 objs = [Obj(Resource(o["kind"], o["namespace"], o["name"], o["apiVersion"]), o["body"])
         for o in payload["objects"]]
 found = list(det.detect(Snapshot(objs, mode=Mode(payload["mode"]))))
-print(json.dumps({{"id": det.id, "playbooks": list(det.spec.playbooks),
+s = det.spec
+spec = {{"id": s.id, "description": s.description, "kinds": sorted(s.kinds),
+        "severity": s.severity.value, "remediation": s.remediation, "scope": s.scope.value,
+        "playbooks": list(s.playbooks), "fire_after": s.fire_after, "clear_after": s.clear_after}}
+print(json.dumps({{"id": det.id, "playbooks": list(det.spec.playbooks), "spec": spec,
                    "findings": [f.to_json() for f in found]}}))
 """
 
@@ -71,6 +77,7 @@ class SandboxRun:
     detector_id: str
     playbooks: tuple[str, ...]
     findings: tuple[Finding, ...]
+    spec: Mapping[str, Any] = field(default_factory=dict)  # the SPEC's fields, as JSON
 
 
 def run_sandboxed(
@@ -161,7 +168,7 @@ def run_sandboxed(
         raise SandboxError(f"{path.name}: {_last_error(proc.stderr, proc.returncode)}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     findings = tuple(Finding.from_json(f) for f in out["findings"])
-    return SandboxRun(out["id"], tuple(out["playbooks"]), findings)
+    return SandboxRun(out["id"], tuple(out["playbooks"]), findings, out["spec"])
 
 
 def _last_error(stderr: str, code: int) -> str:

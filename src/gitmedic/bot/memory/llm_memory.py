@@ -12,7 +12,6 @@ it is data until the guard has passed it.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,8 +77,6 @@ def ask_for_memory(
     budget: Budget = REFLECTION_BUDGET,
 ) -> LlmMemory:
     """Run the agent with the two write tools; ``implicated``: role -> object body."""
-    # run_agent prices each response with litellm: never let it fetch the price list.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     drafts = Drafts()
     result: AgentResult = run_agent(
         model=model,

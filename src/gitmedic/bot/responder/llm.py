@@ -84,6 +84,7 @@ class ProviderError(Exception):
 
 
 Completion = Callable[..., Any]
+Price = Callable[[Any], float]
 
 
 def data_block(source: str, text: str) -> str:
@@ -103,8 +104,13 @@ def run_agent(
     max_retries: int = 3,
     api_base: str | None = None,
     api_key: str | None = None,
+    price: Price | None = None,
 ) -> AgentResult:
-    completion = completion or _litellm_completion()
+    """Run the loop. ``price`` turns a response into dollars: litellm's price list when
+    litellm is the provider, free for an injected ``completion`` unless one is given."""
+    if completion is None:
+        completion, price = _litellm_completion(), price or _litellm_price
+    provider = _Provider(completion, price or _free, sleep, max_retries, api_base, api_key)
     result = AgentResult()
     handlers = {t.name: t for t in tools}
     schemas = [t.schema() for t in tools] + [_PROPOSE, _SUBMIT]
@@ -118,8 +124,7 @@ def run_agent(
             result.stopped = f"budget: {over}"
             break
         try:
-            response = _call(completion, model, messages, schemas, result.usage, sleep,
-                             max_retries, api_base, api_key)  # fmt: skip
+            response = provider.call(model, messages, schemas, result.usage)
         except ProviderError as exc:
             result.stopped = f"error: {exc}"
             break
@@ -137,44 +142,61 @@ def run_agent(
     return result
 
 
-def _call(
-    completion: Completion, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-    usage: Usage, sleep: Callable[[float], None], max_retries: int,
-    api_base: str | None, api_key: str | None,
-) -> Any:  # fmt: skip
-    delay = 1.0
-    for attempt in range(max_retries + 1):
-        try:
-            response = completion(
-                model=model, messages=messages, tools=tools, tool_choice="auto",
-                api_base=api_base, api_key=api_key, timeout=60, num_retries=0,
-            )  # fmt: skip
-        except Exception as exc:  # litellm maps every provider error onto its own types
-            status = getattr(exc, "status_code", None)
-            if status in (400, 401, 403, 404) or attempt == max_retries:
-                raise ProviderError(
-                    f"{type(exc).__name__} (HTTP {status}): {str(exc)[:200]}"
-                ) from None
-            usage.retries += 1
-            sleep(delay)
-            delay *= 2
-            continue
-        usage.steps += 1
-        _count(usage, response, model)
-        return response
-    raise ProviderError("unreachable")
+@dataclass(frozen=True)
+class _Provider:
+    completion: Completion
+    price: Price
+    sleep: Callable[[float], None]
+    max_retries: int
+    api_base: str | None
+    api_key: str | None
+
+    def call(
+        self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], usage: Usage
+    ) -> Any:
+        delay = 1.0
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = self.completion(
+                    model=model,
+                    messages=messages,
+                    tools=tools,
+                    tool_choice="auto",
+                    api_base=self.api_base,
+                    api_key=self.api_key,
+                    timeout=60,
+                    num_retries=0,
+                )
+            except Exception as exc:  # litellm maps every provider error onto its own types
+                status = getattr(exc, "status_code", None)
+                if status in (400, 401, 403, 404) or attempt == self.max_retries:
+                    raise ProviderError(
+                        f"{type(exc).__name__} (HTTP {status}): {str(exc)[:200]}"
+                    ) from None
+                usage.retries += 1
+                self.sleep(delay)
+                delay *= 2
+                continue
+            usage.steps += 1
+            u = getattr(response, "usage", None)
+            usage.prompt_tokens += int(getattr(u, "prompt_tokens", 0) or 0)
+            usage.completion_tokens += int(getattr(u, "completion_tokens", 0) or 0)
+            usage.cost_usd += self.price(response)
+            return response
+        raise ProviderError("unreachable")
 
 
-def _count(usage: Usage, response: Any, model: str) -> None:
-    u = getattr(response, "usage", None)
-    usage.prompt_tokens += int(getattr(u, "prompt_tokens", 0) or 0)
-    usage.completion_tokens += int(getattr(u, "completion_tokens", 0) or 0)
+def _free(response: Any) -> float:
+    return 0.0
+
+
+def _litellm_price(response: Any) -> float:
+    import litellm
+
     try:
-        import litellm
-
-        usage.cost_usd += float(litellm.completion_cost(completion_response=response) or 0.0)
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
     except Exception:  # unknown models have no price: tokens still bound the spend
-        pass
+        return 0.0
 
 
 def _over_budget(usage: Usage, budget: Budget) -> str:

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -210,7 +211,13 @@ CONFIG = MachineConfig(sync_timeout_s=300, poll_s=10)
 
 
 def run(
-    repo: Path, journal_path: Path, txn_plan: Plan, *, kill_after: int = 0, never_sync: bool = False
+    repo: Path,
+    journal_path: Path,
+    txn_plan: Plan,
+    *,
+    kill_after: int = 0,
+    never_sync: bool = False,
+    on_record: Callable[[TxnState], None] = lambda state: None,
 ) -> TxnState:
     """Drive the transaction; with ``kill_after`` the process SIGKILLs itself after that record."""
     clock = FakeClock(1_000_000.0)
@@ -218,6 +225,7 @@ def run(
     journal.create(txn_plan, clock.now())
 
     def maybe_die(state: TxnState) -> None:
+        on_record(state)
         if kill_after and len(state.records) == kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
 

@@ -62,7 +62,17 @@ class World:
     def gate(self, plan: Plan, number: int) -> GateResult:
         self.calls.append("gate")
         head = str(self.prs[number]["head"])
-        return GateResult(self.gate_ok, "all green" if self.gate_ok else "new finding", head)
+        summary = "all green" if self.gate_ok else "new finding"
+        result = GateResult(self.gate_ok, summary, head, self.main)
+        if self.main_moves:  # someone merges to main right after the gate ran
+            self.main, self.main_moves = f"{self.main}+1", False
+        return result
+
+    main: str = "base"  # the default branch's head
+    main_moves: bool = False
+
+    def main_head(self) -> str:
+        return self.main
 
     def approved(self, number: int) -> bool:
         return self.approved_after is not None and self.clock.now() >= self.approved_after

@@ -11,7 +11,7 @@ import pytest
 
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import PrFilter, StatusState
-from gitmedic.reconciler.transaction import Outcome
+from gitmedic.reconciler.transaction import Outcome, Phase, TxnState
 from tests.transaction.e2e_world import APP, git, make_repo, plan, run
 
 ROOT = Path(__file__).parents[2]
@@ -35,6 +35,23 @@ def test_a_correct_fix_is_merged_deployed_verified_and_committed(tmp_path: Path)
     diff = git(repo, "diff", f"{state.plan.base_sha}..main")
     assert "-      targetPort: 3551\n+      targetPort: 3550" in diff
     assert diff.count("\n+") == 1 + 1  # the +++ header and the one changed line
+
+
+def test_a_person_merging_to_main_first_gets_the_pr_rebased_and_regated(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+
+    def someone_commits(state: TxnState) -> None:
+        if state.phase is Phase.PR_OPENED and state.regates == 0:
+            cart = repo / APP / "cart.yaml"
+            cart.write_text(cart.read_text().replace("replicas: 1", "replicas: 2", 1))
+            git(repo, "commit", "-qam", "cart: two replicas")
+
+    state = run(repo, tmp_path / "j.sqlite", plan(repo, "good"), on_record=someone_commits)
+    assert state.outcome is Outcome.COMMITTED, state.reason
+    assert catalog_port(repo) == "3550"
+    assert "replicas: 2" in git(repo, "show", f"main:{APP}/cart.yaml"), "the person's change stays"
+    (pr,) = LocalForge(repo).list_prs(PrFilter.ALL)
+    assert git(repo, "log", "--format=%s", "-1", f"{pr.head_sha}^") == "cart: two replicas"
 
 
 def test_a_fix_that_breaks_at_runtime_is_reverted(tmp_path: Path) -> None:

@@ -125,6 +125,18 @@ def test_a_moved_head_is_regated_then_merged(
     assert world.calls.count("gate") == 2 and "refresh" in world.calls
 
 
+def test_main_moving_under_the_pr_rebases_and_regates_before_merging(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.main_moves = True
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.COMMITTED
+    assert world.calls.count("gate") == 2 and world.calls.count("refresh") == 1
+    regate = next(r for r in state.records if r.data.get("reason", "").startswith("re-gate"))
+    assert regate.data["reason"] == "re-gate: main moved from base"
+    assert state.gated_base == "base+1"
+
+
 def test_merge_refusals_are_bounded(tmp_path: Path, world: World, clock: FakeClock) -> None:
     world.merge_refusals = [MergeRefused("conflict", retryable=True) for _ in range(5)]
     state = run(tmp_path, world, clock)

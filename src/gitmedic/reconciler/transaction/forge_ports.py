@@ -25,6 +25,7 @@ from gitmedic.reconciler.forge import (
     NotFound,
     NotMergeable,
     StatusState,
+    Validation,
 )
 from gitmedic.reconciler.forge import PrState as ForgePrState
 from gitmedic.reconciler.manifests.apply import apply_edit
@@ -60,7 +61,7 @@ class ForgePorts:
         watcher: SyncWatcher,
         verifier: OracleVerifier,
         *,
-        main_head: Callable[[], str],
+        main_head: Callable[[], str],  # the default branch's head, fetched
         labels: Iterable[str] = ("gitmedic",),
     ) -> None:
         self.forge = forge
@@ -68,7 +69,7 @@ class ForgePorts:
         self.gate_check = gate
         self.watcher = watcher
         self.verifier = verifier
-        self.main_head = main_head
+        self._main_head = main_head
         self.labels = tuple(labels)
 
     # -- pull request ------------------------------------------------------------------
@@ -107,11 +108,17 @@ class ForgePorts:
             return PrState.MISSING
 
     def gate(self, plan: Plan, number: int) -> GateResult:
-        head = self.forge.get_pr(number).head_sha
-        report = self.gate_check.check(plan.base_sha, head, plan.targets)
+        base = self.main_head()
+        try:
+            # The branch must sit on the main it will merge into, so what is gated is
+            # what lands; commit_files is a no-op when it already does.
+            head = self.forge.commit_files(plan.branch, base, self.files(plan, base), plan.title)
+        except Validation as exc:
+            return GateResult(False, f"the change no longer applies to main: {exc}", "", base)
+        report = self.gate_check.check(base, head, plan.targets)
         state = StatusState.SUCCESS if report.ok else StatusState.FAILURE
         self.forge.set_status(head, GATE_CONTEXT, state, report.summary[:140])
-        return GateResult(report.ok, report.summary, head)
+        return GateResult(report.ok, report.summary, head, base)
 
     def approved(self, number: int) -> bool:
         labels = self.forge.get_pr(number).labels
@@ -127,6 +134,9 @@ class ForgePorts:
             raise MergeRefused(f"not mergeable: {exc}", retryable=not closed) from None
         except (Conflict, ForgeError) as exc:
             raise MergeRefused(str(exc), retryable=False) from None
+
+    def main_head(self) -> str:
+        return self._main_head()
 
     def refresh_branch(self, plan: Plan, number: int) -> OpenedPR:
         base = self.main_head()

@@ -72,7 +72,7 @@ def _gate(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> S
     result = ports.gate(state.plan, state.pr)
     if not result.ok:
         return _record(state, Phase.REJECTED, now, reason=f"gate failed: {result.summary}")
-    return _record(state, Phase.GATED, now, head_sha=result.head_sha)
+    return _record(state, Phase.GATED, now, head_sha=result.head_sha, gated_base=result.base_sha)
 
 
 def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
@@ -86,7 +86,10 @@ def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> 
         if state.phase is Phase.GATED:
             return _record(state, Phase.AWAITING_APPROVAL, now, reason="waiting for approval")
         return Step(None, config.approval_poll_s)
+    moved = state.gated_base and ports.main_head() != state.gated_base
     try:
+        if moved:  # main moved under the PR: rebase it and gate again before merging
+            raise MergeRefused(f"main moved from {state.gated_base[:12]}", retryable=True)
         merge_sha = ports.merge(state.pr, state.head_sha)
     except MergeRefused as exc:
         if not exc.retryable or state.regates >= config.max_regates:

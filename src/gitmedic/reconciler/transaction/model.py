@@ -108,6 +108,7 @@ class TxnState:
     phase: Phase = Phase.PLANNED
     pr: int | None = None
     head_sha: str = ""
+    gated_base: str = ""
     merge_sha: str = ""
     merged_at: float | None = None
     revert_pr: int | None = None
@@ -165,7 +166,7 @@ class TxnState:
 
 _FOLDED = frozenset(
     {
-        "pr", "head_sha", "merge_sha", "merged_at", "revert_pr", "revert_head_sha",
+        "pr", "head_sha", "gated_base", "merge_sha", "merged_at", "revert_pr", "revert_head_sha",
         "revert_merge_sha", "reverted_at", "mu_post", "reason", "feedback", "regates", "alarm",
     }
 )  # fmt: skip

@@ -82,9 +82,48 @@ def bisect_fix(ws: Workspace, finding: Finding, intro: Introduction) -> Fix | No
     for candidate in _candidates(units, everything):
         fix = _attempt(ws, finding, intro, candidate)
         if fix is not None:
+            fix, candidate = _extended(ws, finding, intro, fix, candidate, units)
             whole = set(candidate) == set(everything)
             return _with_diagnosis(fix, finding, intro, candidate, whole)
     return None
+
+
+def _extended(
+    ws: Workspace,
+    finding: Finding,
+    intro: Introduction,
+    fix: Fix,
+    chosen: tuple[Unit, ...],
+    units: list[Unit],
+) -> tuple[Fix, tuple[Unit, ...]]:
+    """Add the other changed fields the finding depends on.
+
+    The smallest clearing set may leave part of the fault behind (a probe made
+    aggressive in three fields clears when one is restored); benchmarks judge the
+    original values, so every changed field whose undo alone changes the finding
+    (clears it, or changes its params) is restored too. Fields the detector does
+    not look at (a label, another image) are not, and stay as the commit left them.
+    """
+    extra = tuple(u for u in units if u not in chosen and _matters(ws, finding, intro, u))
+    if not extra:
+        return fix, chosen
+    wider = _ordered((*chosen, *extra), units)
+    bigger = _attempt(ws, finding, intro, wider)
+    return (bigger, wider) if bigger is not None else (fix, chosen)
+
+
+def _matters(ws: Workspace, finding: Finding, intro: Introduction, unit: Unit) -> bool:
+    try:
+        edits, contents = restore_units(ws, [unit], intro.parent)
+    except EditError:
+        return False
+    return bool(edits) and not ws.unchanged(finding, contents)
+
+
+def _ordered(chosen: Sequence[Unit], units: list[Unit]) -> tuple[Unit, ...]:
+    """``chosen`` in document order, so edits of one object are computed together."""
+    rank = {u: i for i, u in enumerate(units)}
+    return tuple(sorted(chosen, key=lambda u: rank.get(u, len(rank))))
 
 
 def _units(

@@ -5,7 +5,7 @@ it needs the commit's change to an object as a list of small, independent
 paths. The walk is joint over both versions:
 
 - mappings: a key present on one side only is one difference (the whole key),
-  else recurse;
+  else recurse; a mapping emptied or filled (``strategy: {}``) is one difference;
 - lists of named items (containers, env, ports, volumes) are matched by name,
   so a path reads ``containers[name=server].image`` and survives reordering; an
   item present on one side only is one difference;
@@ -33,7 +33,7 @@ def changed_paths(old: Any, new: Any) -> list[Path]:
 
 
 def _walk(old: Any, new: Any, path: Path, out: list[Path]) -> None:
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
+    if isinstance(old, Mapping) and isinstance(new, Mapping) and old and new:
         for k in [*old, *(k for k in new if k not in old)]:
             if k in old and k in new:
                 _walk(old[k], new[k], (*path, str(k)), out)

@@ -53,6 +53,10 @@ class _Plan:
     unresolved: tuple[Finding, ...]
 
 
+# Live objects the repo does not declare but desired-state detectors judge by.
+CONTEXT_KINDS = frozenset({"Node"})
+
+
 class Responder:
     def __init__(
         self,
@@ -65,14 +69,16 @@ class Responder:
         limits: Limits | None = None,
     ) -> None:
         self.repo = repo
-        self.states = DesiredStates(repo, detectors or builtin_registry())
+        self.detectors = detectors or builtin_registry()
         self.playbooks = list(playbooks) if playbooks is not None else _all_playbooks(repo)
         self.llm = llm
         self.completion = completion
         self.limits = limits or Limits()
 
     def propose(self, incident: Incident) -> Proposal:
-        ws = Workspace(self.repo, self.states, self.repo.git.rev_parse("HEAD"))
+        context = [o for o in incident.live or () if o.kind in CONTEXT_KINDS]
+        states = DesiredStates(self.repo, self.detectors, context)
+        ws = Workspace(self.repo, states, self.repo.git.rev_parse("HEAD"))
         findings = self._ordered(ws, incident.active or incident.findings)
         plan = self._deterministic(ws, findings, incident)
         llm: LlmOutcome | None = None
@@ -87,7 +93,7 @@ class Responder:
 
     def _ordered(self, ws: Workspace, findings: Sequence[Finding]) -> list[Finding]:
         def rank(f: Finding) -> tuple[bool, int, tuple[str, ...]]:
-            seen = self.states.judges(f) and self.states.visible(f, ws.head)
+            seen = ws.states.judges(f) and ws.states.visible(f, ws.head)
             return (not seen, -f.severity.rank, f.sort_key)
 
         return sorted(findings, key=rank)
@@ -112,7 +118,7 @@ class Responder:
         return _Plan(tuple(fixes), tuple(escalated), tuple(unresolved))
 
     def _covered(self, ws: Workspace, finding: Finding) -> bool:
-        if self.states.judges(finding) and self.states.visible(finding, ws.head):
+        if ws.states.judges(finding) and ws.states.visible(finding, ws.head):
             return not ws.present(finding)
         return bool({finding.resource, *finding.related} & ws.edited)
 
@@ -123,8 +129,8 @@ class Responder:
         outcome = playbook_fix(ws, finding, self.playbooks, since, self.limits)
         if outcome is not None:
             return outcome
-        if self.states.judges(finding) and self.states.visible(finding, ws.head):
-            intro = find_introduction(self.states, finding, self.limits.max_commits)
+        if ws.states.judges(finding) and ws.states.visible(finding, ws.head):
+            intro = find_introduction(ws.states, finding, self.limits.max_commits)
             return bisect_fix(ws, finding, intro) if intro is not None else None
         return recent_regression(ws, finding, since, self.limits.max_commits)
 

@@ -15,7 +15,7 @@ fingerprint: a fix may change a finding's params without changing what it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -47,8 +47,13 @@ class _Parsed:
 class DesiredStates:
     """The app's desired state at revisions of its repo, with detector runs cached."""
 
-    def __init__(self, repo: ManifestRepo, detectors: Registry) -> None:
+    def __init__(
+        self, repo: ManifestRepo, detectors: Registry, context: Sequence[Obj] = ()
+    ) -> None:
         self.repo = repo
+        # Cluster objects no repo declares but detectors judge by (Nodes, from the live
+        # state): without them a nodeSelector or a huge request cannot be judged.
+        self.context = tuple(context)
         self.detectors = Registry(d for d in detectors if d.spec.scope.applies_to(Mode.DESIRED))
         self._blobs: dict[tuple[str, str], _Parsed] = {}
         self._snapshots: dict[str, Snapshot] = {}
@@ -121,9 +126,9 @@ class DesiredStates:
         if any(PurePosixPath(f).name in KUSTOMIZATION_FILES for f in files):
             state = load_desired(self.repo.root / self.repo.path, rev=sha,
                                  namespace=self.repo.namespace)  # fmt: skip
-            return state.snapshot
+            return Snapshot([*state.snapshot, *self.context], mode=Mode.DESIRED, revision=sha)
         explicit = len(files) == 1 and next(iter(files)) == self.repo.path
-        objects: list[Obj] = []
+        objects: list[Obj] = list(self.context)
         for file, blob in sorted(files.items()):
             parsed = self._parsed(blob, file, sha)
             if explicit or not parsed.foreign:

@@ -82,9 +82,19 @@ class Workspace:
 
     def present(self, finding: Finding, contents: Mapping[str, str] | None = None) -> bool:
         """Is the finding still in the desired state with the accepted (and given) edits?"""
+        return any(key(f) == key(finding) for f in self._of_detector(finding, contents))
+
+    def unchanged(self, finding: Finding, contents: Mapping[str, str]) -> bool:
+        """Is the very same finding (params included) there with ``contents`` applied?"""
+        prints = {f.fingerprint for f in self._of_detector(finding, contents)}
+        return finding.fingerprint in prints
+
+    def _of_detector(
+        self, finding: Finding, contents: Mapping[str, str] | None
+    ) -> tuple[Finding, ...]:
         snap = self.states.with_files(self.head, {**self.contents, **(contents or {})})
         detector = [d for d in self.states.detectors if d.id == finding.detector]
-        return any(key(f) == key(finding) for f in run_detectors(detector, snap).findings)
+        return run_detectors(detector, snap).findings
 
     def check(self, finding: Finding, contents: Mapping[str, str]) -> bool:
         """The finding is gone and nothing new appeared, with ``contents`` applied."""

@@ -18,6 +18,8 @@ def hermetic_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.delenv("GITMEDIC_LLM_MODEL", raising=False)
+    # litellm prices usage from its bundled map; never from the network in tests.
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 MakeApp = Callable[..., AppRepo]

@@ -414,7 +414,3 @@ NOT_COVERED = {
     "hpa-no-cpu-request": "none of the real apps declares an HPA (see the two-commit test)",
     "feature-flag": "no detector sees it; the LLM path's case",
 }
-
-
-def touches_of(f: Fault) -> tuple[Touch, ...]:
-    return f.touches

@@ -14,7 +14,6 @@ from tests.responder.support import (
     DELETE,
     POD,
     Fault,
-    Touch,
     add,
     crashloop,
     fault,

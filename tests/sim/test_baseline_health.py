@@ -29,7 +29,9 @@ def test_unhealthy_app_shows_its_real_defect(name: str) -> None:
     stuck = [p for p in state.observed.pods if not p.ready]
     assert stuck
     reasons = {
-        e["reason"] for e in state.observed.objects if e["kind"] == "Event" and e["type"] == "Warning"
+        e["reason"]
+        for e in state.observed.objects
+        if e["kind"] == "Event" and e["type"] == "Warning"
     }
     assert UNHEALTHY[name] in reasons
     assert state.application["status"]["health"]["status"] != "Healthy"

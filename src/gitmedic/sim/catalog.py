@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitmedic.detectors.snapshot import Snapshot, as_list
 from gitmedic.detectors.topology import calls
@@ -55,6 +56,8 @@ class ImageCatalog:
     # (namespace, service) addressed in the baseline but never present there: an optional
     # dependency the app runs without (online-boutique's shopping assistant)
     optional: frozenset[tuple[str, str]] = frozenset()
+    # (namespace, workload) -> env names that addressed an existing Service in the baseline
+    wiring: Mapping[tuple[str, str], frozenset[str]] = field(default_factory=dict)
 
     def serves(self, image: str, port: int | str) -> bool:
         """Did this image serve ``port`` in the baseline, declared or not?"""
@@ -73,7 +76,12 @@ class ImageCatalog:
     def with_images(self, images: Iterable[str]) -> ImageCatalog:
         extra = frozenset(normalize(i) for i in images)
         return ImageCatalog(
-            self.images | extra, self.commands, self.expected, self.ports, self.optional
+            self.images | extra,
+            self.commands,
+            self.expected,
+            self.ports,
+            self.optional,
+            self.wiring,
         )
 
     @classmethod
@@ -81,33 +89,49 @@ class ImageCatalog:
         cls, snapshots: Iterable[Snapshot], allow: Iterable[str] = ()
     ) -> ImageCatalog:
         """Everything that ran in these (baseline) snapshots, plus ``allow``."""
-        images = {normalize(i) for i in allow}
-        commands: dict[str, set[Command]] = defaultdict(set)
-        expected: dict[tuple[str, str, str], Command] = {}
-        ports: dict[str, set[int | str]] = defaultdict(set)
-        present: set[tuple[str, str]] = set()
-        absent: set[tuple[str, str]] = set()
+        seen = _Evidence({normalize(i) for i in allow})
         for snap in snapshots:
-            for call in calls(snap):
-                (absent if call.service is None else present).add(
-                    (call.namespace, call.service_name)
-                )
-            for wl in snap.workloads():
-                for c in wl.containers():
-                    image = c.body.get("image")
-                    if not isinstance(image, str) or not image:
-                        continue
-                    images.add(normalize(image))
-                    commands[repository(image)].add(command_of(c.body))
-                    expected.setdefault((wl.obj.namespace, wl.obj.name, c.name), command_of(c.body))
-                    ports[repository(image)] |= _served(c.body)
+            seen.add(snap)
         return cls(
-            frozenset(images),
-            {k: frozenset(v) for k, v in commands.items()},
-            expected,
-            {k: frozenset(v) for k, v in ports.items()},
-            frozenset(absent - present),
+            frozenset(seen.images),
+            _frozen(seen.commands),
+            seen.expected,
+            _frozen(seen.ports),
+            frozenset(seen.absent - seen.present),
+            _frozen(seen.wiring),
         )
+
+
+@dataclass
+class _Evidence:
+    images: set[str]
+    commands: dict[str, set[Command]] = field(default_factory=lambda: defaultdict(set))
+    expected: dict[tuple[str, str, str], Command] = field(default_factory=dict)
+    ports: dict[str, set[int | str]] = field(default_factory=lambda: defaultdict(set))
+    present: set[tuple[str, str]] = field(default_factory=set)
+    absent: set[tuple[str, str]] = field(default_factory=set)
+    wiring: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    def add(self, snap: Snapshot) -> None:
+        for call in calls(snap):
+            (self.absent if call.service is None else self.present).add(
+                (call.namespace, call.service_name)
+            )
+            if call.service is not None:
+                self.wiring[(call.caller.obj.namespace, call.caller.obj.name)].add(call.env)
+        for wl in snap.workloads():
+            for c in wl.containers():
+                image = c.body.get("image")
+                if isinstance(image, str) and image:
+                    self.images.add(normalize(image))
+                    self.commands[repository(image)].add(command_of(c.body))
+                    key = (wl.obj.namespace, wl.obj.name, c.name)
+                    self.expected.setdefault(key, command_of(c.body))
+                    self.ports[repository(image)] |= _served(c.body)
+
+
+def _frozen(values: Mapping[Any, set[Any]]) -> dict[Any, frozenset[Any]]:
+    return {k: frozenset(v) for k, v in values.items()}
 
 
 def _served(container: Mapping[str, object]) -> set[int | str]:

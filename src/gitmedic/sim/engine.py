@@ -283,3 +283,21 @@ class GitSource:
 
     def _dir(self) -> Path:
         return self.path if self.path.is_dir() else self.path.parent
+
+
+@dataclass
+class MemorySource:
+    """Revisions held in memory; ``head`` moves when a test (or the demo) pushes."""
+
+    revisions: dict[str, Snapshot]
+    head_revision: str
+
+    def head(self) -> str:
+        return self.head_revision
+
+    def push(self, revision: str, snapshot: Snapshot) -> None:
+        self.revisions[revision] = snapshot
+        self.head_revision = revision
+
+    def desired(self, revision: str) -> Snapshot:
+        return self.revisions[revision]

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, as_list, mapping
-from gitmedic.detectors.topology import Call, calls
+from gitmedic.detectors.topology import Call, calls, in_cluster_target, parse_addresses
 from gitmedic.sim import ids
 from gitmedic.sim.catalog import ImageCatalog
 from gitmedic.sim.cluster import Observed
@@ -56,6 +56,8 @@ class Result:
 @dataclass(frozen=True)
 class Traffic:
     entrypoints: Mapping[str, Result]  # "namespace/service" -> result
+    # every Service that fronts a workload, asked from outside: where a break sits
+    services: Mapping[str, Result] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, dict[str, float]]:
         return {
@@ -73,7 +75,12 @@ def entrypoints(desired: Snapshot) -> list[Obj]:
     ]
     if marked:
         return sorted(marked, key=lambda s: s.ref)
-    called = {c.service.ref for c in calls(desired) if c.service is not None}
+    # A caller no Service fronts is a client (a load generator), not a service: what it
+    # calls is still where users come in.
+    served = {w.ref for s in services for w in _fronted(desired, s)}
+    called = {
+        c.service.ref for c in calls(desired) if c.service is not None and c.caller.ref in served
+    }
     return sorted(
         (
             s
@@ -86,6 +93,11 @@ def entrypoints(desired: Snapshot) -> list[Obj]:
     )
 
 
+def _fronted(desired: Snapshot, svc: Obj) -> list[Workload]:
+    selector = mapping(svc.spec.get("selector"))
+    return desired.workloads_selected_by(svc.namespace, selector) if selector else []
+
+
 def measure(
     observed: Observed,
     catalog: ImageCatalog,
@@ -93,13 +105,15 @@ def measure(
     seed: int = 0,
 ) -> Traffic:
     model = _Model(observed, catalog, perturbations, seed)
+    entry = {f"{s.namespace}/{s.name}" for s in entrypoints(observed.desired)}
     out = {}
-    for svc in entrypoints(observed.desired):
-        result = model.service(svc.namespace, svc.name, None, None)
-        out[f"{svc.namespace}/{svc.name}"] = Result(
-            round(result.success_rate, 4), round(result.latency_ms, 1), result.why
-        )
-    return Traffic(out)
+    for svc in observed.desired.of_kind("Service"):
+        if _fronted(observed.desired, svc):
+            result = model.service(svc.namespace, svc.name, None, None)
+            out[f"{svc.namespace}/{svc.name}"] = Result(
+                round(result.success_rate, 4), round(result.latency_ms, 1), result.why
+            )
+    return Traffic({k: v for k, v in out.items() if k in entry}, out)
 
 
 class _Model:
@@ -193,7 +207,14 @@ class _Model:
             return Result(1.0, 0.0)
         me: Peer = (wl.obj.namespace, {str(k): str(v) for k, v in wl.template_labels.items()})
         rate, latency, why = 1.0, 0.0, ""
+        lost = _lost_wiring(
+            wl, self.catalog.wiring.get((wl.obj.namespace, wl.obj.name), frozenset())
+        )
+        if lost:
+            return Result(0.0, 0.0, f"{wl.obj.name}: env {lost} no longer addresses its Service")
         for call in self.by_caller.get((wl.obj.kind, wl.obj.namespace, wl.obj.name), []):
+            if not _effective(call):
+                continue
             if (call.namespace, call.service_name) in self.catalog.optional:
                 continue
             if not _resolves(wl) or not dns_ok(self.desired, me):
@@ -264,6 +285,37 @@ def _throttle(pod: PodView) -> float:
         if cap:
             factor = max(factor, use / cap)
     return factor
+
+
+def _lost_wiring(wl: Workload, wired: frozenset[str]) -> str:
+    """An env var that addressed a Service in the baseline and now does not (or is gone)."""
+    missing = sorted(wired - _all_env(wl))
+    if missing:
+        return missing[0]
+    for c in wl.containers():
+        last = {str(e.get("name")): e.get("value") for e in c.env}
+        for name in sorted(wired & set(last)):
+            if not _addresses_cluster(name, last[name], wl.obj.namespace):
+                return name
+    return ""
+
+
+def _addresses_cluster(name: str, value: object, namespace: str) -> bool:
+    if not isinstance(value, str):
+        return False
+    return any(
+        in_cluster_target(a.host, namespace, {namespace}) for a in parse_addresses(name, value)
+    )
+
+
+def _all_env(wl: Workload) -> set[str]:
+    return {str(e.get("name")) for c in wl.containers() for e in c.env}
+
+
+def _effective(call: Call) -> bool:
+    """Only the last of duplicate env names counts (the kubelet's rule)."""
+    names = [str(e.get("name")) for e in call.container.env]
+    return len(names) - 1 - names[::-1].index(call.env) == call.env_index
 
 
 def _resolves(wl: Workload) -> bool:

@@ -16,10 +16,11 @@ import sys
 import time
 from pathlib import Path
 
+from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.sim.catalog import ImageCatalog
-from gitmedic.sim.clock import FakeClock
 from gitmedic.sim.cluster import Cluster
+from gitmedic.sim.stamps import EPOCH
 
 APP = Path(__file__).parents[1] / "tests/fixtures/data/apps/train-ticket"
 PATH = APP / "deployment/kubernetes-manifests/quickstart-k8s"
@@ -29,7 +30,7 @@ RUNS = 200
 
 def main() -> int:
     snapshot = load_desired(PATH, namespace="train-ticket").snapshot
-    clock = FakeClock()
+    clock = FakeClock(EPOCH)
     cluster = Cluster(clock, ImageCatalog.from_snapshots([snapshot]))
     cluster.apply(snapshot)
     clock.advance(600)

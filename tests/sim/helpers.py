@@ -5,11 +5,12 @@ from __future__ import annotations
 from functools import cache
 
 from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.sim.catalog import ImageCatalog
-from gitmedic.sim.clock import FakeClock
 from gitmedic.sim.engine import StaticSource
 from gitmedic.sim.runtime import Sim
+from gitmedic.sim.stamps import EPOCH
 from tests.conftest import App, real_apps
 
 # Healthy at baseline in the sim (every pod Ready, app Healthy, entry points answer).
@@ -42,4 +43,4 @@ def desired(name: str) -> Snapshot:
 
 def sim_for(snapshot: Snapshot, baseline: Snapshot | None = None, *, seed: int = 0) -> Sim:
     catalog = ImageCatalog.from_snapshots([baseline if baseline is not None else snapshot])
-    return Sim(StaticSource(snapshot, "rev-1"), catalog, FakeClock(), seed=seed)
+    return Sim(StaticSource(snapshot, "rev-1"), catalog, FakeClock(EPOCH), seed=seed)

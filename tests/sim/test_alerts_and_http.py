@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gitmedic.sim.alerts import AlertRules, AlertTracker, Condition, fingerprint
-from gitmedic.sim.clock import EPOCH
 from gitmedic.sim.faults import MANIFEST_FAULTS
 from gitmedic.sim.server import serve
+from gitmedic.sim.stamps import EPOCH
 from tests.conftest import DATA
 from tests.sim.faultcase import run_fault
 from tests.sim.helpers import desired, sim_for

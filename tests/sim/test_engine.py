@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from gitmedic.reconciler.clock import FakeClock
 from gitmedic.sim.catalog import ImageCatalog
-from gitmedic.sim.clock import FakeClock
 from gitmedic.sim.engine import EngineConfig, MemorySource, SyncFailure
 from gitmedic.sim.runtime import Sim
+from gitmedic.sim.stamps import EPOCH
 from tests.sim.helpers import desired
 
 APP = "online-boutique"
@@ -14,7 +15,7 @@ APP = "online-boutique"
 def _sim(config: EngineConfig) -> tuple[Sim, MemorySource]:
     base = desired(APP)
     source = MemorySource({"a" * 40: base}, "a" * 40)
-    sim = Sim(source, ImageCatalog.from_snapshots([base]), FakeClock(), engine_config=config)
+    sim = Sim(source, ImageCatalog.from_snapshots([base]), FakeClock(EPOCH), engine_config=config)
     return sim, source
 
 

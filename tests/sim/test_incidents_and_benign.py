@@ -8,21 +8,22 @@ import pytest
 
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.runner import run_detectors
+from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.manifests.load import load_desired
-from gitmedic.sim.clock import FakeClock
 from gitmedic.sim.engine import GitSource
 from gitmedic.sim.faults import BENIGN, benign
 from gitmedic.sim.faults.git import commit_all, init_repo
 from gitmedic.sim.faults.incidents import commits, fault, one_commit
 from gitmedic.sim.history import baseline_catalog
 from gitmedic.sim.runtime import Sim, SimState
+from gitmedic.sim.stamps import EPOCH
 from tests.sim.faultcase import copy_app
 
 
 def _run(path: Path, namespace: str, seconds: float = 660) -> SimState:
     snap = load_desired(path, namespace=namespace).snapshot
     catalog = baseline_catalog(path, None, namespace=namespace, current=snap)
-    sim = Sim(GitSource(path, namespace), catalog, FakeClock(), namespace=namespace)
+    sim = Sim(GitSource(path, namespace), catalog, FakeClock(EPOCH), namespace=namespace)
     return sim.run(seconds, step_s=60)
 
 

@@ -6,12 +6,13 @@ import argparse
 import json
 from pathlib import Path
 
+from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.manifests.load import LoadFailure, load_desired
-from gitmedic.sim.clock import FakeClock
 from gitmedic.sim.engine import StaticSource
 from gitmedic.sim.health import Status, health_of
 from gitmedic.sim.history import baseline_catalog
 from gitmedic.sim.runtime import Sim, SimState
+from gitmedic.sim.stamps import EPOCH
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -37,7 +38,7 @@ def run_sim_status(args: argparse.Namespace) -> int:
     sim = Sim(
         StaticSource(state.snapshot, revision),
         catalog,
-        FakeClock(),
+        FakeClock(EPOCH),
         seed=args.seed,
         name=path.resolve().name,
         namespace=namespace,

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
+from gitmedic.detectors.quantity import format_bytes, millicores, whole_bytes
 from gitmedic.detectors.snapshot import Snapshot, as_list, mapping
-from gitmedic.sim.quantity import fmt_mem, mem_bytes, millicores
 
 _RESOURCES = {
     "requests.cpu": ("requests", "cpu"),
@@ -94,13 +95,13 @@ def _amount(resource: str, value: Any) -> int | None:
     if "cpu" in resource:
         return millicores(value)
     if "memory" in resource:
-        return mem_bytes(value)
+        return whole_bytes(value)
     return None
 
 
 def _show(resource: object, amount: int) -> str:
     if "memory" in str(resource):
-        return fmt_mem(amount)
+        return format_bytes(Decimal(amount))
     if "cpu" in str(resource):
         return f"{amount}m"
     return str(amount)

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmedic.sim.clock import iso_ms
 from gitmedic.sim.cluster import Observed
+from gitmedic.sim.stamps import iso_ms
 from gitmedic.sim.traffic import Traffic
 
 ERROR_RATE_THRESHOLD = 0.95

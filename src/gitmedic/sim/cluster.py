@@ -21,9 +21,9 @@ from typing import Any
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot
+from gitmedic.reconciler.clock import Clock
 from gitmedic.sim import ids
 from gitmedic.sim.catalog import ImageCatalog
-from gitmedic.sim.clock import Clock, iso
 from gitmedic.sim.deployments import deployment
 from gitmedic.sim.events import event_objects
 from gitmedic.sim.fate import PodFate, pod_fate
@@ -33,6 +33,7 @@ from gitmedic.sim.nodes import Node, default_nodes, node_object
 from gitmedic.sim.pods import PodView
 from gitmedic.sim.rollout import History, Key, advance, key_of
 from gitmedic.sim.sets import bare_pod, claim_templates, daemonset, statefulset
+from gitmedic.sim.stamps import iso
 from gitmedic.sim.storage import claim_problem, claim_status
 from gitmedic.sim.world import World
 
@@ -70,7 +71,12 @@ class Observed:
         """The observed objects as a live snapshot, for detectors."""
         if not self._snapshot:
             self._snapshot.append(
-                Snapshot(map(_to_obj, self.objects), mode=Mode.LIVE, revision=self.revision)
+                Snapshot(
+                    map(_to_obj, self.objects),
+                    mode=Mode.LIVE,
+                    revision=self.revision,
+                    taken_at=iso(self.at),
+                )
             )
         return self._snapshot[0]
 

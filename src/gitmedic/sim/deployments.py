@@ -18,11 +18,11 @@ from typing import Any
 
 from gitmedic.detectors.snapshot import mapping
 from gitmedic.sim import ids
-from gitmedic.sim.clock import iso
 from gitmedic.sim.fate import Outcome, PodFate
 from gitmedic.sim.lifecycle import EventSpec
 from gitmedic.sim.pods import PodIdentity, PodView
 from gitmedic.sim.rollout import History, Revision
+from gitmedic.sim.stamps import iso
 from gitmedic.sim.world import Involved, World, owner_ref
 
 

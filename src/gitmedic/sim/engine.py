@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gitmedic.detectors.snapshot import Snapshot
-from gitmedic.sim.clock import Clock, iso
+from gitmedic.reconciler.clock import Clock
 from gitmedic.sim.cluster import Cluster
 from gitmedic.sim.health import Status, health_of, worst
+from gitmedic.sim.stamps import iso
 
 APP_NAMESPACE = "argocd"
 

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from gitmedic.sim import ids
-from gitmedic.sim.clock import iso
 from gitmedic.sim.lifecycle import EventSpec
+from gitmedic.sim.stamps import iso
 from gitmedic.sim.world import Involved
 
 

@@ -29,11 +29,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gitmedic.detectors.quantity import MI, millicores, whole_bytes
 from gitmedic.detectors.snapshot import Container, Snapshot, Workload, as_list, mapping
 from gitmedic.detectors.topology import in_cluster_target
 from gitmedic.sim import ids
 from gitmedic.sim.catalog import COMMAND_ANNOTATION, ImageCatalog, command_of
-from gitmedic.sim.quantity import MI, mem_bytes, millicores
 
 ANNOTATION = "sim.gitmedic.dev/"
 DEFAULT_WORKING_SET = 16 * MI
@@ -124,12 +124,16 @@ def _container(
     config = _config_error(c, snapshot, wl.obj.namespace)
     if config:
         return _with(base, Outcome.CONFIG_ERROR, config)
+    if c.init and _WAIT_TOOLS.search(_command_text(c)):
+        # A wait-for loop (``until nslookup db; do sleep 2; done``) is shell any image with
+        # a shell runs: it completes once its host resolves and never crashes meanwhile.
+        hang = _init_hang(c, snapshot, wl.obj.namespace)
+        return _with(base, Outcome.HANGS, hang) if hang else base
     crash = _crash(wl, c, catalog, notes, key)
     if crash is not None:
         return _replace(base, crash)
     if c.init:
-        hang = _init_hang(c, snapshot, wl.obj.namespace)
-        return _with(base, Outcome.HANGS, hang) if hang else base
+        return base
     return _readiness(wl, c, catalog, base)
 
 
@@ -241,8 +245,8 @@ def _crash(
     conflict = _port_conflict(wl, c)
     if conflict:
         return _crash_with("Error", 1, 1.0, f"listen tcp :{conflict}: bind: address already in use")
-    limit = mem_bytes(mapping(mapping(c.body.get("resources")).get("limits")).get("memory"))
-    working = mem_bytes(notes.get(f"{ANNOTATION}working-set-{c.name}")) or DEFAULT_WORKING_SET
+    limit = whole_bytes(mapping(mapping(c.body.get("resources")).get("limits")).get("memory"))
+    working = whole_bytes(notes.get(f"{ANNOTATION}working-set-{c.name}")) or DEFAULT_WORKING_SET
     if limit is not None and limit < working:
         return _crash_with("OOMKilled", 137, ids.between(2.0, 5.0, "oom", *key), "")
     return _liveness_crash(c, catalog, notes, key)
@@ -355,11 +359,15 @@ def _readiness(
     return _replace(base, {"ready_delay_s": delay, "misbehaves": misbehaves})
 
 
-def _init_hang(c: Container, snapshot: Snapshot, ns: str) -> str:
+def _command_text(c: Container) -> str:
+    """The init container's command line with its env references expanded."""
     text = " ".join(str(x) for x in as_list(c.body.get("command")) + as_list(c.body.get("args")))
     values = {str(e.get("name")): str(e.get("value", "")) for e in c.env}
-    text = _VAR.sub(lambda m: values.get(m[1] or m[2] or m[3], ""), text)
-    for host in _WAIT_TOOLS.findall(text):
+    return _VAR.sub(lambda m: values.get(m[1] or m[2] or m[3], ""), text)
+
+
+def _init_hang(c: Container, snapshot: Snapshot, ns: str) -> str:
+    for host in _WAIT_TOOLS.findall(_command_text(c)):
         target = in_cluster_target(host.lower(), ns, snapshot.namespaces() | {ns})
         if target and not snapshot.has("Service", target[1], target[0]):
             return f"waiting for {host}: no such service"

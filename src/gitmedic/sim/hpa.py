@@ -3,8 +3,10 @@
 Always rendered as ``autoscaling/v2`` (what the API serves and the live loader
 lists); a ``v1`` spec's ``targetCPUUtilizationPercentage`` becomes the
 equivalent resource metric. A CPU metric needs a CPU request on every container
-of the target, else ``ScalingActive=False/FailedGetResourceMetric`` and the HPA
-leaves replicas alone, the hpa-no-cpu-request fault.
+of the target, read after the API server's defaulting (a CPU limit, or a
+LimitRange default, is a request: :mod:`gitmedic.sim.defaults`), else
+``ScalingActive=False/FailedGetResourceMetric`` and the HPA leaves replicas
+alone, the hpa-no-cpu-request fault.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gitmedic.detectors.quantity import millicores
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, as_list, mapping
-from gitmedic.sim.clock import iso
+from gitmedic.sim.defaults import defaulted_spec
 from gitmedic.sim.fate import DEFAULT_CPU_USE_M, PodFate
-from gitmedic.sim.quantity import millicores
+from gitmedic.sim.stamps import iso
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,8 @@ def autoscale(
         }
         return Scaling(hpa, None, None, body)
     current = target.replicas if target.replicas is not None else 1
-    missing = _missing_cpu_request(target) if _uses_cpu(metrics) else ""
+    containers = _pod_containers(target, desired)
+    missing = _missing_cpu_request(containers) if _uses_cpu(metrics) else ""
     if missing:
         body["status"] = {
             "currentReplicas": current,
@@ -94,7 +98,8 @@ def autoscale(
             ],
         }
         return Scaling(hpa, target, None, body)
-    util = _utilization(target, fates.get((target.obj.kind, target.obj.namespace, target.obj.name)))
+    fate = fates.get((target.obj.kind, target.obj.namespace, target.obj.name))
+    util = _utilization(containers, fate)
     goal = _cpu_target(metrics)
     wanted = math.ceil(current * util / goal) if goal and util else current
     replicas = min(max(wanted, low), high)
@@ -172,19 +177,23 @@ def _cpu_target(metrics: list[Any]) -> int:
     return 0
 
 
-def _missing_cpu_request(target: Workload) -> str:
-    for c in target.containers(init=False):
-        if millicores(mapping(mapping(c.body.get("resources")).get("requests")).get("cpu")) is None:
-            return c.name
-    return ""
+def _pod_containers(target: Workload, desired: Snapshot) -> list[Mapping[str, Any]]:
+    """The target's containers as its pods hold them (requests defaulted from limits)."""
+    spec = defaulted_spec(target.pod_spec, desired, target.obj.namespace)
+    return [mapping(c) for c in as_list(spec.get("containers"))]
 
 
-def _utilization(target: Workload, fate: PodFate | None) -> int:
+def _cpu_request(container: Mapping[str, Any]) -> int | None:
+    return millicores(mapping(mapping(container.get("resources")).get("requests")).get("cpu"))
+
+
+def _missing_cpu_request(containers: list[Mapping[str, Any]]) -> str:
+    return next((str(c.get("name")) for c in containers if _cpu_request(c) is None), "")
+
+
+def _utilization(containers: list[Mapping[str, Any]], fate: PodFate | None) -> int:
     used = sum(f.cpu_use_m for f in fate.containers) if fate else DEFAULT_CPU_USE_M
-    requested = sum(
-        millicores(mapping(mapping(c.body.get("resources")).get("requests")).get("cpu")) or 0
-        for c in target.containers(init=False)
-    )
+    requested = sum(_cpu_request(c) or 0 for c in containers)
     return round(100 * used / requested) if requested else 0
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmedic.sim import ids
-from gitmedic.sim.clock import iso
 from gitmedic.sim.fate import ContainerFate, Outcome, PodFate
+from gitmedic.sim.stamps import iso
 
 PULL_ERROR_S = 2.0  # ErrImagePull shows this long after each failed attempt
 INIT_RUN_S = 1.0

@@ -17,8 +17,8 @@ from typing import Any
 
 from gitmedic.detectors.snapshot import Obj, as_list, mapping, selector_matches
 from gitmedic.sim import ids
-from gitmedic.sim.clock import iso
 from gitmedic.sim.pods import PodView
+from gitmedic.sim.stamps import iso
 
 
 def service_body(svc: Obj, created: float) -> dict[str, Any]:

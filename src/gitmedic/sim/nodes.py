@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitmedic.detectors.quantity import GI, MI
 from gitmedic.sim import ids
-from gitmedic.sim.clock import iso
-from gitmedic.sim.quantity import GI, MI
+from gitmedic.sim.stamps import iso
 
 KUBELET_VERSION = "v1.31.0"
 
@@ -56,7 +56,8 @@ class Node:
 
     @property
     def pod_cidr_prefix(self) -> str:
-        return f"10.244.{self.index}"
+        """The first two octets of the node's pod /16 (room for every pod of an app)."""
+        return f"10.{244 + self.index}"
 
 
 def default_nodes() -> tuple[Node, ...]:
@@ -80,7 +81,7 @@ def node_object(node: Node, created: float) -> dict[str, Any]:
             "creationTimestamp": iso(created),
             "resourceVersion": "1",
         },
-        "spec": {"podCIDR": f"{node.pod_cidr_prefix}.0/24", "providerID": f"sim://{node.name}"},
+        "spec": {"podCIDR": f"{node.pod_cidr_prefix}.0.0/16", "providerID": f"sim://{node.name}"},
         "status": {
             "capacity": {**resources, **common},
             "allocatable": {**allocatable, **common},

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmedic.sim import ids
-from gitmedic.sim.clock import iso
 from gitmedic.sim.fate import Outcome, PodFate
 from gitmedic.sim.lifecycle import (
     ContainerView,
@@ -24,6 +23,7 @@ from gitmedic.sim.lifecycle import (
     inits_done,
     pod_start,
 )
+from gitmedic.sim.stamps import iso
 
 
 @dataclass(frozen=True)
@@ -277,7 +277,7 @@ def _oom_events(fate: PodFate, mains: list[ContainerView], who: PodIdentity) -> 
 
 
 def _host_ip(prefix: str) -> str:
-    return f"172.18.0.{int(prefix.rsplit('.', 1)[1]) + 2}"
+    return f"172.18.0.{int(prefix.split('.')[1]) - 244 + 2}"  # the node's internal_ip
 
 
 def _qos(spec: Mapping[str, Any]) -> str:

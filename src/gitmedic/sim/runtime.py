@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitmedic.reconciler.clock import Clock, FakeClock
 from gitmedic.sim.alerts import AlertRules, AlertTracker, conditions
 from gitmedic.sim.catalog import ImageCatalog
-from gitmedic.sim.clock import Clock, FakeClock
 from gitmedic.sim.cluster import Cluster, Observed
 from gitmedic.sim.engine import Engine, EngineConfig, RevisionSource
+from gitmedic.sim.stamps import EPOCH
 from gitmedic.sim.traffic import Perturbation, Traffic, measure
 
 STEP_S = 5.0
@@ -41,7 +42,7 @@ class SimState:
 class Sim:
     source: RevisionSource
     catalog: ImageCatalog
-    clock: Clock = field(default_factory=FakeClock)
+    clock: Clock = field(default_factory=lambda: FakeClock(EPOCH))
     seed: int = 0
     rules: AlertRules = field(default_factory=AlertRules)
     engine_config: EngineConfig = field(default_factory=EngineConfig)

@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitmedic.detectors.quantity import millicores, whole_bytes
 from gitmedic.detectors.snapshot import as_list, mapping, selector_matches
 from gitmedic.sim import ids
 from gitmedic.sim.nodes import Node
-from gitmedic.sim.quantity import mem_bytes, millicores
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def requests_of(spec: Mapping[str, Any]) -> tuple[int, int]:
     for c in as_list(spec.get("containers")):
         req = mapping(mapping(mapping(c).get("resources")).get("requests"))
         cpu += millicores(req.get("cpu")) or 0
-        mem += mem_bytes(req.get("memory")) or 0
+        mem += whole_bytes(req.get("memory")) or 0
     return cpu, mem
 
 

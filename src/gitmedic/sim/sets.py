@@ -13,11 +13,11 @@ from typing import Any
 
 from gitmedic.detectors.snapshot import as_list, mapping
 from gitmedic.sim import ids
-from gitmedic.sim.clock import iso
 from gitmedic.sim.deployments import workload_body, workload_uid
 from gitmedic.sim.pods import PodIdentity, PodView
 from gitmedic.sim.rollout import History
 from gitmedic.sim.scheduling import label_selector_matches
+from gitmedic.sim.stamps import iso
 from gitmedic.sim.world import World, owner_ref
 
 

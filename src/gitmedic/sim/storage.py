@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gitmedic.detectors.quantity import whole_bytes
 from gitmedic.detectors.snapshot import Obj, Snapshot, as_list, mapping
 from gitmedic.sim import ids
-from gitmedic.sim.quantity import mem_bytes
 
 DEFAULT_CLASS = "standard"
 
@@ -53,7 +53,7 @@ def claim_status(
 
 
 def _pv_for(spec: Mapping[str, Any], namespace: str, name: str, desired: Snapshot) -> Obj | None:
-    want = mem_bytes(mapping(mapping(spec.get("resources")).get("requests")).get("storage")) or 0
+    want = whole_bytes(mapping(mapping(spec.get("resources")).get("requests")).get("storage")) or 0
     cls = spec.get("storageClassName")
     for pv in desired.of_kind("PersistentVolume"):
         ref = mapping(pv.spec.get("claimRef"))
@@ -63,7 +63,7 @@ def _pv_for(spec: Mapping[str, Any], namespace: str, name: str, desired: Snapsho
             continue
         if cls not in (None, "") and pv.spec.get("storageClassName", "") != cls:
             continue
-        have = mem_bytes(mapping(pv.spec.get("capacity")).get("storage")) or 0
+        have = whole_bytes(mapping(pv.spec.get("capacity")).get("storage")) or 0
         modes = set(as_list(spec.get("accessModes"))) - set(as_list(pv.spec.get("accessModes")))
         if have >= want and not modes:
             return pv

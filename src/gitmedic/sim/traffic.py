@@ -21,8 +21,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from gitmedic.detectors.quantity import millicores
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, as_list, mapping
-from gitmedic.detectors.topology import Call, calls, in_cluster_target, parse_addresses
+from gitmedic.detectors.topology import Call, calls
 from gitmedic.sim import ids
 from gitmedic.sim.catalog import ImageCatalog
 from gitmedic.sim.cluster import Observed
@@ -207,14 +208,16 @@ class _Model:
             return Result(1.0, 0.0)
         me: Peer = (wl.obj.namespace, {str(k): str(v) for k, v in wl.template_labels.items()})
         rate, latency, why = 1.0, 0.0, ""
-        lost = _lost_wiring(
-            wl, self.catalog.wiring.get((wl.obj.namespace, wl.obj.name), frozenset())
-        )
+        own_calls = [
+            c
+            for c in self.by_caller.get((wl.obj.kind, wl.obj.namespace, wl.obj.name), [])
+            if _effective(c)
+        ]
+        wired = self.catalog.wiring.get((wl.obj.namespace, wl.obj.name), frozenset())
+        lost = sorted(wired - {c.env for c in own_calls})
         if lost:
-            return Result(0.0, 0.0, f"{wl.obj.name}: env {lost} no longer addresses its Service")
-        for call in self.by_caller.get((wl.obj.kind, wl.obj.namespace, wl.obj.name), []):
-            if not _effective(call):
-                continue
+            return Result(0.0, 0.0, f"{wl.obj.name}: env {lost[0]} no longer addresses its Service")
+        for call in own_calls:
             if (call.namespace, call.service_name) in self.catalog.optional:
                 continue
             if not _resolves(wl) or not dns_ok(self.desired, me):
@@ -271,8 +274,6 @@ def _throttle(pod: PodView) -> float:
     factor = 1.0
     for c in as_list(pod.body["spec"].get("containers")):
         limit = mapping(mapping(mapping(c).get("resources")).get("limits")).get("cpu")
-        from gitmedic.sim.quantity import millicores
-
         cap = millicores(limit)
         use = (
             millicores(
@@ -285,31 +286,6 @@ def _throttle(pod: PodView) -> float:
         if cap:
             factor = max(factor, use / cap)
     return factor
-
-
-def _lost_wiring(wl: Workload, wired: frozenset[str]) -> str:
-    """An env var that addressed a Service in the baseline and now does not (or is gone)."""
-    missing = sorted(wired - _all_env(wl))
-    if missing:
-        return missing[0]
-    for c in wl.containers():
-        last = {str(e.get("name")): e.get("value") for e in c.env}
-        for name in sorted(wired & set(last)):
-            if not _addresses_cluster(name, last[name], wl.obj.namespace):
-                return name
-    return ""
-
-
-def _addresses_cluster(name: str, value: object, namespace: str) -> bool:
-    if not isinstance(value, str):
-        return False
-    return any(
-        in_cluster_target(a.host, namespace, {namespace}) for a in parse_addresses(name, value)
-    )
-
-
-def _all_env(wl: Workload) -> set[str]:
-    return {str(e.get("name")) for c in wl.containers() for e in c.env}
 
 
 def _effective(call: Call) -> bool:

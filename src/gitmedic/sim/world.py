@@ -8,11 +8,12 @@ world collects the pods, the events and the node-level events they produce.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitmedic.detectors.snapshot import Snapshot, as_list, mapping
 from gitmedic.sim.admission import Admission
+from gitmedic.sim.defaults import defaulted_spec
 from gitmedic.sim.fate import PodFate
 from gitmedic.sim.lifecycle import EventSpec
 from gitmedic.sim.nodes import Node
@@ -53,6 +54,7 @@ class World:
 
     def create(self, who: PodIdentity, fate: PodFate, owner_key: str) -> PodView | str:
         """A rendered pod, or the API server's refusal message."""
+        who = replace(who, spec=defaulted_spec(who.spec, self.desired, who.namespace))
         refusal = self.admission.admit(who.namespace, who.name, who.spec)
         if refusal:
             return refusal

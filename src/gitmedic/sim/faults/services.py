@@ -133,7 +133,7 @@ def env_shadowed(root: Path, snap: Snapshot, target: str | None = None) -> Injec
 
 
 def network_policy_deny_all(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
-    svc = service(snap, target)
+    svc = service(snap, target, only_called=True)
     selector = {str(k): str(v) for k, v in (svc.spec.get("selector") or {}).items()}
     body = {
         "apiVersion": "networking.k8s.io/v1",
@@ -160,7 +160,7 @@ def dns_policy_none(root: Path, snap: Snapshot, target: str | None = None) -> In
 
 
 def scaled_to_zero(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
-    wl = workload(snap, target)
+    wl = workload(snap, target, called=True)
     ed.edit(root, wl.obj, lambda doc: doc["spec"].__setitem__("replicas", 0))
     return Injection("scaled-to-zero", wl.ref, f"replicas {wl.replicas} -> 0")
 
@@ -180,7 +180,9 @@ def resource_quota_blocks(root: Path, snap: Snapshot, target: str | None = None)
             }
         },
     }
+    # limits would default the requests (the API server's rule): the pods must lack both
     _strip_resource(root, wl, "requests")
+    _strip_resource(root, wl, "limits")
     ed.append(root, wl.obj, body)
     return Injection(
         "resource-quota-blocks", wl.ref, "ResourceQuota requires requests the pods lack"

@@ -34,7 +34,11 @@ def called_services(snap: Snapshot) -> list[Obj]:
 def service(snap: Snapshot, target: str | None, *, only_called: bool = False) -> Obj:
     """A Service others call (by default the first); any fronting Service if none is called."""
     pool = called_services(snap)
-    if not pool and not only_called:
+    if not pool and only_called:
+        raise FaultNotApplicable(
+            "no Service is called by another workload (no env var addresses one)"
+        )
+    if not pool:
         pool = sorted(
             (s for s in snap.of_kind("Service") if _backing(snap, s)), key=lambda s: s.name
         )
@@ -42,12 +46,23 @@ def service(snap: Snapshot, target: str | None, *, only_called: bool = False) ->
 
 
 def workload(
-    snap: Snapshot, target: str | None, *, kinds: tuple[str, ...] = ("Deployment",)
+    snap: Snapshot,
+    target: str | None,
+    *,
+    kinds: tuple[str, ...] = ("Deployment",),
+    called: bool = False,
 ) -> Workload:
+    """A workload behind a Service others call (by default the first); with ``called`` only
+    those, for faults whose symptom is what the callers see."""
     pool = [w for w in snap.workloads() if w.obj.kind in kinds]
-    if target is None:
-        behind = [_backing(snap, s)[0] for s in called_services(snap)]
-        pool = [w for w in behind if w.obj.kind in kinds] or pool
+    behind = [_backing(snap, s)[0] for s in called_services(snap)]
+    behind = [w for w in behind if w.obj.kind in kinds]
+    if called:
+        if not behind:
+            raise FaultNotApplicable("no workload is called by another (no env var addresses it)")
+        pool = behind
+    elif target is None:
+        pool = behind or pool
     chosen = _pick([w.obj for w in pool], target, "workload")
     return next(w for w in pool if w.obj is chosen)
 

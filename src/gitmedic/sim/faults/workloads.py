@@ -283,13 +283,15 @@ def hpa_no_cpu_request(root: Path, snap: Snapshot, target: str | None = None) ->
     }
 
     def change(doc: Any) -> None:
+        # a CPU limit would still default the request (the API server's rule): drop both
         for c in ed.containers(doc):
-            ((c.get("resources") or {}).get("requests") or {}).pop("cpu", None)
+            for section in ("requests", "limits"):
+                ((c.get("resources") or {}).get(section) or {}).pop("cpu", None)
 
     ed.edit(root, wl.obj, change)
     ed.append(root, wl.obj, body)
     return Injection(
-        "hpa-no-cpu-request", wl.ref, "CPU HPA added; the target's CPU request removed"
+        "hpa-no-cpu-request", wl.ref, "CPU HPA added; the target's CPU request (and limit) removed"
     )
 
 

@@ -13,7 +13,10 @@ from gitmedic.sim.runtime import Sim
 from gitmedic.sim.stamps import EPOCH
 from tests.conftest import App, real_apps
 
-# Healthy at baseline in the sim (every pod Ready, app Healthy, entry points answer).
+# Healthy at baseline in the sim (every pod Ready, app Healthy, entry points answer; every
+# Service answers from outside too, which the fault matrix checks). astronomy-shop-otel-demo
+# wires its services with kubelet references (``http://$(OTEL_COLLECTOR_NAME):4318``): the
+# traffic model reads them through the detectors' topology, which expands them.
 HEALTHY = (
     "astronomy-shop-otel-demo",
     "hotel-reservation",

@@ -18,6 +18,7 @@ from typing import Any
 
 from gitmedic.detectors.snapshot import mapping
 from gitmedic.sim import ids
+from gitmedic.sim.conditions import condition
 from gitmedic.sim.fate import Outcome, PodFate
 from gitmedic.sim.lifecycle import EventSpec
 from gitmedic.sim.pods import PodIdentity, PodView
@@ -269,14 +270,7 @@ def _conditions(
     since = iso(cur.restarted)
 
     def cond(kind: str, ok: bool, reason: str, message: str) -> dict[str, Any]:
-        return {
-            "type": kind,
-            "status": "True" if ok else "False",
-            "reason": reason,
-            "message": message,
-            "lastUpdateTime": since,
-            "lastTransitionTime": since,
-        }
+        return condition(kind, ok, reason, message, since, updated=True)
 
     out = [
         cond("Available", True, "MinimumReplicasAvailable", "Deployment has minimum availability.")

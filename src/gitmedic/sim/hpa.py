@@ -18,6 +18,7 @@ from typing import Any
 
 from gitmedic.detectors.quantity import millicores
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, as_list, mapping
+from gitmedic.sim.conditions import condition
 from gitmedic.sim.defaults import defaulted_spec
 from gitmedic.sim.fate import DEFAULT_CPU_USE_M, PodFate
 from gitmedic.sim.stamps import iso
@@ -60,7 +61,7 @@ def autoscale(
             "currentReplicas": 0,
             "desiredReplicas": 0,
             "conditions": [
-                _cond(
+                condition(
                     "AbleToScale",
                     False,
                     "FailedGetScale",
@@ -79,14 +80,14 @@ def autoscale(
             "currentReplicas": current,
             "desiredReplicas": current,
             "conditions": [
-                _cond(
+                condition(
                     "AbleToScale",
                     True,
                     "SucceededGetScale",
                     "the HPA controller was able to get the target's current scale",
                     since,
                 ),
-                _cond(
+                condition(
                     "ScalingActive",
                     False,
                     "FailedGetResourceMetric",
@@ -121,14 +122,14 @@ def autoscale(
         if _uses_cpu(metrics)
         else [],
         "conditions": [
-            _cond(
+            condition(
                 "AbleToScale",
                 True,
                 "ReadyForNewScale",
                 "recommended size matches current size",
                 since,
             ),
-            _cond(
+            condition(
                 "ScalingActive",
                 True,
                 "ValidMetricFound",
@@ -136,7 +137,7 @@ def autoscale(
                 "utilization (percentage of request)",
                 since,
             ),
-            _cond(
+            condition(
                 "ScalingLimited",
                 replicas != wanted,
                 "TooFewReplicas" if wanted < low else "DesiredWithinRange",
@@ -195,16 +196,6 @@ def _utilization(containers: list[Mapping[str, Any]], fate: PodFate | None) -> i
     used = sum(f.cpu_use_m for f in fate.containers) if fate else DEFAULT_CPU_USE_M
     requested = sum(_cpu_request(c) or 0 for c in containers)
     return round(100 * used / requested) if requested else 0
-
-
-def _cond(kind: str, ok: bool, reason: str, message: str, since: str) -> dict[str, Any]:
-    return {
-        "type": kind,
-        "status": "True" if ok else "False",
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": since,
-    }
 
 
 def _int(value: Any, default: int) -> int:

@@ -52,6 +52,7 @@ class Sim:
     tracker: AlertTracker = field(default_factory=AlertTracker)
 
     def __post_init__(self) -> None:
+        self._traffic: tuple[Observed, tuple[Perturbation, ...], Traffic] | None = None
         self.cluster = Cluster(self.clock, self.catalog, seed=self.seed)
         self.engine = Engine(
             self.source,
@@ -81,7 +82,14 @@ class Sim:
         )
 
     def traffic(self) -> Traffic:
-        return measure(self.cluster.observe(), self.catalog, self.perturbations, self.seed)
+        # a pure function of the observed state and the perturbations: measured once per
+        # moment although both the alert evaluation and state() read it
+        observed, faults = self.cluster.observe(), tuple(self.perturbations)
+        cached = self._traffic
+        if cached is None or cached[0] is not observed or cached[1] != faults:
+            cached = (observed, faults, measure(observed, self.catalog, faults, self.seed))
+            self._traffic = cached
+        return cached[2]
 
     def state(self) -> SimState:
         now = self.clock.now()

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from gitmedic.detectors.quantity import millicores, whole_bytes
@@ -32,6 +33,15 @@ class PodRequest:
     labels: Mapping[str, str]
     spec: Mapping[str, Any]
     claims: Mapping[str, str]  # claimName -> "" when bound, else the problem
+
+    @cached_property
+    def requests(self) -> tuple[int, int]:
+        """(cpu millicores, memory bytes), read once however many nodes are tried."""
+        return requests_of(self.spec)
+
+    @cached_property
+    def host_ports(self) -> set[int]:
+        return _host_ports(self.spec)
 
 
 @dataclass
@@ -81,10 +91,10 @@ class Scheduler:
         """Undo a placement (a pod the controller decided not to keep after all)."""
         for load in self.loads:
             for pod in [p for p in load.pods if p.name == pod_name]:
-                cpu, mem = requests_of(pod.spec)
+                cpu, mem = pod.requests
                 load.cpu_m -= cpu
                 load.memory -= mem
-                load.host_ports -= _host_ports(pod.spec)
+                load.host_ports -= pod.host_ports
                 load.pods.remove(pod)
 
 
@@ -113,12 +123,12 @@ def _unfit(load: NodeLoad, pod: PodRequest) -> str:
         return "node(s) didn't match Pod's node affinity/selector"
     if not _node_affinity_ok(pod.spec, labels):
         return "node(s) didn't match Pod's node affinity/selector"
-    cpu, mem = requests_of(pod.spec)
+    cpu, mem = pod.requests
     if mem > load.node.allocatable_memory - load.memory:
         return "Insufficient memory"
     if cpu > load.node.allocatable_cpu_m - load.cpu_m:
         return "Insufficient cpu"
-    if _host_ports(pod.spec) & load.host_ports:
+    if pod.host_ports & load.host_ports:
         return "node(s) didn't have free ports for the requested pod ports"
     if _anti_affinity_blocks(pod, load):
         return "node(s) didn't match pod anti-affinity rules"
@@ -126,10 +136,10 @@ def _unfit(load: NodeLoad, pod: PodRequest) -> str:
 
 
 def _take(load: NodeLoad, pod: PodRequest) -> None:
-    cpu, mem = requests_of(pod.spec)
+    cpu, mem = pod.requests
     load.cpu_m += cpu
     load.memory += mem
-    load.host_ports |= _host_ports(pod.spec)
+    load.host_ports |= pod.host_ports
     load.pods.append(pod)
 
 

@@ -134,10 +134,13 @@ class _Model:
             self.faults[(p.namespace, p.service)].append(p)
         self.by_caller: dict[tuple[str, str, str], list[Call]] = defaultdict(list)
         for call in calls(self.desired):
-            self.by_caller[
-                (call.caller.obj.kind, call.caller.obj.namespace, call.caller.obj.name)
-            ].append(call)
+            if _effective(call):
+                self.by_caller[
+                    (call.caller.obj.kind, call.caller.obj.namespace, call.caller.obj.name)
+                ].append(call)
         self.memo: dict[tuple[SvcKey, int | None, Peer | None], Result] = {}
+        # what a workload's own calls return does not depend on which of its pods answers
+        self.downstream: dict[tuple[str, str, str], Result] = {}
         self.visiting: set[SvcKey] = set()
 
     def service(self, namespace: str, name: str, port: int | None, caller: Peer) -> Result:
@@ -206,13 +209,15 @@ class _Model:
         wl = self._workload_of(pod)
         if wl is None:
             return Result(1.0, 0.0)
+        key = (wl.obj.kind, wl.obj.namespace, wl.obj.name)
+        if key not in self.downstream:
+            self.downstream[key] = self._calls_of(wl)
+        return self.downstream[key]
+
+    def _calls_of(self, wl: Workload) -> Result:
         me: Peer = (wl.obj.namespace, {str(k): str(v) for k, v in wl.template_labels.items()})
         rate, latency, why = 1.0, 0.0, ""
-        own_calls = [
-            c
-            for c in self.by_caller.get((wl.obj.kind, wl.obj.namespace, wl.obj.name), [])
-            if _effective(c)
-        ]
+        own_calls = self.by_caller.get((wl.obj.kind, wl.obj.namespace, wl.obj.name), [])
         wired = self.catalog.wiring.get((wl.obj.namespace, wl.obj.name), frozenset())
         lost = sorted(wired - {c.env for c in own_calls})
         if lost:

@@ -54,7 +54,7 @@ def collect(args: argparse.Namespace, registry: Registry) -> Report:
         from gitmedic.reconciler.live import LiveReadError, load_live
 
         try:
-            snapshot = load_live(context=args.context, namespace=args.namespace)
+            snapshot = load_live(context=args.context, namespace=args.namespace, taken_at=_now())
         except LiveReadError as exc:
             raise UsageError(f"cannot read the cluster: {exc}") from None
         files: list[str] = []
@@ -110,3 +110,10 @@ def _registry(ids: list[str]) -> Registry:
     except UnknownDetectorError as exc:
         known = ", ".join(d.id for d in registry)
         raise UsageError(f"{exc}; known detectors: {known}") from None
+
+
+def _now() -> str:
+    """The wall-clock time of a live read, RFC 3339 UTC (the detectors' "now" for ages)."""
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

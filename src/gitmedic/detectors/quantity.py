@@ -16,6 +16,7 @@ is rejected by the API server, and a detector must not guess.
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -30,6 +31,8 @@ _QUANTITY = re.compile(
     r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+))"
     r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE](?P<exponent>[+-]?\d+))?"
 )
+MI = 1024**2
+GI = 1024**3
 _MAX_EXPONENT = 100  # far beyond any real quantity; bounds the work a hostile value can cause
 
 
@@ -67,6 +70,18 @@ def try_quantity(value: object) -> Decimal | None:
         return parse_quantity(value)
     except (QuantityError, InvalidOperation):
         return None
+
+
+def millicores(value: object) -> int | None:
+    """A CPU quantity in whole millicores, rounded up as the API rounds (``0.1`` -> 100)."""
+    amount = try_quantity(value)
+    return None if amount is None else math.ceil(amount * 1000)
+
+
+def whole_bytes(value: object) -> int | None:
+    """A memory or storage quantity in whole bytes, rounded up as the API rounds."""
+    amount = try_quantity(value)
+    return None if amount is None else math.ceil(amount)
 
 
 def format_bytes(value: Decimal) -> str:

@@ -157,10 +157,18 @@ class Snapshot:
     """Objects indexed by kind, namespace and name, plus the lookups detectors need."""
 
     def __init__(
-        self, objects: Iterable[Obj], *, mode: Mode = Mode.DESIRED, revision: str = ""
+        self,
+        objects: Iterable[Obj],
+        *,
+        mode: Mode = Mode.DESIRED,
+        revision: str = "",
+        taken_at: str = "",
     ) -> None:
         self.mode = mode
         self.revision = revision
+        # RFC 3339 time a live snapshot was read ("" unknown): "now" for ages, so a pod
+        # stuck in a quiet namespace (no newer event) still ages
+        self.taken_at = taken_at
         self._all: list[Obj] = []
         self._by_kind: dict[str, list[Obj]] = defaultdict(list)
         self._by_key: dict[tuple[str, str, str], Obj] = {}

@@ -100,8 +100,10 @@ def load_live(
     namespace: str | None = None,
     kubeconfig: str | None = None,
     api_client: Any = None,
+    taken_at: str = "",
 ) -> Snapshot:
-    """List every kind detectors read. ``api_client`` is a configured ``ApiClient``."""
+    """List every kind detectors read. ``api_client`` is a configured ``ApiClient``;
+    ``taken_at`` (RFC 3339) is when, the detectors' "now" for ages."""
     client = api_client if api_client is not None else connect(context, kubeconfig)
     objects: list[Obj] = []
     for call in LIST_CALLS:
@@ -109,7 +111,7 @@ def load_live(
             continue
         for page in _pages(client, call, namespace):
             objects.extend(_obj(item, call) for item in page)
-    return Snapshot(objects, mode=Mode.LIVE)
+    return Snapshot(objects, mode=Mode.LIVE, taken_at=taken_at)
 
 
 def connect(context: str | None = None, kubeconfig: str | None = None) -> Any:

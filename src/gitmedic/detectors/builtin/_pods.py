@@ -147,7 +147,7 @@ def parse_time(value: Any) -> dt.datetime | None:
 
 
 def snapshot_now(snapshot: Snapshot) -> dt.datetime | None:
-    """The newest timestamp of the pods and events in the snapshot: "now" for ages."""
+    """When the snapshot was read, else the newest timestamp of its pods and events."""
     return snapshot.derived("pods.now", lambda: _newest(snapshot))
 
 
@@ -159,7 +159,8 @@ def age_seconds(snapshot: Snapshot, since: Any) -> float | None:
 
 
 def _newest(snapshot: Snapshot) -> dt.datetime | None:
-    times = [t for t in map(parse_time, _timestamps(snapshot)) if t is not None]
+    stamps = [snapshot.taken_at, *_timestamps(snapshot)]
+    times = [t for t in map(parse_time, stamps) if t is not None]
     return max(times, default=None)
 
 

@@ -26,6 +26,12 @@ def quantity(container: Container, section: str, name: str) -> Decimal | None:
 
 def defaults(snapshot: Snapshot, namespace: str) -> tuple[frozenset[str], frozenset[str]]:
     """Resource names a LimitRange of the namespace defaults: (requests, limits)."""
+    requests, limits = default_values(snapshot, namespace)
+    return frozenset(requests), frozenset(limits)
+
+
+def default_values(snapshot: Snapshot, namespace: str) -> tuple[JSON, JSON]:
+    """The values LimitRanges of the namespace default: (requests, limits), first range wins."""
     return snapshot.derived(
         f"resources.defaults.{namespace}", lambda: _defaults(snapshot, namespace)
     )
@@ -41,14 +47,17 @@ def effective_limit(snapshot: Snapshot, namespace: str, container: Container, na
     return name in resources(container, "limits") or name in defaults(snapshot, namespace)[1]
 
 
-def _defaults(snapshot: Snapshot, namespace: str) -> tuple[frozenset[str], frozenset[str]]:
-    requests: set[str] = set()
-    limits: set[str] = set()
+def _defaults(snapshot: Snapshot, namespace: str) -> tuple[JSON, JSON]:
+    requests: dict[str, object] = {}
+    limits: dict[str, object] = {}
     for lr in snapshot.of_kind("LimitRange", namespace):
         for item in as_list(lr.spec.get("limits")):
             item = mapping(item)
             if item.get("type", "Container") != "Container":
                 continue
-            limits |= set(mapping(item.get("default")))
-            requests |= set(mapping(item.get("defaultRequest"))) | set(mapping(item.get("default")))
-    return frozenset(requests), frozenset(limits)
+            default = mapping(item.get("default"))
+            for name, value in default.items():
+                limits.setdefault(name, value)
+            for name, value in {**default, **mapping(item.get("defaultRequest"))}.items():
+                requests.setdefault(name, value)
+    return requests, limits

@@ -1,0 +1,296 @@
+"""Regression bisect: which commit introduced a finding, and which of its changes to undo.
+
+For a finding visible in desired state, :func:`find_introduction` walks the app's
+history back (commits touching the app's path, newest first, bounded), rendering
+desired state at each commit's parent and running only the finding's detector;
+the first commit C whose parent does not show the finding introduced it. A
+finding present since the app's first commit has no introduction: nothing in
+history is better.
+
+:func:`bisect_fix` then restores only what matters: the commit's changes to the
+implicated objects (the finding's resource and related objects) as leaf paths
+(:mod:`.leaves`), and the objects C deleted or added. Candidates are tried
+smallest first (single leaves, whole objects, pairs of leaves of one object, all
+of one object's changes, all of them) and the first one that clears the finding
+without a new finding in the re-parsed desired state wins, so a commit that also
+carried good changes keeps them. When the winner is everything C changed in the
+app, the fix is the same as reverting C, and the diagnosis says so.
+
+:func:`recent_regression` is the fallback for findings only the live state shows
+(a crash loop, an image that will not pull): the suspect is the most recent
+commit (within ``recent_s`` of the incident) that changed the workload's pod
+template, and only its changes to the named container (or the pod spec) are
+restored, as nothing in desired state can confirm the cause.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from gitmedic.bot.responder.leaves import changed_paths
+from gitmedic.bot.responder.states import DesiredStates
+from gitmedic.bot.responder.workspace import Fix, Workspace
+from gitmedic.detectors.finding import Finding, Resource
+from gitmedic.detectors.snapshot import Obj, Snapshot
+from gitmedic.reconciler.git import Commit
+from gitmedic.reconciler.manifests.documents import EditError, blob_sha
+from gitmedic.reconciler.manifests.edit import Edit, Op
+from gitmedic.reconciler.manifests.history import restore_fields, restore_object
+from gitmedic.reconciler.manifests.paths import Match, Path, format_path, parse_path
+
+MAX_PAIR_UNITS = 8  # pairs of leaves are tried only for objects with this few changes
+POD_SPEC = {"Pod": "spec", "CronJob": "spec.jobTemplate.spec.template.spec"}
+
+
+@dataclass(frozen=True)
+class Introduction:
+    commit: Commit
+    parent: str
+    walked: int
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One restorable change: a field of an object, or a whole object deleted or added."""
+
+    ref: Resource
+    path: Path | None = None  # None: the whole object
+    added: bool = False  # the whole object was added by the commit (undo: remove it)
+
+    def describe(self) -> str:
+        if self.path is None:
+            return f"{'remove' if self.added else 'restore'} {self.ref}"
+        return f"{self.ref} {format_path(self.path)}"
+
+
+def find_introduction(states: DesiredStates, finding: Finding, limit: int) -> Introduction | None:
+    for walked, commit in enumerate(states.commits(limit), start=1):
+        if not commit.parents or not states.has_app(commit.parents[0]):
+            return None  # there since the app's first commit: a pre-existing fault
+        if not states.visible(finding, commit.parents[0]):
+            return Introduction(commit, commit.parents[0], walked)
+    return None
+
+
+def bisect_fix(ws: Workspace, finding: Finding, intro: Introduction) -> Fix | None:
+    before, after = ws.states.at(intro.parent), ws.states.at(intro.commit.sha)
+    refs = list(dict.fromkeys([finding.resource, *finding.related]))
+    units = _units(ws, refs, before, after)
+    everything = _units(ws, _changed_refs(before, after), before, after)
+    for candidate in _candidates(units, everything):
+        fix = _attempt(ws, finding, intro, candidate)
+        if fix is not None:
+            fix, candidate = _extended(ws, finding, intro, fix, candidate, units)
+            whole = set(candidate) == set(everything)
+            return _with_diagnosis(fix, finding, intro, candidate, whole)
+    return None
+
+
+def _extended(
+    ws: Workspace,
+    finding: Finding,
+    intro: Introduction,
+    fix: Fix,
+    chosen: tuple[Unit, ...],
+    units: list[Unit],
+) -> tuple[Fix, tuple[Unit, ...]]:
+    """Add the other changed fields the finding depends on.
+
+    The smallest clearing set may leave part of the fault behind (a probe made
+    aggressive in three fields clears when one is restored); benchmarks judge the
+    original values, so every changed field whose undo alone changes the finding
+    (clears it, or changes its params) is restored too. Fields the detector does
+    not look at (a label, another image) are not, and stay as the commit left them.
+    """
+    extra = tuple(u for u in units if u not in chosen and _matters(ws, finding, intro, u))
+    if not extra:
+        return fix, chosen
+    wider = _ordered((*chosen, *extra), units)
+    bigger = _attempt(ws, finding, intro, wider)
+    return (bigger, wider) if bigger is not None else (fix, chosen)
+
+
+def _matters(ws: Workspace, finding: Finding, intro: Introduction, unit: Unit) -> bool:
+    try:
+        edits, contents = restore_units(ws, [unit], intro.parent)
+    except EditError:
+        return False
+    return bool(edits) and not ws.unchanged(finding, contents)
+
+
+def _ordered(chosen: Sequence[Unit], units: list[Unit]) -> tuple[Unit, ...]:
+    """``chosen`` in document order, so edits of one object are computed together."""
+    rank = {u: i for i, u in enumerate(units)}
+    return tuple(sorted(chosen, key=lambda u: rank.get(u, len(rank))))
+
+
+def _units(
+    ws: Workspace, refs: Sequence[Resource], before: Snapshot, after: Snapshot
+) -> list[Unit]:
+    out: list[Unit] = []
+    for ref in refs:
+        old, new = _obj(before, ref), _obj(after, ref)
+        now = ws.file_of(ref) is not None
+        if old is not None and new is not None and now:
+            out += [Unit(ref, p) for p in changed_paths(old.body, new.body)]
+        elif old is not None and new is None and not now:
+            out.append(Unit(ref))
+        elif old is None and new is not None and now:
+            out.append(Unit(ref, added=True))
+    return out
+
+
+def _changed_refs(before: Snapshot, after: Snapshot) -> list[Resource]:
+    old = {o.ref: o for o in before}
+    new = {o.ref: o for o in after}
+    refs = [r for r in old if r not in new or changed_paths(old[r].body, new[r].body)]
+    return refs + [r for r in new if r not in old]
+
+
+def _obj(snapshot: Snapshot, ref: Resource) -> Obj | None:
+    return snapshot.get(ref.kind, ref.namespace, ref.name)
+
+
+def _candidates(units: list[Unit], everything: list[Unit]) -> Iterator[tuple[Unit, ...]]:
+    """Smallest first: single leaves and objects, pairs of one object's leaves, one
+    object's changes, the implicated objects' changes, then the objects the commit
+    deleted that the finding does not name (a caller of a deleted Service)."""
+    seen: set[frozenset[Unit]] = set()
+    by_ref: dict[Resource, list[Unit]] = {}
+    for u in units:
+        by_ref.setdefault(u.ref, []).append(u)
+    deleted = [u for u in everything if u.path is None and not u.added and u not in units]
+    pairs: list[tuple[Unit, ...]] = [
+        p for us in by_ref.values() if len(us) <= MAX_PAIR_UNITS
+        for p in itertools.combinations(us, 2)
+    ]  # fmt: skip
+    groups: list[list[tuple[Unit, ...]]] = [
+        [(u,) for u in units],
+        [(u,) for u in deleted],
+        pairs,
+        [tuple(us) for us in by_ref.values()],
+        [tuple(units)] if units else [],
+    ]
+    for group in groups:
+        for candidate in group:
+            if frozenset(candidate) not in seen:
+                seen.add(frozenset(candidate))
+                yield candidate
+
+
+def _attempt(
+    ws: Workspace, finding: Finding, intro: Introduction, units: Sequence[Unit]
+) -> Fix | None:
+    try:
+        edits, contents = restore_units(ws, units, intro.parent)
+    except EditError:
+        return None
+    if not edits or not ws.check(finding, contents):
+        return None
+    return Fix("bisect", tuple(edits), contents, "", commit=intro.commit, walked=intro.walked)
+
+
+def restore_units(
+    ws: Workspace, units: Sequence[Unit], rev: str
+) -> tuple[list[Edit], dict[str, str]]:
+    """Edits putting ``units`` back as they were at ``rev``, computed one after the other."""
+    edits: list[Edit] = []
+    contents: dict[str, str] = {}
+    for ref, group in itertools.groupby(units, key=lambda u: (u.ref, u.path is None, u.added)):
+        step = _restore(ws, ref[0], [u for u in group], rev, contents)
+        contents = ws.applied(step, contents)
+        edits += step
+    return edits, contents
+
+
+def _restore(
+    ws: Workspace, ref: Resource, units: list[Unit], rev: str, contents: dict[str, str]
+) -> list[Edit]:
+    repo = ws.overlay(contents)
+    if units[0].path is not None:
+        file = ws.file_of(ref)
+        paths = [u.path for u in units if u.path is not None]
+        return restore_fields(repo, ref, paths, rev, file) if file else []
+    if units[0].added:
+        file = ws.file_of(ref)
+        return (
+            [Edit(Op.REMOVE_OBJECT, file, ref).with_base(_blob(ws, file, contents))] if file else []
+        )
+    file = ws.file_of(ref, rev)
+    return [restore_object(repo, ref, rev, file)] if file else []
+
+
+def _blob(ws: Workspace, file: str, contents: dict[str, str]) -> str:
+    return blob_sha(ws.content(file, contents).encode("utf-8"))
+
+
+def _with_diagnosis(
+    fix: Fix, finding: Finding, intro: Introduction, units: Sequence[Unit], whole: bool
+) -> Fix:
+    c = intro.commit
+    what = "; ".join(u.describe() for u in units)
+    text = (
+        f"{finding.summary} ({finding.detector}). Introduced by {c.sha[:12]} "
+        f'"{c.subject}" ({c.author}); restored to its parent: {what}.'
+    )
+    if whole:
+        text += " That commit changed nothing else in the app: this equals reverting it."
+    else:
+        text += " Its other changes are kept."
+    return Fix(fix.strategy, fix.edits, fix.contents, text, commit=c, walked=intro.walked)
+
+
+# -- live-only findings -------------------------------------------------------------------
+
+
+def recent_regression(ws: Workspace, finding: Finding, since: float, limit: int) -> Fix | None:
+    """Undo the latest recent change to the implicated part of the finding's workload."""
+    ref = finding.resource
+    if ws.file_of(ref) is None:
+        return None
+    for commit in ws.states.commits(limit):
+        if commit.timestamp < since or not commit.parents:
+            return None
+        old = _obj(ws.states.at(commit.parents[0]), ref)
+        new = _obj(ws.states.at(commit.sha), ref)
+        if old is None or new is None:
+            continue
+        area = _area(new, finding)
+        paths = [p for p in changed_paths(old.body, new.body) if p[: len(area)] == area]
+        if not paths:
+            continue
+        intro = Introduction(commit, commit.parents[0], 0)
+        try:
+            edits, contents = restore_units(ws, [Unit(ref, p) for p in paths], intro.parent)
+        except EditError:
+            return None
+        if not edits:
+            return None
+        what = ", ".join(format_path(p) for p in paths)
+        text = (
+            f"{finding.summary} ({finding.detector}, seen live). The latest change to it, "
+            f'{commit.sha[:12]} "{commit.subject}" ({commit.author}), changed {what}; '
+            f"restored to its parent."
+        )
+        return Fix("bisect", tuple(edits), contents, text, commit=commit)
+    return None
+
+
+def _area(obj: Obj, finding: Finding) -> Path:
+    """The part of a workload a live finding implicates: its container, or its pod spec."""
+    pod = parse_path(POD_SPEC.get(obj.kind, "spec.template.spec"))
+    container = finding.params.get("container")
+    if not isinstance(container, str):
+        return pod
+    spec = obj.body
+    for seg in pod:
+        spec = spec.get(seg, {}) if isinstance(spec, dict) else {}
+    for field in ("containers", "initContainers"):
+        items = spec.get(field) if isinstance(spec, dict) else None
+        if isinstance(items, list) and any(
+            isinstance(c, dict) and c.get("name") == container for c in items
+        ):
+            return (*pod, field, Match("name", container))
+    return pod

@@ -1,0 +1,186 @@
+"""The responder: one proposal per incident, strategies cheapest first.
+
+For each finding of the incident (desired-state findings first, worst first):
+
+1. a routed playbook restores its fields from history (zero tokens); a
+   ``runtime_only`` playbook marks the finding for escalation;
+2. regression bisect: the commit that introduced a desired-state finding, and the
+   smallest set of its changes whose undo clears the finding; for a live-only
+   finding, the latest recent change to the implicated container;
+3. what is left goes, together, to the LLM when one is configured;
+4. what is still left is escalated (B-class): with no edits at all the proposal
+   is an escalation with the evidence and never becomes a fix PR.
+
+A finding the fixes already accepted have cleared (re-parsed desired state), or
+whose object they already edit (a live symptom of the same fault), is covered
+and costs nothing more. The proposal is named by the costliest strategy used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitmedic.bot.responder.bisect import bisect_fix, find_introduction, recent_regression
+from gitmedic.bot.responder.incident import Incident
+from gitmedic.bot.responder.llm import Completion
+from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
+from gitmedic.bot.responder.playbooks import Playbook, builtin_playbooks, repo_playbooks
+from gitmedic.bot.responder.proposal import (
+    STRATEGY_COST,
+    Escalation,
+    IntroducingCommit,
+    Proposal,
+    evidence_of,
+)
+from gitmedic.bot.responder.states import DesiredStates
+from gitmedic.bot.responder.strategies import Limits, RuntimeOnly, playbook_fix
+from gitmedic.bot.responder.workspace import Fix, Workspace
+from gitmedic.detectors.builtin import builtin_registry
+from gitmedic.detectors.finding import Finding
+from gitmedic.detectors.registry import Registry
+from gitmedic.reconciler.config import LlmConfig
+from gitmedic.reconciler.manifests.edit import Edit
+from gitmedic.reconciler.manifests.paths import format_path
+from gitmedic.reconciler.manifests.repo import ManifestRepo
+from gitmedic.reconciler.redact import redact_text
+
+
+@dataclass(frozen=True)
+class _Plan:
+    fixes: tuple[Fix, ...]
+    escalated: tuple[tuple[Finding, str], ...]
+    unresolved: tuple[Finding, ...]
+
+
+# Live objects the repo does not declare but desired-state detectors judge by.
+CONTEXT_KINDS = frozenset({"Node"})
+
+
+class Responder:
+    def __init__(
+        self,
+        repo: ManifestRepo,
+        *,
+        detectors: Registry | None = None,
+        playbooks: Sequence[Playbook] | None = None,
+        llm: LlmConfig | None = None,
+        completion: Completion | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.repo = repo
+        self.detectors = detectors or builtin_registry()
+        self.playbooks = list(playbooks) if playbooks is not None else _all_playbooks(repo)
+        self.llm = llm
+        self.completion = completion
+        self.limits = limits or Limits()
+
+    def propose(self, incident: Incident) -> Proposal:
+        context = [o for o in incident.live or () if o.kind in CONTEXT_KINDS]
+        states = DesiredStates(self.repo, self.detectors, context)
+        ws = Workspace(self.repo, states, self.repo.git.rev_parse("HEAD"))
+        findings = self._ordered(ws, incident.active or incident.findings)
+        plan = self._deterministic(ws, findings, incident)
+        llm: LlmOutcome | None = None
+        if plan.unresolved and model_of(self.llm):
+            llm = llm_fix(ws, plan.unresolved, config=self.llm or LlmConfig(),
+                          playbooks=self.playbooks, live=incident.live,
+                          completion=self.completion)  # fmt: skip
+            if llm.fix is not None:
+                ws.accept(llm.fix)
+                plan = _Plan((*plan.fixes, llm.fix), plan.escalated, ())
+        return _proposal(incident, plan, llm)
+
+    def _ordered(self, ws: Workspace, findings: Sequence[Finding]) -> list[Finding]:
+        def rank(f: Finding) -> tuple[bool, int, tuple[str, ...]]:
+            seen = ws.states.judges(f) and ws.states.visible(f, ws.head)
+            return (not seen, -f.severity.rank, f.sort_key)
+
+        return sorted(findings, key=rank)
+
+    def _deterministic(
+        self, ws: Workspace, findings: Sequence[Finding], incident: Incident
+    ) -> _Plan:
+        fixes: list[Fix] = []
+        escalated: list[tuple[Finding, str]] = []
+        unresolved: list[Finding] = []
+        for finding in findings:
+            if fixes and self._covered(ws, finding):
+                continue
+            outcome = self._cheapest(ws, finding, incident)
+            if isinstance(outcome, RuntimeOnly):
+                escalated.append((finding, f"playbook {outcome.playbook.id} is runtime-only"))
+            elif outcome is None:
+                unresolved.append(finding)
+            else:
+                ws.accept(outcome)
+                fixes.append(_with_findings(outcome, finding))
+        return _Plan(tuple(fixes), tuple(escalated), tuple(unresolved))
+
+    def _covered(self, ws: Workspace, finding: Finding) -> bool:
+        if ws.states.judges(finding) and ws.states.visible(finding, ws.head):
+            return not ws.present(finding)
+        return bool({finding.resource, *finding.related} & ws.edited)
+
+    def _cheapest(
+        self, ws: Workspace, finding: Finding, incident: Incident
+    ) -> Fix | RuntimeOnly | None:
+        since = incident.opened_at - self.limits.recent_s
+        outcome = playbook_fix(ws, finding, self.playbooks, since, self.limits)
+        if outcome is not None:
+            return outcome
+        if ws.states.judges(finding) and ws.states.visible(finding, ws.head):
+            intro = find_introduction(ws.states, finding, self.limits.max_commits)
+            return bisect_fix(ws, finding, intro) if intro is not None else None
+        return recent_regression(ws, finding, since, self.limits.max_commits)
+
+
+def _all_playbooks(repo: ManifestRepo) -> list[Playbook]:
+    return [*repo_playbooks(repo.root), *builtin_playbooks()]
+
+
+def _with_findings(fix: Fix, finding: Finding) -> Fix:
+    return Fix(fix.strategy, fix.edits, fix.contents, fix.diagnosis, fix.playbook, fix.commit,
+               fix.walked, (*fix.findings, finding))  # fmt: skip
+
+
+def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Proposal:
+    evidence = evidence_of(incident.active or incident.findings)
+    tokens = llm.tokens if llm else 0
+    cost = llm.cost_usd if llm else 0.0
+    rejected = llm.rejected if llm else ()
+    if not plan.fixes:
+        reasons = [f"{f.detector} on {f.resource}: {why}" for f, why in plan.escalated]
+        reasons += [f"{f.detector} on {f.resource}: no desired-state cause found"
+                    for f in plan.unresolved]  # fmt: skip
+        if llm is not None:
+            reasons.append(f"the model proposed no valid edit: {llm.diagnosis}")
+        reason = redact_text("; ".join(reasons) or "nothing to fix")
+        return Proposal(incident.id, "escalate", diagnosis=reason, evidence=evidence,
+                        escalation=Escalation(reason, evidence), tokens=tokens, cost_usd=cost,
+                        rejected=rejected)  # fmt: skip
+    lines = [f.diagnosis for f in plan.fixes]
+    lines += [f"Not explained by desired state: {f.detector} on {f.resource}."
+              for f in plan.unresolved]  # fmt: skip
+    lines += [f"Escalated: {f.detector} on {f.resource} ({why})." for f, why in plan.escalated]
+    commit = next((f.commit for f in plan.fixes if f.commit is not None), None)
+    edits = tuple(e for f in plan.fixes for e in f.edits)
+    return Proposal(
+        incident=incident.id,
+        strategy=max((f.strategy for f in plan.fixes), key=lambda s: STRATEGY_COST[s]),
+        edits=edits,
+        diagnosis=redact_text("\n".join(lines)),
+        evidence=evidence,
+        playbook=next((f.playbook for f in plan.fixes if f.playbook), None),
+        commit=IntroducingCommit.of(commit) if commit else None,
+        fields=tuple(_field(e) for e in edits),
+        tokens=tokens,
+        cost_usd=cost,
+        rejected=rejected,
+        commits_walked=sum(f.walked for f in plan.fixes),
+    )
+
+
+def _field(edit: Edit) -> str:
+    where = format_path(edit.path) if edit.path else "(whole object)"
+    return f"{edit.file}: {edit.resource} {where}"

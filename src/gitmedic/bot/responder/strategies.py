@@ -1,0 +1,164 @@
+"""The playbook strategy: route a finding, bind the recipe, restore the fields from history.
+
+Playbooks are routed learned-first (``.gitmedic/playbooks`` of the manifest repo,
+then the built-in ones). A ``runtime_only`` playbook means a B-class fault: the
+responder escalates and proposes nothing. Otherwise the recipe's bound paths of
+its target object are put back to their last known-good value:
+
+- a finding the desired state shows: the good revision is the parent of the
+  commit that introduced it (:func:`~.bisect.find_introduction`); the restore
+  must clear the finding in the re-parsed desired state without a new one;
+- a finding only the live state shows (a crash loop whose recipe points at the
+  container's command): each bound field goes back to its value before the
+  commit that last changed it, when that commit is recent relative to the
+  incident (older changes ran fine for a while and are not the cause);
+- no good revision: the recipe's fallback values (computed from the finding's
+  params), as ``set`` edits (``insert`` where the field is missing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitmedic.bot.responder.bisect import find_introduction
+from gitmedic.bot.responder.playbooks import BoundFix, Playbook, PlaybookError, bind, route
+from gitmedic.bot.responder.workspace import Fix, Workspace
+from gitmedic.detectors.finding import Finding
+from gitmedic.reconciler.git import Commit
+from gitmedic.reconciler.manifests.documents import EditError, blob_sha
+from gitmedic.reconciler.manifests.edit import Edit, Op
+from gitmedic.reconciler.manifests.history import last_change, restore_fields
+from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
+
+
+@dataclass(frozen=True)
+class RuntimeOnly:
+    """A runtime-only playbook routed the finding: escalate, never a fix."""
+
+    playbook: Playbook
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_commits: int = 50
+    recent_s: float = 3 * 86400.0
+
+
+def playbook_fix(
+    ws: Workspace,
+    finding: Finding,
+    playbooks: Sequence[Playbook],
+    since: float,
+    limits: Limits,
+) -> Fix | RuntimeOnly | None:
+    for playbook in route(playbooks, finding):
+        if playbook.runtime_only:
+            return RuntimeOnly(playbook)
+        if playbook.fix is None:
+            continue
+        try:
+            bound = bind(playbook, finding)
+            paths = [parse_path(p) for p in bound.paths]
+        except (PlaybookError, PathError):
+            continue
+        fix = _restore_bound(ws, finding, bound, paths, since, limits)
+        if fix is not None:
+            return fix
+    return None
+
+
+def _restore_bound(
+    ws: Workspace,
+    finding: Finding,
+    bound: BoundFix,
+    paths: list[Path],
+    since: float,
+    limits: Limits,
+) -> Fix | None:
+    file = ws.file_of(bound.target)
+    if file is None:
+        return None
+    desired = ws.states.judges(finding) and ws.states.visible(finding, ws.head)
+    try:
+        if desired:
+            fix = _from_introduction(ws, finding, bound, paths, file, limits)
+        else:
+            fix = _from_last_change(ws, finding, bound, paths, file, since)
+        return fix or _from_fallback(ws, finding, bound, file, desired)
+    except EditError:
+        return None
+
+
+def _from_introduction(
+    ws: Workspace, finding: Finding, bound: BoundFix, paths: list[Path], file: str, limits: Limits
+) -> Fix | None:
+    intro = find_introduction(ws.states, finding, limits.max_commits)
+    if intro is None or ws.file_of(bound.target, intro.parent) != file:
+        return None
+    edits = restore_fields(ws.overlay(), bound.target, paths, intro.parent, file)
+    contents = ws.applied(edits, {})
+    if not edits or not ws.check(finding, contents):
+        return None
+    text = _text(finding, bound, intro.commit, "introduced by")
+    return Fix("playbook", tuple(edits), contents, text, bound.playbook, intro.commit,
+               intro.walked)  # fmt: skip
+
+
+def _from_last_change(
+    ws: Workspace, finding: Finding, bound: BoundFix, paths: list[Path], file: str, since: float
+) -> Fix | None:
+    edits: list[Edit] = []
+    contents: dict[str, str] = {}
+    newest: Commit | None = None
+    for path in paths:
+        commit = last_change(ws.overlay(contents), file, bound.target, path)
+        if commit is None or commit.timestamp < since or not commit.parents:
+            continue
+        step = restore_fields(ws.overlay(contents), bound.target, [path], commit.parents[0], file)
+        contents = ws.applied(step, contents)
+        edits += step
+        newest = commit if newest is None or commit.timestamp > newest.timestamp else newest
+    if not edits or newest is None:
+        return None
+    text = _text(finding, bound, newest, "last changed by")
+    return Fix("playbook", tuple(edits), contents, text, bound.playbook, newest)
+
+
+def _from_fallback(
+    ws: Workspace, finding: Finding, bound: BoundFix, file: str, desired: bool
+) -> Fix | None:
+    if not bound.fallback:
+        return None
+    edits: list[Edit] = []
+    contents: dict[str, str] = {}
+    for text_path, value in bound.fallback.items():
+        path = parse_path(text_path)
+        doc = ws.states.at(ws.head).get(bound.target.kind, bound.target.namespace,
+                                        bound.target.name)  # fmt: skip
+        found = doc is not None and lookup(doc.body, path)[0]
+        edit = Edit(Op.SET if found else Op.INSERT, file, bound.target, path, value)
+        edit = edit.with_base(_blob(ws.content(file, contents)))
+        contents = ws.applied([edit], contents)
+        edits.append(edit)
+    if desired and not ws.check(finding, contents):
+        return None
+    shown = ", ".join(f"{k} = {v!r}" for k, v in bound.fallback.items())
+    text = (
+        f"{finding.summary} ({finding.detector}). Git history holds no good value; "
+        f"playbook {bound.playbook} sets {shown} on {bound.target}."
+    )
+    return Fix("playbook", tuple(edits), contents, text, bound.playbook)
+
+
+def _text(finding: Finding, bound: BoundFix, commit: Commit, how: str) -> str:
+    fields = ", ".join(format_path(parse_path(p)) for p in bound.paths)
+    return (
+        f"{finding.summary} ({finding.detector}). Playbook {bound.playbook}: {fields} of "
+        f'{bound.target} {how} {commit.sha[:12]} "{commit.subject}" ({commit.author}); '
+        f"restored to the value before it."
+    )
+
+
+def _blob(content: str) -> str:
+    return blob_sha(content.encode("utf-8"))

@@ -67,6 +67,12 @@ def _serve(args: argparse.Namespace) -> int:
     return run_serve(args)
 
 
+def _sim_status(args: argparse.Namespace) -> int:
+    from gitmedic.bot.sim_cmd import run_sim_status
+
+    return run_sim_status(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gitmedic",
@@ -131,6 +137,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="the embedded end-to-end demonstration, no set-up needed")
     p.set_defaults(func=_demo)
+
+    p = sub.add_parser("sim", help="the simulated cluster and GitOps engine")
+    sim_sub = p.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")
+    sim_sub.required = True
+    p = sim_sub.add_parser("status", help="what the sim shows with PATH deployed at REV")
+    p.add_argument("path", help="manifest file, folder or repo")
+    p.add_argument("--rev", help="deploy PATH at this git revision (no checkout)")
+    p.add_argument("--namespace", default=None, help="namespace for objects that name none")
+    p.add_argument("--seconds", type=float, default=600.0, help="simulated seconds to run")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sim's randomness")
+    p.add_argument(
+        "--allow-image", action="append", default=[], metavar="IMAGE",
+        help="an image the sim registry has besides those of the baseline history (repeat)",
+    )  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print objects, entry points, alerts, app")
+    p.set_defaults(func=_sim_status)
     return parser
 
 

@@ -1,0 +1,101 @@
+"""``gitmedic sim status``: what the simulated cluster shows with PATH deployed at REV."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from gitmedic.reconciler.manifests.load import LoadFailure, load_desired
+from gitmedic.sim.clock import FakeClock
+from gitmedic.sim.engine import StaticSource
+from gitmedic.sim.health import Status, health_of
+from gitmedic.sim.history import baseline_catalog
+from gitmedic.sim.runtime import Sim, SimState
+
+EXIT_OK, EXIT_ERROR = 0, 2
+
+
+def run_sim_status(args: argparse.Namespace) -> int:
+    from gitmedic.bot.cli import UsageError
+
+    path = Path(args.path)
+    namespace = args.namespace or "default"
+    try:
+        state = load_desired(path, rev=args.rev, namespace=namespace)
+    except LoadFailure as exc:
+        raise UsageError(str(exc)) from None
+    if state.errors:
+        first = state.errors[0]
+        raise UsageError(f"{first.file}:{first.line}: {first.message}")
+    if args.seconds < 0:
+        raise UsageError(f"--seconds must be >= 0, not {args.seconds}")
+    catalog = baseline_catalog(
+        path, args.rev, namespace=namespace, current=state.snapshot, allow=args.allow_image
+    )
+    revision = state.snapshot.revision or "working-tree"
+    sim = Sim(
+        StaticSource(state.snapshot, revision),
+        catalog,
+        FakeClock(),
+        seed=args.seed,
+        name=path.resolve().name,
+        namespace=namespace,
+    )
+    result = sim.run(args.seconds, step_s=10.0)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1, sort_keys=True))
+    else:
+        print(render(result))
+    return EXIT_OK
+
+
+def render(state: SimState) -> str:
+    app = state.application["status"]
+    lines = [
+        f"application: sync {app['sync']['status']} at {app['sync']['revision'][:12]}, "
+        f"health {app['health']['status']}",
+        "",
+        "workloads:",
+    ]
+    for body in state.observed.objects:
+        if body["kind"] in ("Deployment", "StatefulSet", "DaemonSet"):
+            status, message = health_of(body)
+            s = body.get("status", {})
+            ready = s.get("readyReplicas", s.get("numberReady", 0))
+            want = body.get("spec", {}).get("replicas", s.get("desiredNumberScheduled", 1))
+            note = f"  ({message})" if message and status is not Status.HEALTHY else ""
+            lines.append(
+                f"  {body['kind']:<11} {body['metadata']['name']:<40} {ready}/{want}"
+                f"  {status.value}{note}"
+            )
+    problems = [p for p in state.observed.pods if not p.ready]
+    if problems:
+        lines += ["", "pods not ready:"]
+        for p in problems:
+            lines.append(f"  {p.body['metadata']['name']:<52} {_pod_reason(p.body)}")
+    lines += ["", "entry points:"]
+    for key, r in sorted(state.traffic.entrypoints.items()):
+        why = f"  ({r.why})" if r.why else ""
+        lines.append(f"  {key:<45} {r.success_rate:>7.1%}  {r.latency_ms:>7.1f} ms{why}")
+    lines += ["", f"alerts firing: {len(state.alerts)}"]
+    lines += [
+        f"  {a['labels']['alertname']}: {a['annotations'].get('description', '')}"
+        for a in state.alerts
+    ]
+    return "\n".join(lines)
+
+
+def _pod_reason(pod: dict[str, object]) -> str:
+    status = pod.get("status")
+    assert isinstance(status, dict)
+    for cs in status.get("initContainerStatuses", []) + status.get("containerStatuses", []):
+        waiting = cs.get("state", {}).get("waiting")
+        if waiting and waiting.get("reason") != "PodInitializing":
+            return f"{cs['name']}: {waiting['reason']}"
+        if cs.get("state", {}).get("running") and not cs.get("ready"):
+            return f"{cs['name']}: running, not ready"
+    for cond in status.get("conditions", []):
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+            return f"Pending: {cond.get('message', '')}"
+    return str(status.get("phase", ""))

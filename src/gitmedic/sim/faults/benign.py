@@ -1,0 +1,52 @@
+"""Benign changes: commits that must produce no finding and no pull request.
+
+Scale 1 -> 2, a new label, an image bump to a tag that ran before, a comment:
+the shapes FAULTS.md lists, each as small as a human would write it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.sim.faults import edit as ed
+from gitmedic.sim.faults.targets import Injection, workload
+
+
+def scale_up(root: Path, snap: Snapshot, target: str | None = None, replicas: int = 2) -> Injection:
+    wl = workload(snap, target)
+    ed.edit(root, wl.obj, lambda doc: doc["spec"].__setitem__("replicas", replicas))
+    return Injection("scale-up", wl.ref, f"replicas {wl.replicas} -> {replicas}")
+
+
+def new_label(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
+    wl = workload(snap, target)
+    ed.edit(
+        root,
+        wl.obj,
+        lambda doc: doc["metadata"].setdefault("labels", {}).__setitem__("team", "checkout"),
+    )
+    return Injection("new-label", wl.ref, "label team=checkout")
+
+
+def image_bump_known(
+    root: Path, snap: Snapshot, target: str | None = None, image: str | None = None
+) -> Injection:
+    """Move a workload to another image that ran before (``image``, from the baseline history)."""
+    wl = workload(snap, target)
+    old = str(wl.containers(init=False)[0].body.get("image"))
+    if image is None:
+        raise ed.FaultNotApplicable("name the earlier image to bump to (image=...)")
+    ed.edit(root, wl.obj, lambda doc: ed.containers(doc)[0].__setitem__("image", image))
+    return Injection("image-bump", wl.ref, f"image {old} -> {image}")
+
+
+def comment(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
+    wl = workload(snap, target)
+
+    def change(doc: Any) -> None:
+        doc.yaml_set_start_comment("reviewed by the on-call team")
+
+    ed.edit(root, wl.obj, change)
+    return Injection("comment", wl.ref, "a comment line")

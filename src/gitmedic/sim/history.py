@@ -1,0 +1,70 @@
+"""The sim registry from a repo's history: what ran before is what exists.
+
+``baseline_catalog(path, rev)`` loads the desired state of the commits before
+``rev`` that touched ``path`` (first parent, up to ``depth``) and collects their
+images, commands and ports. ``rev`` itself is excluded so that a commit which
+introduces a bad image or command is judged against what ran before it; with no
+earlier commit (or no git at all) the state at ``rev`` is its own baseline.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.sim.catalog import ImageCatalog
+
+
+def baseline_catalog(
+    path: Path,
+    rev: str | None,
+    *,
+    namespace: str,
+    current: Snapshot,
+    allow: Iterable[str] = (),
+    depth: int = 20,
+) -> ImageCatalog:
+    snapshots = [
+        load_desired(path, rev=r, namespace=namespace).snapshot for r in _earlier(path, rev, depth)
+    ]
+    return ImageCatalog.from_snapshots(snapshots or [current], allow)
+
+
+def _earlier(path: Path, rev: str | None, depth: int) -> list[str]:
+    where = path if path.is_dir() else path.parent
+    proc = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(where),
+            "log",
+            "--first-parent",
+            "--format=%H",
+            f"-{depth + 1}",
+            rev or "HEAD",
+            "--",
+            ".",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return []
+    revs = proc.stdout.split()
+    if rev is None and _dirty(where):
+        return revs[:depth]  # the working tree is newer than HEAD: HEAD is history
+    return revs[1:]
+
+
+def _dirty(where: Path) -> bool:
+    proc = subprocess.run(
+        ["git", "-C", str(where), "status", "--porcelain", "--", "."],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return bool(proc.stdout.strip())

@@ -70,6 +70,7 @@ class LoopConfig:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     llm: LlmConfig | None = None
     lock_ttl_s: float = 3600.0
+    settle_s: float = 300.0  # --once: healthy this long (alerts' for-windows) is healthy
 
 
 @dataclass(frozen=True)
@@ -168,15 +169,16 @@ class Loop:
     def run_once(self, max_seconds: float = 3600.0) -> bool:
         """Until healthy, or every open incident is answered and settled; returns healthy."""
         deadline = self.clock.now() + max_seconds
-        settle = 0
+        healthy_since: float | None = None
         while self.clock.now() < deadline:
             self.tick()
             if self.healthy:
-                settle += 1
-                if settle >= 3:
+                # Healthy long enough for an alert's ``for`` window to have fired.
+                healthy_since = self.clock.now() if healthy_since is None else healthy_since
+                if self.clock.now() - healthy_since >= self.config.settle_s:
                     return True
                 continue
-            settle = 0
+            healthy_since = None
             if self._gave_up():
                 return False
         return self.healthy

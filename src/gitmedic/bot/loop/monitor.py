@@ -47,7 +47,13 @@ class Monitor:
             if det.id not in self.cached or det.spec.kinds & changed or not det.spec.kinds:
                 self.cached[det.id] = run_detectors([det], snapshot).findings
                 self.runs += 1
-        findings = [f for found in self.cached.values() for f in found]
+        # Info findings are notes (an optional component not deployed), never incidents.
+        findings = [
+            f
+            for found in self.cached.values()
+            for f in found
+            if f.severity.rank >= Severity.WARNING.rank
+        ]
         if not findings:
             findings = alert_findings(alerts)
         thresholds = thresholds_of(self.detectors)

@@ -56,6 +56,7 @@ class SimCluster:
         seed: int = 0,
         allow_images: Iterable[str] = (),
         baseline_rev: str | None = None,
+        warm_up_s: float = 120.0,
     ) -> None:
         where = repo / path if path else repo
         source = GitSource(where, namespace)
@@ -67,7 +68,8 @@ class SimCluster:
         clock = FakeClock(EPOCH)
         self.sim = Sim(source, catalog, clock, seed=seed, name=where.name, namespace=namespace)
         self.clock = SimDrivenClock(self.sim, clock)
-        self.sim.run(0)
+        # Start from a settled cluster (pods started), as a bot joining a running one does.
+        self.sim.run(warm_up_s)
 
     def snapshot(self) -> Snapshot:
         return self.sim.cluster.observe().snapshot

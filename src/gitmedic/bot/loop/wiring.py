@@ -51,8 +51,11 @@ from gitmedic.reconciler.transaction.verify import OracleVerifier
 class Cluster(Protocol):
     """What the loop reads of a cluster and its GitOps engine (the sim, or a live one)."""
 
-    engine_name: str
-    clock: Clock
+    @property
+    def engine_name(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
 
     def snapshot(self) -> Snapshot: ...
 

@@ -61,6 +61,12 @@ def _prs(args: argparse.Namespace) -> int:
     return run_prs(args)
 
 
+def _run(args: argparse.Namespace) -> int:
+    from gitmedic.bot.run_cmd import run_run
+
+    return run_run(args)
+
+
 def _serve(args: argparse.Namespace) -> int:
     from gitmedic.bot.serve_cmd import run_serve
 
@@ -134,6 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--watch", action="append", metavar="PATH", help="an app folder to watch (repeat)"
     )
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("run", help="the whole loop against one manifest repo")
+    p.add_argument("repo", help="the manifest repository (a git work tree)")
+    p.add_argument("--path", help="the app's folder in the repo (default: the whole repo)")
+    p.add_argument("--namespace", help="namespace for objects that name none")
+    p.add_argument("--cluster", choices=("sim", "kube"), default="sim")
+    p.add_argument("--forge", choices=("local", "github"), default="local")
+    p.add_argument("--once", action="store_true", help="until healthy or out of attempts")
+    p.add_argument("--json", action="store_true", help="print the incidents as JSON")
+    p.set_defaults(func=_run)
 
     p = sub.add_parser("demo", help="the embedded end-to-end demonstration, no set-up needed")
     p.set_defaults(func=_demo)

@@ -1,0 +1,343 @@
+"""The whole loop for one manifest repo and one app: detect, respond, transact, remember.
+
+Each interval (on the injected clock) the monitor evaluates the detectors on the
+live snapshot; persistent findings open incidents. A ready incident (past its
+debounce) is answered under the app's one-writer lock in the journal:
+
+1. the responder proposes (playbook, bisect, LLM, or escalation);
+2. an escalation (a runtime-only fault) becomes an issue with the evidence and
+   no pull request;
+3. a fix is decided by the policy, rendered into a PR body, planned and driven
+   through the transaction (PR, gate, merge, sync, verify, commit or revert);
+4. on REVERTED (or REJECTED) with attempts left, the responder proposes again
+   with the feedback: playbooks that failed are set aside, and the LLM (when one
+   is configured) is told why the previous candidate was undone;
+5. on COMMITTED, reflection writes memory (a guard-checked PR, merged as low
+   risk when the guard passes) and the outcome record.
+
+A transaction waiting for a human's approval stops the attempt loop (status
+``held``); the journal keeps it and ``serve`` resumes it. Nothing here sleeps
+on the wall clock and nothing calls an LLM unless a finding is left that the
+deterministic strategies cannot explain: the steady state costs no tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitmedic.bot.loop.monitor import Monitor
+from gitmedic.bot.loop.remember import remember, report_escalation
+from gitmedic.bot.loop.wiring import (
+    Cluster,
+    build_ports,
+    decision_for,
+    git,
+    mu_of,
+    plan_of,
+    pr_body,
+)
+from gitmedic.bot.render.pr_body import VerificationPlan
+from gitmedic.bot.responder.incident import Incident, Incidents
+from gitmedic.bot.responder.llm import Completion
+from gitmedic.bot.responder.playbooks import Playbook
+from gitmedic.bot.responder.proposal import Proposal
+from gitmedic.bot.responder.responder import Responder, _all_playbooks
+from gitmedic.detectors.spec import Detector
+from gitmedic.reconciler.config import LlmConfig, PolicyConfig
+from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.manifests.repo import ManifestRepo
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Outcome, Phase, TxnState
+from gitmedic.reconciler.transaction.driver import step
+
+HOLDER = "gitmedic-loop"
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    app: str
+    repo: Path
+    path: str = ""
+    namespace: str = "default"
+    interval_s: float = 10.0
+    debounce_s: float = 30.0
+    attempts: int = 3
+    sync_timeout_s: float = 300.0
+    window_s: float = 60.0
+    oracle_interval_s: float = 10.0
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    llm: LlmConfig | None = None
+    lock_ttl_s: float = 3600.0
+    settle_s: float = 300.0  # --once: healthy this long (alerts' for-windows) is healthy
+
+
+@dataclass(frozen=True)
+class Event:
+    at: float
+    kind: str  # detected | incident | proposal | txn | escalated | memory | healthy
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class IncidentReport:
+    incident: Incident
+    transactions: list[TxnState] = field(default_factory=list)
+    escalated: str = ""
+    resolved_at: float | None = None
+    memory_pr: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.incident.id,
+            "findings": [f.to_json() for f in self.incident.findings],
+            "transactions": [txn_json(t) for t in self.transactions],
+        }
+
+
+def txn_json(t: TxnState) -> dict[str, Any]:
+    status = "held" if t.phase is Phase.AWAITING_APPROVAL else t.outcome.value
+    return {
+        "pr": t.pr,
+        "branch": t.plan.branch,
+        "status": status,
+        "attempt": t.plan.attempt,
+        "strategy": t.plan.strategy,
+        "tokens": t.plan.tokens,
+        "mu_before": t.plan.mu_pre,
+        "mu_after": t.mu_post,
+    }
+
+
+class Loop:
+    def __init__(
+        self,
+        config: LoopConfig,
+        cluster: Cluster,
+        forge: Forge,
+        journal: Journal,
+        detectors: Sequence[Detector],
+        *,
+        completion: Completion | None = None,
+        on_event: Callable[[Event], None] = lambda e: None,
+    ) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.clock = cluster.clock
+        self.forge = forge
+        self.journal = journal
+        self.detectors = list(detectors)
+        self.completion = completion
+        self.on_event = on_event
+        self.monitor = Monitor(self.detectors)
+        self.incidents = Incidents(debounce_s=config.debounce_s, clock=self.clock.now)
+        self.reports: dict[str, IncidentReport] = {}
+        self.findings: tuple[Any, ...] = ()
+
+    # -- monitoring ------------------------------------------------------------------
+
+    def evaluate(self) -> None:
+        snapshot = self.cluster.snapshot()
+        self.findings, transition = self.monitor.evaluate(snapshot, self.cluster.alerts())
+        for f in transition.activated:
+            self.emit("detected", f"{f.detector}: {f.summary}", finding=f.to_json())
+        self.incidents, changed = self.incidents.observe(self.config.app, transition, live=snapshot)
+        for incident in changed:
+            report = self.reports.get(incident.id)
+            if report is None:
+                self.reports[incident.id] = IncidentReport(incident)
+                self.emit("incident", f"incident {incident.id} opened", incident=incident.id)
+            elif incident.closed_at is not None:
+                report.incident, report.resolved_at = incident, incident.closed_at
+                self.emit("healthy", f"incident {incident.id} resolved", incident=incident.id)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.monitor.persistence.active() and not self.incidents.open
+
+    def tick(self) -> None:
+        """One interval: evaluate, answer ready incidents not answered yet, sleep."""
+        self.evaluate()
+        for incident in self.incidents.ready():
+            report = self.reports[incident.id]
+            if not report.transactions and not report.escalated:
+                self.respond(incident)
+        self.clock.sleep(self.config.interval_s)
+
+    def run_once(self, max_seconds: float = 3600.0) -> bool:
+        """Until healthy, or every open incident is answered and settled; returns healthy."""
+        deadline = self.clock.now() + max_seconds
+        healthy_since: float | None = None
+        while self.clock.now() < deadline:
+            self.tick()
+            if self.healthy:
+                # Healthy long enough for an alert's ``for`` window to have fired.
+                healthy_since = self.clock.now() if healthy_since is None else healthy_since
+                if self.clock.now() - healthy_since >= self.config.settle_s:
+                    return True
+                continue
+            healthy_since = None
+            if self._gave_up():
+                return False
+        return self.healthy
+
+    def _gave_up(self) -> bool:
+        open_reports = [self.reports[i.id] for i in self.incidents.open.values()]
+        return bool(open_reports) and all(r.escalated or _finished_unfixed(r) for r in open_reports)
+
+    # -- responding ------------------------------------------------------------------
+
+    def respond(self, incident: Incident) -> IncidentReport:
+        report = self.reports.setdefault(incident.id, IncidentReport(incident))
+        grant = self.journal.acquire(
+            self.config.app, HOLDER, self.clock.now(), self.config.lock_ttl_s
+        )
+        if not grant.acquired:
+            self.emit("lock", f"{self.config.app} is locked by {grant.holder}; waiting")
+            return report
+        try:
+            self._attempts(incident, report)
+        finally:
+            self.journal.release(self.config.app, HOLDER)
+        return report
+
+    def _attempts(self, incident: Incident, report: IncidentReport) -> None:
+        failed_playbooks: set[str] = set()
+        feedback: list[str] = []
+        tried: list[tuple[dict[str, Any], ...]] = []
+        for attempt in range(1, self.config.attempts + 1):
+            proposal = self._propose(incident, failed_playbooks, feedback)
+            edits = tuple(e.to_json() for e in proposal.edits)
+            if not proposal.is_fix or edits in tried:
+                if attempt == 1:
+                    self._escalate(incident, proposal, report)
+                return
+            tried.append(edits)
+            state = self._transact(incident, proposal, attempt, feedback)
+            report.transactions.append(state)
+            if state.outcome is Outcome.COMMITTED:
+                self._remember(incident, proposal, state, report)
+                return
+            if state.outcome not in (Outcome.REVERTED, Outcome.REJECTED):
+                return  # held for a person, or failed with an alarm: never pile on
+            if proposal.playbook:
+                failed_playbooks.add(proposal.playbook)
+            feedback = [f"attempt {attempt} ({proposal.strategy}) {state.outcome.value}: "
+                        f"{state.reason}", *state.feedback]  # fmt: skip
+
+    def _propose(self, incident: Incident, failed: set[str], feedback: Sequence[str]) -> Proposal:
+        repo = ManifestRepo(self.config.repo, self.config.path, self.config.namespace)
+        books: list[Playbook] = [p for p in _all_playbooks(repo) if p.id not in failed]
+        completion = with_feedback(self.completion, feedback) if feedback else self.completion
+        responder = Responder(repo, detectors=_registry(self.detectors), playbooks=books,
+                              llm=self.config.llm, completion=completion)  # fmt: skip
+        proposal = responder.propose(incident)
+        first = proposal.diagnosis.splitlines()[0] if proposal.diagnosis else ""
+        self.emit("proposal", f"{proposal.strategy}: {first}",
+                  strategy=proposal.strategy, tokens=proposal.tokens)  # fmt: skip
+        return proposal
+
+    def _transact(
+        self, incident: Incident, proposal: Proposal, attempt: int, feedback: Sequence[str]
+    ) -> TxnState:
+        cfg = self.config
+        now = self.clock.now()
+        decision = decision_for(proposal, incident, cfg.policy, now)
+        vplan = VerificationPlan(self.cluster.engine_name, cfg.sync_timeout_s,
+                                 ("detectors: no new critical finding",), cfg.window_s,
+                                 attempt, cfg.attempts)  # fmt: skip
+        body = pr_body(proposal, incident, decision, vplan)
+        mu = mu_of(self.detectors, self.cluster.snapshot(), self.findings)
+        base = git(cfg.repo, "rev-parse", self.forge.default_branch())
+        plan = plan_of(proposal, incident, attempt=attempt, base_sha=base, mu_pre=mu,
+                       decision=decision, body=body, feedback=feedback)  # fmt: skip
+        ports = build_ports(cfg.repo, cfg.path, cfg.namespace, self.forge, self.cluster,
+                            self.detectors, window_s=cfg.window_s,
+                            interval_s=cfg.oracle_interval_s)  # fmt: skip
+        self.journal.create(plan, now)
+        self.emit("txn", f"attempt {attempt}: {plan.title} (risk {decision.risk}, "
+                  f"{'auto-merge' if decision.auto_merge else 'needs approval'})",
+                  txn=plan.txn_id)  # fmt: skip
+        return self.drive(plan.txn_id, ports)
+
+    def drive(self, txn_id: str, ports: Any) -> TxnState:
+        """Step the transaction until terminal or waiting for a person (not blocking on one)."""
+        machine = MachineConfig(sync_timeout_s=self.config.sync_timeout_s, poll_s=5.0)
+        state = self.journal.load(txn_id)
+        while not state.phase.terminal and state.phase is not Phase.AWAITING_APPROVAL:
+            before = len(state.records)
+            state, wait = step(self.journal, txn_id, ports, self.clock, machine)
+            if len(state.records) > before:
+                self.emit("txn", _describe(state), txn=txn_id, phase=state.phase.value, pr=state.pr)
+            if wait > 0:
+                self.clock.sleep(wait)
+        return state
+
+    def _escalate(self, incident: Incident, proposal: Proposal, report: IncidentReport) -> None:
+        number = report_escalation(self.forge, incident, proposal)
+        report.escalated = f"issue #{number}"
+        self.emit("escalated", f"escalated in issue #{number}: no pull request",
+                  issue=number, tokens=proposal.tokens)  # fmt: skip
+
+    def _remember(
+        self, incident: Incident, proposal: Proposal, state: TxnState, report: IncidentReport
+    ) -> None:
+        pr = remember(self.config, self.forge, incident, proposal, state, self.clock.now())
+        report.memory_pr = pr
+        if pr is not None:
+            self.emit("memory", f"memory PR #{pr} merged (guard passed)", pr=pr)
+
+    def emit(self, kind: str, text: str, **data: Any) -> None:
+        self.on_event(Event(self.clock.now(), kind, text, data))
+
+
+def _describe(state: TxnState) -> str:
+    pr = f"PR #{state.pr}" if state.pr else "PR"
+    texts = {
+        Phase.PR_OPENED: f"{pr} opened on {state.plan.branch}",
+        Phase.GATED: f"{pr} gate green",
+        Phase.AWAITING_APPROVAL: f"{pr} waits for a person's approval",
+        Phase.MERGED: f"{pr} merged",
+        Phase.SYNCED: f"{pr} deployed by the engine",
+        Phase.COMMITTED: f"{pr} verified: committed (mu {state.mu_post})",
+        Phase.UNDOING: f"{pr} regressed: {state.reason}",
+        Phase.REVERT_OPENED: f"revert PR #{state.revert_pr} opened",
+        Phase.REVERTED: f"revert PR #{state.revert_pr} merged",
+        Phase.REVERT_SYNCED: "the revert is deployed",
+        Phase.RESTORED: "restored: main is back where it was",
+        Phase.REJECTED: f"{pr} rejected: {state.reason}",
+        Phase.HELD: f"{pr} held: {state.reason}",
+    }
+    return texts.get(state.phase, state.phase.value)
+
+
+def _finished_unfixed(report: IncidentReport) -> bool:
+    return bool(report.transactions) and report.transactions[-1].outcome is not Outcome.COMMITTED
+
+
+def _registry(detectors: Sequence[Detector]) -> Any:
+    from gitmedic.detectors.registry import Registry
+
+    return Registry(detectors)
+
+
+def with_feedback(completion: Completion | None, feedback: Sequence[str]) -> Completion:
+    """The completion, with the previous attempt's outcome told to the model first."""
+    note = {
+        "role": "user",
+        "content": "A previous candidate fix was undone:\n" + "\n".join(feedback),
+    }
+
+    def complete(**kw: Any) -> Any:
+        messages = list(kw.get("messages", ()))
+        at = next((i + 1 for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
+        kw["messages"] = [*messages[:at], note, *messages[at:]]
+        if completion is not None:
+            return completion(**kw)
+        import litellm
+
+        return litellm.completion(**kw)
+
+    return complete

@@ -1,0 +1,97 @@
+"""The monitor: detectors over the live snapshot each interval, incrementally, with persistence.
+
+A detector declares the kinds it reads (``spec.kinds``); an evaluation digests
+the snapshot per kind and re-runs only the detectors that read a kind whose
+digest changed since the last evaluation (or all, the first time). The others'
+findings are reused, so a quiet cluster costs one digest per kind and no
+detector run. Each detector runs in the runner's isolation (an error is an
+entry, never a crash of the loop).
+
+Runtime-only evidence: when no detector finds anything but alerts fire (a
+B-class fault: the database revoked a password, the manifests are fine), each
+firing critical alert becomes a finding of the pseudo-detector ``alerts`` on the
+Service it names, so the incident opens and the responder escalates it with
+the alert as evidence. Findings then pass :class:`Persistence` (fire/clear
+after consecutive sightings) and the result is the transition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitmedic.detectors.finding import Finding, Resource, Severity, sort_findings
+from gitmedic.detectors.runner import Persistence, Transition, run_detectors, thresholds_of
+from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.detectors.spec import Detector
+
+ALERTS_DETECTOR = "alerts"
+
+
+@dataclass
+class Monitor:
+    detectors: Sequence[Detector]
+    persistence: Persistence = field(default_factory=Persistence)
+    digests: dict[str, str] = field(default_factory=dict)
+    cached: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
+    runs: int = 0  # detector runs so far (the incremental evaluation's cost)
+
+    def evaluate(
+        self, snapshot: Snapshot, alerts: Sequence[Mapping[str, Any]] = ()
+    ) -> tuple[tuple[Finding, ...], Transition]:
+        changed = self._changed_kinds(snapshot)
+        for det in self.detectors:
+            if det.id not in self.cached or det.spec.kinds & changed or not det.spec.kinds:
+                self.cached[det.id] = run_detectors([det], snapshot).findings
+                self.runs += 1
+        # Info findings are notes (an optional component not deployed), never incidents.
+        findings = [
+            f
+            for found in self.cached.values()
+            for f in found
+            if f.severity.rank >= Severity.WARNING.rank
+        ]
+        if not findings:
+            findings = alert_findings(alerts)
+        thresholds = thresholds_of(self.detectors)
+        self.persistence, transition = self.persistence.observe(findings, thresholds)
+        return tuple(sort_findings(findings)), transition
+
+    def _changed_kinds(self, snapshot: Snapshot) -> frozenset[str]:
+        bodies: dict[str, list[str]] = {}
+        for obj in snapshot:
+            bodies.setdefault(obj.kind, []).append(json.dumps(obj.body, sort_keys=True))
+        digests = {
+            kind: hashlib.sha256("\n".join(sorted(texts)).encode()).hexdigest()
+            for kind, texts in bodies.items()
+        }
+        kinds = set(digests) | set(self.digests)
+        changed = frozenset(k for k in kinds if digests.get(k) != self.digests.get(k))
+        self.digests = digests
+        return changed
+
+
+def alert_findings(alerts: Sequence[Mapping[str, Any]]) -> list[Finding]:
+    """Firing critical alerts as findings on the Service (or namespace) they name."""
+    out = []
+    for alert in alerts:
+        labels = alert.get("labels", {})
+        if labels.get("severity") != "critical":
+            continue
+        namespace = str(labels.get("namespace", ""))
+        name = str(labels.get("service") or labels.get("pod") or labels.get("alertname"))
+        annotations = alert.get("annotations", {})
+        out.append(
+            Finding(
+                detector=ALERTS_DETECTOR,
+                rule=str(labels.get("alertname", "alert")),
+                severity=Severity.CRITICAL,
+                resource=Resource("Service", namespace, name),
+                summary=str(annotations.get("summary", labels.get("alertname", "alert firing"))),
+                evidence=str(annotations.get("description", "")),
+            )
+        )
+    return sort_findings(out)

@@ -1,0 +1,82 @@
+"""The sim as the loop's cluster and GitOps engine (``gitmedic run --cluster sim``, the demo).
+
+The engine tracks ``main`` of the manifest repo (a :class:`GitSource`), so a merge
+on the local forge is what gets deployed, after the engine's sync delay. Time is
+the sim's fake clock; :class:`SimDrivenClock` makes every wait of the loop (an
+evaluation interval, a sync poll, an oracle window) advance the sim by that
+much, so minutes of simulated operation take seconds of wall time.
+
+The sync watcher is the sim's :class:`SimWatcher`: the reconciler's Argo rule
+applied to the sim's Application object, as against a real Argo CD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler.clock import FakeClock
+from gitmedic.reconciler.sync.state import SyncState
+from gitmedic.sim.engine import GitSource
+from gitmedic.sim.history import baseline_catalog
+from gitmedic.sim.runtime import Sim
+from gitmedic.sim.stamps import EPOCH
+from gitmedic.sim.watcher import SimWatcher
+
+
+class SimDrivenClock:
+    """The reconciler's Clock over the sim's time: sleeping runs the sim."""
+
+    def __init__(self, sim: Sim, clock: FakeClock) -> None:
+        self.sim = sim
+        self.clock = clock
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError(f"cannot sleep a negative time ({seconds})")
+        if seconds > 0:
+            self.sim.run(seconds)
+
+
+class SimCluster:
+    """One app of a git repo deployed by the sim; read-only for the loop."""
+
+    engine_name = "the simulator"
+
+    def __init__(
+        self,
+        repo: Path,
+        path: str,
+        namespace: str,
+        *,
+        seed: int = 0,
+        allow_images: Iterable[str] = (),
+        baseline_rev: str | None = None,
+        warm_up_s: float = 120.0,
+    ) -> None:
+        where = repo / path if path else repo
+        source = GitSource(where, namespace)
+        rev = baseline_rev or source.head()
+        current = source.desired(rev)
+        catalog = baseline_catalog(
+            where, rev, namespace=namespace, current=current, allow=list(allow_images)
+        )
+        clock = FakeClock(EPOCH)
+        self.sim = Sim(source, catalog, clock, seed=seed, name=where.name, namespace=namespace)
+        self.clock = SimDrivenClock(self.sim, clock)
+        # Start from a settled cluster (pods started), as a bot joining a running one does.
+        self.sim.run(warm_up_s)
+
+    def snapshot(self) -> Snapshot:
+        return self.sim.cluster.observe().snapshot
+
+    def alerts(self) -> list[dict[str, Any]]:
+        return self.sim.tracker.firing(self.clock.now())
+
+    def check(self, sha: str) -> SyncState:
+        return SimWatcher(self.sim).check(sha)

@@ -1,0 +1,213 @@
+"""From a proposal to a transaction: policy input, PR body, Plan, and the ports over a forge.
+
+``change_summary`` describes a proposal for the policy (strategy, detectors,
+playbook, fields, files, kinds, namespaces, whether an image is new), the policy
+decides, and the PR body renders the proposal with that decision. ``plan_of``
+turns it into the transaction's Plan: a deterministic branch
+``gitmedic/<incident>/attempt-<n>`` (a restart finds the same PR again) and the
+fingerprints the change must clear.
+
+``build_ports`` wires :class:`ForgePorts` for one app: the gate loads the app's
+desired state at a revision, the watcher is the cluster's, and the verifier runs
+the detector oracle over the live snapshot with the "no worse than before"
+condition: only a critical finding that was not firing when the transaction
+started fails the window.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from gitmedic.bot.policy import ChangeSummary, Decision, decide
+from gitmedic.bot.render.pr_body import (
+    IntroducingCommit,
+    PrBodyInput,
+    VerificationPlan,
+    render_pr_body,
+)
+from gitmedic.bot.responder.incident import Incident
+from gitmedic.bot.responder.proposal import Proposal
+from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.runner import run_detectors
+from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.detectors.spec import Detector
+from gitmedic.reconciler.clock import Clock
+from gitmedic.reconciler.config import PolicyConfig
+from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.manifests.edit import Op
+from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.reconciler.oracles import DetectorOracle, MetricSpec
+from gitmedic.reconciler.sync.state import SyncState
+from gitmedic.reconciler.transaction import Plan
+from gitmedic.reconciler.transaction.forge_ports import ForgePorts
+from gitmedic.reconciler.transaction.gate import Gate
+from gitmedic.reconciler.transaction.verify import OracleVerifier
+
+
+class Cluster(Protocol):
+    """What the loop reads of a cluster and its GitOps engine (the sim, or a live one)."""
+
+    @property
+    def engine_name(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def snapshot(self) -> Snapshot: ...
+
+    def alerts(self) -> list[dict[str, object]]: ...
+
+    def check(self, sha: str) -> SyncState: ...
+
+
+def change_summary(proposal: Proposal, incident: Incident) -> ChangeSummary:
+    edits = proposal.edits
+    set_fields = tuple(".".join(map(str, e.path)) for e in edits if e.op is not Op.REMOVE)
+    removed = tuple(".".join(map(str, e.path)) for e in edits if e.op is Op.REMOVE)
+    return ChangeSummary(
+        strategy=proposal.strategy,
+        detectors=tuple(sorted({f.detector for f in incident.findings})),
+        playbooks=(proposal.playbook,) if proposal.playbook else (),
+        fields=set_fields,
+        removed_fields=removed,
+        files=tuple(sorted({e.file for e in edits})),
+        changed_lines=len(edits),
+        namespaces=tuple(sorted({e.resource.namespace for e in edits})),
+        kinds=tuple(sorted({e.resource.kind for e in edits})),
+        deletes_object=any(e.op is Op.REMOVE_OBJECT for e in edits),
+        llm_authored=proposal.strategy == "llm",
+    )
+
+
+def decision_for(
+    proposal: Proposal, incident: Incident, policy: PolicyConfig, now: float
+) -> Decision:
+    summary = change_summary(proposal, incident)
+    return decide(summary, policy, datetime.fromtimestamp(now, tz=UTC))
+
+
+def plan_of(
+    proposal: Proposal,
+    incident: Incident,
+    *,
+    attempt: int,
+    base_sha: str,
+    mu_pre: float,
+    decision: Decision,
+    body: str,
+    feedback: Sequence[str],
+) -> Plan:
+    return Plan(
+        txn_id=f"{incident.id}/attempt-{attempt}",
+        app=incident.app,
+        incident=incident.id,
+        attempt=attempt,
+        strategy=proposal.strategy,
+        branch=f"gitmedic/{incident.id}/attempt-{attempt}",
+        title=title_of(proposal, incident),
+        edits=tuple(e.to_json() for e in proposal.edits),
+        base_sha=base_sha,
+        mu_pre=mu_pre,
+        targets=tuple(f.fingerprint for f in incident.active if f.severity is not Severity.INFO),
+        auto_merge=decision.auto_merge,
+        body=body,
+        feedback=tuple(feedback),
+        tokens=proposal.tokens,
+    )
+
+
+def title_of(proposal: Proposal, incident: Incident) -> str:
+    first = (incident.active or incident.findings)[0]
+    objects = sorted({str(e.resource) for e in proposal.edits})
+    where = objects[0] if len(objects) == 1 else f"{len(objects)} objects"
+    return f"fix({incident.app}): {first.detector} on {where}"
+
+
+def pr_body(
+    proposal: Proposal,
+    incident: Incident,
+    decision: Decision,
+    plan: VerificationPlan,
+) -> str:
+    commit = proposal.commit
+    data = PrBodyInput(
+        incident=incident.id,
+        app=incident.app,
+        summary=proposal.diagnosis.splitlines()[0] if proposal.diagnosis else incident.id,
+        findings=incident.active or incident.findings,
+        diagnosis=proposal.diagnosis,
+        strategy=proposal.strategy,
+        decision=decision,
+        plan=plan,
+        playbook=proposal.playbook,
+        commit=IntroducingCommit(commit.sha, commit.author, commit.subject) if commit else None,
+        tokens=proposal.tokens,
+    )
+    return render_pr_body(data).text
+
+
+def critical_now(detectors: Sequence[Detector], snapshot: Snapshot) -> frozenset[str]:
+    findings = run_detectors(detectors, snapshot).findings
+    return frozenset(f.fingerprint for f in findings if f.severity is Severity.CRITICAL)
+
+
+def build_ports(
+    repo: Path,
+    app_path: str,
+    namespace: str,
+    forge: Forge,
+    cluster: Cluster,
+    detectors: Sequence[Detector],
+    *,
+    window_s: float,
+    interval_s: float,
+) -> ForgePorts:
+    where = repo / app_path if app_path else repo
+    gate = Gate(lambda rev: load_desired(where, rev=rev, namespace=namespace), detectors)
+    baseline = critical_now(detectors, cluster.snapshot())
+    spec = MetricSpec(
+        interval=interval_s,
+        count=max(1, int(window_s // interval_s)),
+        failure_limit=0,
+        failure_condition=lambda r: bool(set(r["findings"]) - baseline),
+    )
+    verifier = OracleVerifier(
+        lambda: [DetectorOracle(cluster.snapshot, detectors, spec=spec)],
+        cluster.clock,
+        lambda: list(run_detectors(detectors, cluster.snapshot()).findings),
+    )
+    return ForgePorts(
+        forge,
+        _reader(repo),
+        gate,
+        cluster,
+        verifier,
+        main_head=lambda: git(repo, "rev-parse", forge.default_branch()),
+    )
+
+
+def mu_of(detectors: Sequence[Detector], snapshot: Snapshot, firing: Sequence[Finding]) -> float:
+    """The severity score the oracles would give now (critical findings and alerts)."""
+    from gitmedic.reconciler.oracles import Observation, severity
+
+    critical = tuple(sorted(critical_now(detectors, snapshot)))
+    alerts = tuple(f.fingerprint for f in firing if f.detector == "alerts")
+    return float(severity(Observation(critical_findings=(*critical, *alerts))))
+
+
+def _reader(repo: Path) -> Callable[[str, str], str]:
+    def read(file: str, rev: str) -> str:
+        return git(repo, "show", f"{rev}:{file}") + "\n"
+
+    return read
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    )
+    return proc.stdout.strip()

@@ -1,0 +1,174 @@
+"""``gitmedic run REPO``: the whole loop against one manifest repo, until healthy with --once.
+
+The app comes from ``.gitmedic/config.yaml`` when the repo has one (its first
+app, or the one whose path is ``--path``), else from ``--path``/``--namespace``.
+Without a config, the policy lets fixes that restore fields from Git history
+(playbook and bisect strategies) merge as low risk; the safe defaults still hold
+(RBAC, Secrets, deletions, new images are never low).
+
+``--cluster sim``: the sim deploys ``main`` of REPO and is the cluster; all
+waits run on its fake clock. ``--cluster kube`` needs a reachable cluster and a
+GitOps engine from the config; it is refused here with the reason when the
+engine is not one the loop can watch. ``--forge local`` is the local forge in
+REPO; ``--forge github`` needs GITHUB_TOKEN (or GITHUB_APP_ID and
+GITHUB_APP_PRIVATE_KEY) and GITHUB_REPOSITORY (owner/name), with REPO a clone.
+
+Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held),
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gitmedic.bot.loop.loop import Event, Loop, LoopConfig
+from gitmedic.reconciler.config import (
+    AppConfig,
+    Config,
+    ConfigError,
+    PolicyConfig,
+    PolicyRule,
+    find_config,
+    load_config,
+)
+from gitmedic.reconciler.forge import Forge
+
+EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
+DEFAULT_POLICY = PolicyConfig(
+    auto_merge="low",
+    rules=(
+        PolicyRule(
+            risk="low",
+            description="fields restored from Git history",
+            strategies=("playbook", "bisect"),
+        ),
+    ),
+)
+
+
+def run_run(args: argparse.Namespace) -> int:
+    from gitmedic.bot.cli import UsageError
+
+    repo = Path(args.repo).resolve()
+    if not (repo / ".git").exists():
+        raise UsageError(f"{repo}: not a git repository")
+    config = _config(repo)
+    app = _app(config, args)
+    state = repo / ".git" / "gitmedic"
+    loop_config = LoopConfig(
+        app=app.name,
+        repo=repo,
+        path=app.path.strip("/").removeprefix("."),
+        namespace=app.namespace,
+        attempts=config.attempts if config else 3,
+        sync_timeout_s=app.engine.sync_timeout_s,
+        window_s=app.oracles.window_s,
+        oracle_interval_s=app.oracles.interval_s,
+        policy=config.policy if config and config.policy.rules else DEFAULT_POLICY,
+        llm=config.llm if config and config.llm.model else None,
+    )
+    loop = build_loop(loop_config, args.cluster, args.forge, state, quiet=args.json)
+    healthy = loop.run_once() if args.once else _forever(loop)
+    if args.json:
+        print(json.dumps(report_json(loop, healthy), indent=1))
+    return EXIT_OK if healthy else EXIT_UNHEALTHY
+
+
+def report_json(loop: Loop, healthy: bool) -> dict[str, Any]:
+    return {"healthy": healthy, "incidents": [r.to_json() for r in loop.reports.values()]}
+
+
+def build_loop(
+    config: LoopConfig, cluster_kind: str, forge_kind: str, state: Path, *, quiet: bool
+) -> Loop:
+    from gitmedic.bot.memory.learned import load_learned
+    from gitmedic.detectors.builtin import builtin_registry
+    from gitmedic.reconciler.transaction import Journal
+
+    builtin = list(builtin_registry())
+    learned = load_learned(config.repo, taken=[d.id for d in builtin])
+    cluster = _cluster(config, cluster_kind)
+    return Loop(
+        config,
+        cluster,
+        _forge(config.repo, forge_kind),
+        Journal(state / "journal.sqlite"),
+        [*builtin, *learned.detectors],
+        on_event=(lambda e: None) if quiet else _print_event,
+    )
+
+
+def _forever(loop: Loop) -> bool:
+    try:
+        while True:
+            loop.tick()
+    except KeyboardInterrupt:
+        return loop.healthy
+
+
+def _print_event(event: Event) -> None:
+    print(f"[{event.at:.0f}] {event.kind}: {event.text}", file=sys.stderr, flush=True)
+
+
+def _config(repo: Path) -> Config | None:
+    from gitmedic.bot.cli import UsageError
+
+    path = find_config(repo)
+    if path is None:
+        return None
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _app(config: Config | None, args: argparse.Namespace) -> AppConfig:
+    from gitmedic.bot.cli import UsageError
+
+    path = (args.path or "").strip("/")
+    if config is None:
+        name = Path(path).name if path else Path(args.repo).resolve().name
+        return AppConfig(name=name, path=path, namespace=args.namespace or "default")
+    for app in config.apps:
+        if not path or app.path.strip("/") == path:
+            return app
+    raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
+
+
+def _cluster(config: LoopConfig, kind: str) -> Any:
+    from gitmedic.bot.cli import UsageError
+
+    if kind == "sim":
+        from gitmedic.bot.loop.sim_cluster import SimCluster
+
+        return SimCluster(config.repo, config.path, config.namespace)
+    raise UsageError(
+        "--cluster kube: the live loop needs the engine watcher wiring, which this build "
+        "does not have yet; use --cluster sim"
+    )
+
+
+def _forge(repo: Path, kind: str) -> Forge:
+    from gitmedic.bot.cli import UsageError
+
+    if kind == "local":
+        from gitmedic.bot.forges.local import LocalForge
+
+        return LocalForge(repo)
+    slug = os.environ.get("GITHUB_REPOSITORY", "")
+    if not slug:
+        raise UsageError("--forge github needs GITHUB_REPOSITORY=owner/name")
+    from gitmedic.bot.forges.github import GitHubForge
+
+    token = os.environ.get("GITHUB_TOKEN")
+    app_id = os.environ.get("GITHUB_APP_ID")
+    key = os.environ.get("GITHUB_APP_PRIVATE_KEY")
+    if not token and not (app_id and key):
+        raise UsageError("--forge github needs GITHUB_TOKEN, or GITHUB_APP_ID and "
+                         "GITHUB_APP_PRIVATE_KEY")  # fmt: skip
+    return GitHubForge(slug, token=token, app_id=app_id, private_key=key)

@@ -1,0 +1,71 @@
+"""``gitmedic run --cluster sim --forge local --once --json`` on real apps with one fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmedic.bot.forges.local import LocalForge
+from gitmedic.reconciler.forge import PrFilter
+from tests.bot.run_world import REAL, app_repo, run_json, show, with_fault
+
+TXN_KEYS = {"pr", "branch", "status", "attempt", "strategy", "tokens", "mu_before", "mu_after"}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_an_a_class_fault_is_fixed_by_one_committed_transaction_restoring_the_value(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, app, namespace = app_repo(tmp_path, name)
+    manifest = f"{app}/{Path(REAL[name][0]).name}"
+    original = show(repo, "HEAD", manifest)
+    with_fault(repo, app, namespace, "service-target-port", target=REAL[name][2])
+    assert show(repo, "HEAD", manifest) != original
+
+    code, out = run_json(repo, app, namespace, capsys)
+
+    assert code == 0 and out["healthy"] is True
+    (incident,) = out["incidents"]
+    assert set(incident) == {"id", "findings", "transactions"}
+    assert {f["detector"] for f in incident["findings"]} >= {"service-target-port"}
+    (txn,) = incident["transactions"]
+    assert set(txn) == TXN_KEYS
+    assert txn["status"] == "committed" and txn["attempt"] == 1 and txn["tokens"] == 0
+    assert txn["strategy"] in ("playbook", "bisect")
+    assert txn["mu_before"] > 0 and txn["mu_after"] == 0
+    assert show(repo, "main", manifest) == original, "the fix restores the original bytes"
+    fix = LocalForge(repo).get_pr(txn["pr"])
+    assert fix.state.value == "merged" and fix.branch == txn["branch"]
+
+
+def test_a_healthy_repo_exits_0_with_no_incident(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, app, namespace = app_repo(tmp_path, "online-boutique")
+    code, out = run_json(repo, app, namespace, capsys)
+    assert (code, out) == (0, {"healthy": True, "incidents": []})
+
+
+def test_a_runtime_only_fault_is_escalated_with_no_pull_request(tmp_path: Path) -> None:
+    from gitmedic.bot.loop.loop import Loop, LoopConfig
+    from gitmedic.bot.loop.sim_cluster import SimCluster
+    from gitmedic.bot.run_cmd import DEFAULT_POLICY
+    from gitmedic.detectors.builtin import builtin_registry
+    from gitmedic.reconciler.transaction import Journal
+    from gitmedic.sim.faults.runtime import database_auth_revoked
+
+    repo, app, namespace = app_repo(tmp_path, "online-boutique")
+    cluster = SimCluster(repo, app, namespace)
+    database_auth_revoked(cluster.sim, "productcatalogservice")
+    config = LoopConfig("boutique", repo, app, namespace, policy=DEFAULT_POLICY)
+    forge = LocalForge(repo)
+    loop = Loop(config, cluster, forge, Journal(tmp_path / "j.sqlite"), list(builtin_registry()))
+
+    assert loop.run_once() is False
+    (report,) = loop.reports.values()
+    assert report.transactions == [] and report.escalated.startswith("issue #")
+    assert {f.detector for f in report.incident.findings} == {"alerts"}
+    assert forge.list_prs(PrFilter.ALL) == ()
+    issue = forge.get_issue(int(report.escalated.removeprefix("issue #")))
+    assert "no pull request" in issue.body and "productcatalogservice" in issue.body

@@ -37,6 +37,22 @@ def test_a_correct_fix_is_merged_deployed_verified_and_committed(tmp_path: Path)
     assert diff.count("\n+") == 1 + 1  # the +++ header and the one changed line
 
 
+def test_the_writer_lock_shows_on_the_pr_and_the_outcome_is_commented(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    seen: list[tuple[str, ...]] = []
+
+    def look(state: TxnState) -> None:
+        if state.pr is not None:
+            seen.append(LocalForge(repo).get_pr(state.pr).labels)
+
+    state = run(repo, tmp_path / "j.sqlite", plan(repo, "good"), on_record=look)
+    assert seen and all("gitmedic:writer-lock" in labels for labels in seen[:-1]), seen
+    forge = LocalForge(repo)
+    assert "gitmedic:writer-lock" not in forge.get_pr(state.pr or 0).labels
+    (comment,) = forge.list_comments(state.pr or 0)
+    assert "ended **committed**" in comment.body and comment.topic == "txn/inc-1/good"
+
+
 def test_a_person_merging_to_main_first_gets_the_pr_rebased_and_regated(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
 

@@ -16,6 +16,23 @@ from gitmedic.reconciler.transaction.model import TxnState
 from gitmedic.reconciler.transaction.ports import Ports
 
 
+def outcome_message(state: TxnState) -> str:
+    """The comment a transaction leaves on its PR when it ends."""
+    plan = state.plan
+    lines = [
+        f"**gitmedic**: attempt {plan.attempt} of incident `{plan.incident}` "
+        f"ended **{state.outcome.value}**."
+    ]
+    if state.reason:
+        lines.append(f"Reason: {state.reason}")
+    if state.mu_post is not None:
+        lines.append(f"Severity before {plan.mu_pre:g}, after {state.mu_post:g}.")
+    if state.revert_pr is not None:
+        lines.append(f"Reverted by #{state.revert_pr}.")
+    lines += [f"- {line}" for line in state.feedback]
+    return "\n".join(lines)
+
+
 class StepLimitExceeded(RuntimeError):
     pass
 
@@ -52,6 +69,8 @@ def drive(
         state, wait = step(journal, txn_id, ports, clock, config)
         if len(state.records) > before:
             on_record(state)
+            if state.phase.terminal:  # tell people; idempotent, so a resumed run may repeat it
+                ports.announce(state, outcome_message(state))
         if wait > 0:
             clock.sleep(wait)
     raise StepLimitExceeded(f"{txn_id} did not finish within {max_steps} steps")

@@ -43,6 +43,7 @@ from gitmedic.reconciler.transaction.ports import (
 from gitmedic.reconciler.transaction.verify import OracleVerifier
 
 GATE_CONTEXT = "gitmedic/gate"
+LOCK_LABEL = "gitmedic:writer-lock"  # on the PR while its transaction holds the app's lock
 APPROVED_LABEL = "gitmedic:approved"
 HOLD_LABEL = "gitmedic:hold"
 _PR_STATES = {
@@ -85,7 +86,7 @@ class ForgePorts:
                 self.forge.default_branch(),
                 plan.title,
                 plan.body,
-                self.labels,
+                (*self.labels, LOCK_LABEL),
                 state=pr_state(plan),
             )
         return OpenedPR(existing.number, existing.head_sha)
@@ -156,8 +157,12 @@ class ForgePorts:
         return OpenedPR(pr.number, pr.head_sha)
 
     def announce(self, state: TxnState, message: str) -> None:
-        if state.pr is not None:
-            self.forge.ensure_comment(state.pr, f"txn/{state.plan.txn_id}", message)
+        """The outcome on the PR, and the writer lock's label taken off it."""
+        if state.pr is None:
+            return
+        self.forge.ensure_comment(state.pr, f"txn/{state.plan.txn_id}", message)
+        if state.phase.terminal:
+            self.forge.remove_labels(state.pr, [LOCK_LABEL])
 
 
 def pr_state(plan: Plan) -> dict[str, Any]:

@@ -127,6 +127,8 @@ def ports(repo: Path, clock: FakeClock, *, never_sync: bool = False) -> ForgePor
         engine,
         verifier,
         main_head=lambda: git(repo, "rev-parse", "main"),
+        changed_files=lambda a, b: git(repo, "diff", "--name-only", a, b).splitlines(),
+        app_path=APP,
     )
 
 

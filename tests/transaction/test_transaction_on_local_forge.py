@@ -70,6 +70,21 @@ def test_a_person_merging_to_main_first_gets_the_pr_rebased_and_regated(tmp_path
     assert git(repo, "log", "--format=%s", "-1", f"{pr.head_sha}^") == "cart: two replicas"
 
 
+def test_a_change_landing_during_verification_holds_the_transaction(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+
+    def someone_commits(state: TxnState) -> None:
+        if state.phase is Phase.SYNCED:
+            cart = repo / APP / "cart.yaml"
+            cart.write_text(cart.read_text().replace("replicas: 1", "replicas: 2", 1))
+            git(repo, "commit", "-qam", "cart: two replicas")
+
+    state = run(repo, tmp_path / "j.sqlite", plan(repo, "good"), on_record=someone_commits)
+    assert state.outcome is Outcome.HELD
+    assert state.reason == "inconclusive: another change landed during verification"
+    assert catalog_port(repo) == "3550", "held, not reverted: a person decides"
+
+
 def test_a_fix_that_breaks_at_runtime_is_reverted(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     state = run(repo, tmp_path / "j.sqlite", plan(repo, "broken-image", mu_pre=5.0))

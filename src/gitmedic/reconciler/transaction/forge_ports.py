@@ -15,6 +15,7 @@ Every port is idempotent for its transaction, as the state machine requires:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from gitmedic.reconciler.forge import (
@@ -64,6 +65,8 @@ class ForgePorts:
         *,
         main_head: Callable[[], str],  # the default branch's head, fetched
         labels: Iterable[str] = ("gitmedic",),
+        changed_files: Callable[[str, str], Iterable[str]] | None = None,
+        app_path: str = "",
     ) -> None:
         self.forge = forge
         self.read_file = read_file  # (repo-relative file, revision) -> text
@@ -72,6 +75,8 @@ class ForgePorts:
         self.verifier = verifier
         self._main_head = main_head
         self.labels = tuple(labels)
+        self.changed_files = changed_files  # (from sha, to sha) -> repo-relative paths
+        self.app_path = app_path.strip("/")
 
     # -- pull request ------------------------------------------------------------------
 
@@ -150,7 +155,20 @@ class ForgePorts:
         return self.watcher.check(sha)
 
     def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
-        return self.verifier.verify(plan, deployed_sha)
+        verdict = self.verifier.verify(plan, deployed_sha)
+        if self.someone_else_landed(deployed_sha):
+            return replace(verdict, interfered=True)
+        return verdict
+
+    def someone_else_landed(self, deployed_sha: str) -> bool:
+        """Did a change to the app's files reach main while the oracles watched ours?"""
+        if self.changed_files is None:
+            return False
+        head = self.main_head()
+        if head == deployed_sha:
+            return False
+        prefix = f"{self.app_path}/" if self.app_path else ""
+        return any(f.startswith(prefix) for f in self.changed_files(deployed_sha, head))
 
     def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR:
         pr = self.forge.revert_pr(number)

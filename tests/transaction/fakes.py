@@ -68,6 +68,7 @@ class World:
             self.main, self.main_moves = f"{self.main}+1", False
         return result
 
+    revert_unhealthy: bool = False
     main: str = "base"  # the default branch's head
     main_moves: bool = False
 
@@ -102,6 +103,8 @@ class World:
         if self.sync_never and not is_revert:
             return SyncState(SyncPhase.PROGRESSING, "waiting")
         ready = self.clock.now() - self.deployed[sha] >= self.sync_delay_s
+        if ready and is_revert and self.revert_unhealthy:  # the incident is back, as before
+            return SyncState(SyncPhase.PROGRESSING, "health is Degraded", applied=True)
         return SyncState(SyncPhase.DEPLOYED if ready else SyncPhase.PROGRESSING, "")
 
     def verify(self, plan: Plan, deployed_sha: str) -> Verdict:

@@ -61,6 +61,15 @@ def test_a_fix_that_makes_things_worse_is_reverted_and_restored(
     assert "verify:merge-2" in world.calls, "the restore is verified"
 
 
+def test_a_revert_to_a_still_unhealthy_app_counts_once_applied(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    # Before the change the app was unhealthy (the incident); the revert brings that back.
+    world.mu_after_fix, world.revert_unhealthy = 25.0, True
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.REVERTED, state.reason
+
+
 def test_a_fix_that_changes_nothing_is_not_committed(
     tmp_path: Path, world: World, clock: FakeClock
 ) -> None:

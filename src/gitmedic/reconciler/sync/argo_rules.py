@@ -66,10 +66,15 @@ def assess_application(app: Any, sha: str, at: float = 0.0) -> SyncState:
         return SyncState(SyncPhase.UNKNOWN, "Application has no status", at=at)
     synced_rev = _text(status, "sync", "revision")
     state = _operation_state(status, sha)
+    applied = (
+        state is None
+        and _text(status, "sync", "status") == "Synced"
+        and _names(_get(status, "sync"), sha)
+    )
     if state is None:
         state = _sync_and_health(status, sha)
     phase, message = state
-    return SyncState(phase, message, synced_rev, at)
+    return SyncState(phase, message, synced_rev, at, applied=bool(applied))
 
 
 def _operation_state(status: JSON, sha: str) -> tuple[SyncPhase, str] | None:

@@ -47,7 +47,8 @@ def assess_kustomization(obj: Any, sha: str, at: float = 0.0) -> SyncState:
         return SyncState(SyncPhase.PROGRESSING, "Kustomization has no status yet", at=at)
     applied = str(status.get("lastAppliedRevision") or "")
     phase, message = _verdict(obj, status, sha)
-    return SyncState(phase, message, commit_of(applied) if applied else "", at)
+    done = bool(applied) and revision_matches(commit_of(applied), sha)
+    return SyncState(phase, message, commit_of(applied) if applied else "", at, applied=done)
 
 
 def _verdict(obj: Mapping[str, Any], status: Mapping[str, Any], sha: str) -> tuple[SyncPhase, str]:

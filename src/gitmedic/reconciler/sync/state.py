@@ -36,6 +36,10 @@ class SyncState:
     message: str
     revision: str = ""  # the revision the engine reports as synced, if any
     at: float = 0.0  # clock time of the observation
+    # The engine applied exactly SHA, healthy or not. A revert waits for this, not for
+    # Deployed: it restores the state from before the change, which may itself have
+    # been unhealthy (the incident), and is then judged by mu, not by health.
+    applied: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -43,6 +47,7 @@ class SyncState:
             "message": self.message,
             "revision": self.revision,
             "at": self.at,
+            "applied": self.applied,
         }
 
 

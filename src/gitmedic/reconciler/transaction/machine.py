@@ -162,7 +162,7 @@ def _merge_revert(state: TxnState, ports: Ports, now: float, config: MachineConf
 def _await_revert_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
     status = ports.sync_status(state.revert_merge_sha)
     assert state.reverted_at is not None
-    if status.phase is SyncPhase.DEPLOYED:
+    if status.phase is SyncPhase.DEPLOYED or status.applied:
         return _record(state, Phase.REVERT_SYNCED, now)
     waited = now - state.reverted_at
     if status.phase is SyncPhase.FAILED or waited >= config.sync_timeout_s:

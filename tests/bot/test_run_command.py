@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,45 @@ def test_a_runtime_only_fault_is_escalated_with_no_pull_request(tmp_path: Path) 
     assert forge.list_prs(PrFilter.ALL) == ()
     issue = forge.get_issue(int(report.escalated.removeprefix("issue #")))
     assert "no pull request" in issue.body and "productcatalogservice" in issue.body
+
+
+def test_a_fault_beyond_the_attempts_ends_failed_with_every_merge_reverted(
+    tmp_path: Path,
+) -> None:
+    """catalog moves to an image that was never pushed together with a new entrypoint:
+    restoring the image alone crash-loops (the old image lacks that entrypoint), so the
+    fix is undone; the revert puts back a state that never turns healthy, so the loop
+    stops there with status failed, and main holds no merge that is not reverted."""
+    from gitmedic.bot.loop.loop import Loop, LoopConfig, txn_json
+    from gitmedic.bot.loop.sim_cluster import SimCluster
+    from gitmedic.bot.run_cmd import DEFAULT_POLICY
+    from gitmedic.detectors.builtin import builtin_registry
+    from gitmedic.reconciler.transaction import Journal
+    from tests.transaction.e2e_world import APP, EXAMPLE, NAMESPACE, git
+
+    repo = tmp_path / "manifests"
+    shutil.copytree(EXAMPLE, repo / APP)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "shop: baseline")
+    cluster = SimCluster(repo, APP, NAMESPACE)
+    catalog = repo / APP / "catalog.yaml"
+    image = "image: ghcr.io/gitmedic/shop-catalog:2.0.1\n"
+    new = 'image: ghcr.io/gitmedic/shop-catalog:2.1.0\n          command: ["/catalog", "--grpc"]\n'
+    catalog.write_text(catalog.read_text().replace(image, new, 1))
+    git(repo, "commit", "-qam", "catalog: 2.1.0 with its new entrypoint")
+    fault = git(repo, "rev-parse", "HEAD")
+    forge = LocalForge(repo)
+    config = LoopConfig("shop", repo, APP, NAMESPACE, policy=DEFAULT_POLICY)
+    loop = Loop(config, cluster, forge, Journal(tmp_path / "j.sqlite"), list(builtin_registry()))
+
+    assert loop.run_once() is False
+    (report,) = loop.reports.values()
+    assert report.transactions and report.resolved_at is None
+    statuses = [txn_json(t)["status"] for t in report.transactions]
+    assert statuses[-1] in ("failed", "held") and "committed" not in statuses
+    merged = [pr for pr in forge.list_prs(PrFilter.ALL) if pr.state.value == "merged"]
+    fixes = [pr for pr in merged if not pr.title.startswith("Revert")]
+    reverted = {t.pr for t in report.transactions if t.revert_merge_sha}
+    assert fixes and {pr.number for pr in fixes} <= reverted
+    assert git(repo, "diff", fault, "main", "--", APP) == "", "main is back at the fault"

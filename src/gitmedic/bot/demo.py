@@ -8,6 +8,13 @@ engine and the local forge, on the sim's fake clock. Stories, each a real run:
 (a) a bad commit breaks the catalog Service's targetPort: the bot detects it,
     opens a PR, gates, auto-merges, waits for the sync, verifies and commits,
     then writes memory;
+(c) the same fault class again on another service (the checkout Service's
+    targetPort): the responder routes the finding to the playbook that fixed
+    story (a) (learned ones under ``.gitmedic/playbooks/`` come first, then the
+    built-in ones) and the fix commits with zero tokens, no LLM involved; the
+    timeline names the playbook, says whether it was learned or built in, and
+    which earlier incident in the outcome records reflection committed
+    (``.gitmedic/outcomes.jsonl``) it fixed;
 (d) a runtime-only fault (the database revoked the payment service's
     credentials; nothing in Git changed): the bot escalates in an issue and
     opens no pull request.
@@ -53,6 +60,7 @@ def run_demo(args: argparse.Namespace) -> int:
     console.print(f"[bold]gitmedic demo[/]: the example shop in {repo}\n", soft_wrap=True)
     stories = [
         story_bad_commit(repo, workdir, console),
+        story_same_class_again(repo, workdir, console),
         story_runtime_fault(repo, workdir, console),
     ]
     summary = {
@@ -72,6 +80,41 @@ def story_bad_commit(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
     _git(repo, "commit", "-q", "-am", "catalog: move to the new port")
     console.print("  Alice commits 'catalog: move to the new port' (targetPort 3550 -> 3551)")
     return _play("a", repo, workdir, console)
+
+
+def story_same_class_again(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
+    console.rule("(c) the same fault class again, on another service")
+    checkout = repo / APP_PATH / "checkout.yaml"
+    checkout.write_text(checkout.read_text().replace("targetPort: 5050", "targetPort: 5051", 1))
+    _git(repo, "commit", "-q", "-am", "checkout: expose the admin port")
+    console.print("  Bob commits 'checkout: expose the admin port' (targetPort 5050 -> 5051)")
+    seen = _remembered(repo)
+    story = _play("c", repo, workdir, console)
+    story["from_memory"] = _from_memory(repo, story, seen)
+    console.print(f"  [magenta]memory   [/] {story['from_memory']}")
+    return story
+
+
+def _remembered(repo: Path) -> dict[str, str]:
+    """Fault class -> the incident whose fix committed, from ``.gitmedic/outcomes.jsonl``."""
+    text = _git_out(repo, "show", "main:.gitmedic/outcomes.jsonl")
+    records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return {r["classification"]: r["id"] for r in records if r.get("status") == "committed"}
+
+
+def _from_memory(repo: Path, story: dict[str, Any], seen: dict[str, str]) -> str:
+    """How the story's fix came from memory, or why it did not (said, never assumed)."""
+    used = [p for p in story["playbooks"] if p]
+    known = [p for p in used if p in seen]
+    if not known or story["tokens"] or story["outcomes"][-1:] != ["committed"]:
+        return f"not from memory (playbooks {used}, {story['tokens']} tokens)"
+    book = known[0]
+    learned = _git_out(repo, "ls-tree", "-d", "main", f".gitmedic/playbooks/{book}")
+    kind = "learned playbook" if learned else "built-in playbook"
+    return (
+        f"fixed from memory with 0 tokens: {kind} {book}, which committed the fix "
+        f"of incident {seen[book]} (.gitmedic/outcomes.jsonl)"
+    )
 
 
 def story_runtime_fault(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
@@ -99,8 +142,11 @@ def _play(
     if perturb is not None:
         perturb(cluster.sim)
     start = cluster.clock.now()
+    playbooks: list[str] = []
 
     def show(e: Event) -> None:
+        if e.kind == "proposal":
+            playbooks.append(e.data.get("playbook") or "")
         console.print(f"  [dim]t+{e.at - start:5.0f}s[/] [cyan]{e.kind:<9}[/] {e.text[:110]}")
 
     forge = LocalForge(repo)
@@ -120,6 +166,7 @@ def _play(
         "prs": len(forge.list_prs(PrFilter.ALL)) - before,
         "reverts": sum(1 for t in txns if t.revert_pr),
         "tokens": sum(t.plan.tokens for t in txns),
+        "playbooks": playbooks,
         "resolution_s": resolved,
     }
 
@@ -142,3 +189,9 @@ def _print_summary(console: Any, summary: dict[str, Any]) -> None:
 def _git(repo: Path, *argv: str) -> None:
     repo.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "-C", str(repo), *IDENT, *argv], check=True, capture_output=True)
+
+
+def _git_out(repo: Path, *argv: str) -> str:
+    """What git prints, or nothing when it fails (a path main does not have)."""
+    proc = subprocess.run(["git", "-C", str(repo), *argv], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else ""

@@ -235,8 +235,8 @@ class Loop:
                               llm=self.config.llm, completion=completion)  # fmt: skip
         proposal = responder.propose(incident)
         first = proposal.diagnosis.splitlines()[0] if proposal.diagnosis else ""
-        self.emit("proposal", f"{proposal.strategy}: {first}",
-                  strategy=proposal.strategy, tokens=proposal.tokens)  # fmt: skip
+        self.emit("proposal", f"{proposal.strategy}: {first}", strategy=proposal.strategy,
+                  playbook=proposal.playbook, tokens=proposal.tokens)  # fmt: skip
         return proposal
 
     def _transact(

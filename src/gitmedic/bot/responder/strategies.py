@@ -1,9 +1,12 @@
 """The playbook strategy: route a finding, bind the recipe, restore the fields from history.
 
 Playbooks are routed learned-first (``.gitmedic/playbooks`` of the manifest repo,
-then the built-in ones). A ``runtime_only`` playbook means a B-class fault: the
-responder escalates and proposes nothing. Otherwise the recipe's bound paths of
-its target object are put back to their last known-good value:
+then the built-in ones). A ``runtime_only`` playbook (a B-class fault) carries no
+fix and is skipped here: the responder asks it, through :func:`runtime_only`,
+only after the strategies that change desired state found nothing, so a generic
+runtime hypothesis never hides a Git change that explains the finding. Otherwise
+the recipe's bound paths of its target object are put back to their last
+known-good value:
 
 - a finding the desired state shows: the good revision is the parent of the
   commit that introduced it (:func:`~.bisect.find_introduction`); the restore
@@ -33,13 +36,6 @@ from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lo
 
 
 @dataclass(frozen=True)
-class RuntimeOnly:
-    """A runtime-only playbook routed the finding: escalate, never a fix."""
-
-    playbook: Playbook
-
-
-@dataclass(frozen=True)
 class Limits:
     max_commits: int = 50
     recent_s: float = 3 * 86400.0
@@ -51,11 +47,9 @@ def playbook_fix(
     playbooks: Sequence[Playbook],
     since: float,
     limits: Limits,
-) -> Fix | RuntimeOnly | None:
+) -> Fix | None:
     for playbook in route(playbooks, finding):
-        if playbook.runtime_only:
-            return RuntimeOnly(playbook)
-        if playbook.fix is None:
+        if playbook.runtime_only or playbook.fix is None:
             continue
         try:
             bound = bind(playbook, finding)
@@ -66,6 +60,11 @@ def playbook_fix(
         if fix is not None:
             return fix
     return None
+
+
+def runtime_only(playbooks: Sequence[Playbook], finding: Finding) -> list[Playbook]:
+    """The runtime-only playbooks routed to by ``finding``, learned ones first."""
+    return [p for p in route(playbooks, finding) if p.runtime_only]
 
 
 def _restore_bound(

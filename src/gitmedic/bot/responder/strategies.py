@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitmedic.bot.responder.bisect import find_introduction
+from gitmedic.bot.responder.bisect import Introduction, commit_paths, find_introduction
 from gitmedic.bot.responder.playbooks import BoundFix, Playbook, PlaybookError, bind, route
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding
@@ -95,11 +95,24 @@ def _from_introduction(
     intro = find_introduction(ws.states, finding, limits.max_commits)
     if intro is None or ws.file_of(bound.target, intro.parent) != file:
         return None
+    wider = commit_paths(ws, finding, intro, bound.target, paths)
+    for attempt in dict.fromkeys([tuple(wider), tuple(paths)]):
+        fix = _restore_at(ws, finding, bound, list(attempt), file, intro)
+        if fix is not None:
+            return fix
+    return None
+
+
+def _restore_at(
+    ws: Workspace, finding: Finding, bound: BoundFix, paths: list[Path], file: str,
+    intro: Introduction,
+) -> Fix | None:  # fmt: skip
+    """The recipe's fields (as widened to what the commit changed) as before ``intro``."""
     edits = restore_fields(ws.overlay(), bound.target, paths, intro.parent, file)
     contents = ws.applied(edits, {})
     if not edits or not ws.check(finding, contents):
         return None
-    text = _text(finding, bound, intro.commit, "introduced by")
+    text = _text(finding, paths, bound, intro.commit, "introduced by")
     return Fix("playbook", tuple(edits), contents, text, bound.playbook, intro.commit,
                intro.walked)  # fmt: skip
 
@@ -120,7 +133,7 @@ def _from_last_change(
         newest = commit if newest is None or commit.timestamp > newest.timestamp else newest
     if not edits or newest is None:
         return None
-    text = _text(finding, bound, newest, "last changed by")
+    text = _text(finding, paths, bound, newest, "last changed by")
     return Fix("playbook", tuple(edits), contents, text, bound.playbook, newest)
 
 
@@ -150,8 +163,8 @@ def _from_fallback(
     return Fix("playbook", tuple(edits), contents, text, bound.playbook)
 
 
-def _text(finding: Finding, bound: BoundFix, commit: Commit, how: str) -> str:
-    fields = ", ".join(format_path(parse_path(p)) for p in bound.paths)
+def _text(finding: Finding, paths: list[Path], bound: BoundFix, commit: Commit, how: str) -> str:
+    fields = ", ".join(format_path(p) for p in paths)
     return (
         f"{finding.summary} ({finding.detector}). Playbook {bound.playbook}: {fields} of "
         f'{bound.target} {how} {commit.sha[:12]} "{commit.subject}" ({commit.author}); '

@@ -9,8 +9,11 @@ the recipe's bound paths of its target object are put back to their last
 known-good value:
 
 - a finding the desired state shows: the good revision is the parent of the
-  commit that introduced it (:func:`~.bisect.find_introduction`); the restore
-  must clear the finding in the re-parsed desired state without a new one;
+  commit that introduced it (:func:`~.bisect.find_introduction`); the bound
+  paths are widened to the whole field group that commit changed
+  (:func:`~.bisect.commit_paths`), since restoring part of a fault is not the
+  original; the restore must clear the finding in the re-parsed desired state
+  without a new one (else the bound paths alone are tried);
 - a finding only the live state shows (a crash loop whose recipe points at the
   container's command): each bound field goes back to its value before the
   commit that last changed it, when that commit is recent relative to the

@@ -162,7 +162,7 @@ MANIFEST_FAULTS = {
             workloads.configmap_key_dropped,
             "waiting:CreateContainerConfigError",
             "missing-reference/configmap-key-missing",
-            "pod-config-error/config-error",
+            "pod-config-error/configmap-key-missing",
         ),
         _f(
             "pvc-claim-broken",

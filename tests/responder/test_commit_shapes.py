@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from gitmedic.bot.responder.responder import Responder
+from gitmedic.detectors import Resource
 from gitmedic.reconciler.manifests.paths import parse_path
 from tests.responder.conftest import MakeApp, no_llm
 from tests.responder.support import (
@@ -144,3 +145,31 @@ def test_an_hpa_fault_after_the_hpa_was_added_is_undone(make_app: MakeApp) -> No
     assert [f.detector for f in new] == ["hpa-no-cpu-request"]
     app.repo.apply(proposal.edits)
     assert app.files() == good
+
+
+def test_a_playbook_restores_the_whole_field_group_and_keeps_other_changes(
+    make_app: MakeApp,
+) -> None:
+    """The playbook names ``spec.strategy.rollingUpdate``; the commit added the whole
+    ``strategy`` (with its ``type``) beside a new image and label of the same object:
+    the strategy goes entirely, the image and the label stay."""
+    app = make_app(B)
+    unsafe = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%", "maxSurge": 0}}
+    touch = Touch(
+        "Deployment",
+        "cartservice",
+        (
+            ins("spec.strategy", unsafe),
+            ins("spec.replicas", 2, 0),
+            ins("metadata.labels.team", "cart"),
+            set_(f"{SRV}image", "example.com/cartservice:v0.10.1"),
+        ),
+    )
+    new, proposal = propose(app, (touch,))
+    assert [f.detector for f in new] == ["rollout-strategy-unsafe"]
+    assert proposal.strategy == "playbook" and proposal.playbook == "rollout-strategy-unsafe"
+    app.repo.apply(proposal.edits)
+    ref = Resource("Deployment", app.repo.namespace, "cartservice")
+    assert app.repo.value_at(app.repo.locate(ref), ref, parse_path("spec.strategy"))[0] is False
+    assert value(app, "Deployment", "cartservice", "metadata.labels.team") == "cart"
+    assert value(app, "Deployment", "cartservice", f"{SRV}image").endswith("cartservice:v0.10.1")

@@ -159,3 +159,22 @@ def test_a_runtime_only_playbook_escalates_without_asking_the_model(
     assert proposal.strategy == "escalate" and proposal.tokens == 0
     assert proposal.escalation is not None
     assert "database-auth is runtime-only" in proposal.escalation.reason
+
+
+def test_a_runtime_fault_with_no_git_change_escalates_without_the_model(
+    make_app: MakeApp,
+) -> None:
+    """A crash loop (database auth errors) and no commit since the app was imported:
+    the built-in runtime-only playbooks decide, with no edits and zero tokens."""
+    app = make_app(OTEL)
+    fault = Fault("database-auth-revoked", OTEL, (), live=crashloop("cart", "cart"))
+    new = new_findings(app.findings(), app.findings(fault))
+    assert [f.detector for f in new] == ["pod-crashloop"]
+    incident = incident_of(app.repo.path, new, time.time(), app.live(fault))
+    proposal = Responder(app.repo, llm=MODEL, completion=no_llm).propose(incident)
+    assert proposal.strategy == "escalate" and not proposal.edits and not proposal.is_fix
+    assert proposal.tokens == 0 and proposal.cost_usd == 0.0
+    assert proposal.escalation is not None
+    assert "no recent change to the app" in proposal.escalation.reason
+    assert "playbook database-auth-revoked is runtime-only" in proposal.escalation.reason
+    assert [e["detector"] for e in proposal.escalation.evidence] == ["pod-crashloop"]

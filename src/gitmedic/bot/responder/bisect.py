@@ -38,7 +38,13 @@ from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.history import restore_fields, restore_object
-from gitmedic.reconciler.manifests.paths import Match, Path, format_path, parse_path
+from gitmedic.reconciler.manifests.paths import (
+    Match,
+    Path,
+    format_path,
+    item_position,
+    parse_path,
+)
 
 MAX_PAIR_UNITS = 8  # pairs of leaves are tried only for objects with this few changes
 POD_SPEC = {"Pod": "spec", "CronJob": "spec.jobTemplate.spec.template.spec"}
@@ -104,7 +110,7 @@ def _extended(
     (clears it, or changes its params) is restored too. Fields the detector does
     not look at (a label, another image) are not, and stay as the commit left them.
     """
-    extra = tuple(u for u in units if u not in chosen and _matters(ws, finding, intro, u))
+    extra = tuple(u for u in units if u not in chosen and matters(ws, finding, intro, u))
     if not extra:
         return fix, chosen
     wider = _ordered((*chosen, *extra), units)
@@ -112,12 +118,80 @@ def _extended(
     return (bigger, wider) if bigger is not None else (fix, chosen)
 
 
-def _matters(ws: Workspace, finding: Finding, intro: Introduction, unit: Unit) -> bool:
+def matters(ws: Workspace, finding: Finding, intro: Introduction, unit: Unit) -> bool:
     try:
         edits, contents = restore_units(ws, [unit], intro.parent)
     except EditError:
         return False
     return bool(edits) and not ws.unchanged(finding, contents)
+
+
+def commit_paths(
+    ws: Workspace, finding: Finding, intro: Introduction, ref: Resource, paths: Sequence[Path]
+) -> list[Path]:
+    """``paths`` of ``ref`` widened to the whole of what ``intro`` changed about them.
+
+    A recipe names the fields that hold a fault, but the commit may have changed
+    more of the same group: added the whole ``affinity`` around the
+    ``podAntiAffinity`` it names, a whole sidecar around the conflicting port, a
+    ``type`` beside the ``rollingUpdate`` block. Restoring only the named fields
+    would leave the rest, and the result would not be the original. So the
+    commit's changed leaves of ``ref`` join when they contain a named path (they
+    replace it), lie in the same field group (under its parent, unless that parent
+    is a whole object section, pod spec or container), or their undo alone changes
+    the finding (as in :func:`bisect_fix`). Other changes of the commit are kept.
+    """
+    before, after = _obj(ws.states.at(intro.parent), ref), _obj(ws.states.at(intro.commit.sha), ref)
+    head = _obj(ws.states.at(ws.head), ref)
+    if before is None or after is None or head is None:
+        return list(paths)
+    leaves = changed_paths(before.body, after.body)
+    real = {p: _concrete(head.body, p) for p in [*paths, *leaves]}
+    chosen = [
+        leaf
+        for leaf in leaves
+        if any(_groups_with(real[leaf], real[p]) for p in paths)
+        or matters(ws, finding, intro, Unit(ref, leaf))
+    ]
+    named = [p for p in paths if not any(_within(real[p], real[c]) for c in chosen)]
+    wanted = [*named, *chosen]
+    return [p for p in wanted if not any(q != p and _within(real[p], real[q]) for q in wanted)]
+
+
+def _groups_with(leaf: tuple[object, ...], named: tuple[object, ...]) -> bool:
+    parent = named[:-1]
+    return _within(named, leaf) or (not _broad(parent) and _within(leaf, parent))
+
+
+def _within(path: tuple[object, ...], ancestor: tuple[object, ...]) -> bool:
+    return path[: len(ancestor)] == ancestor
+
+
+def _broad(parent: tuple[object, ...]) -> bool:
+    """A parent too wide to be one field group: a top-level section, the pod
+    template or pod spec, a container."""
+    pods = {parse_path(p) for p in ("spec.template", *POD_SPEC.values(), "spec.template.spec")}
+    container = len(parent) >= 2 and parent[-2] in ("containers", "initContainers")
+    return len(parent) < 2 or parent in pods or container
+
+
+def _concrete(body: object, path: Path) -> tuple[object, ...]:
+    """``path`` with list items as indexes into ``body`` (so ``containers[name=x]`` and
+    ``containers[1]`` compare equal); segments past what ``body`` holds stay as given."""
+    out: list[object] = []
+    node: object = body
+    for seg in path:
+        pos = item_position(node, seg) if isinstance(node, list) else None
+        if pos is not None and isinstance(node, list):
+            out.append(pos)
+            node = node[pos]
+        elif isinstance(node, dict) and isinstance(seg, str) and seg in node:
+            out.append(seg)
+            node = node[seg]
+        else:
+            out.append(seg)
+            node = None
+    return tuple(out)
 
 
 def _ordered(chosen: Sequence[Unit], units: list[Unit]) -> tuple[Unit, ...]:

@@ -2,13 +2,18 @@
 
 For each finding of the incident (desired-state findings first, worst first):
 
-1. a routed playbook restores its fields from history (zero tokens); a
-   ``runtime_only`` playbook marks the finding for escalation;
+1. a routed playbook with a fix recipe restores its fields from history (zero
+   tokens);
 2. regression bisect: the commit that introduced a desired-state finding, and the
    smallest set of its changes whose undo clears the finding; for a live-only
    finding, the latest recent change to the implicated container;
-3. what is left goes, together, to the LLM when one is configured;
-4. what is still left is escalated (B-class): with no edits at all the proposal
+3. a ``runtime_only`` playbook routed by what is left decides escalation at once
+   (zero tokens) when it is learned (the repo's own verdict on this fault class)
+   or when no recent commit changed the app at all: nothing in Git can be the
+   cause, so the model is not asked. A generic built-in runtime hypothesis never
+   pre-empts a desired-state cause: with a recent change it waits for step 4;
+4. what is left goes, together, to the LLM when one is configured;
+5. what is still left is escalated (B-class): with no edits at all the proposal
    is an escalation with the evidence and never becomes a fix PR.
 
 A finding the fixes already accepted have cleared (re-parsed desired state), or
@@ -34,7 +39,7 @@ from gitmedic.bot.responder.proposal import (
     evidence_of,
 )
 from gitmedic.bot.responder.states import DesiredStates
-from gitmedic.bot.responder.strategies import Limits, RuntimeOnly, playbook_fix
+from gitmedic.bot.responder.strategies import Limits, playbook_fix, runtime_only
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding
@@ -89,7 +94,8 @@ class Responder:
             if llm.fix is not None:
                 ws.accept(llm.fix)
                 plan = _Plan((*plan.fixes, llm.fix), plan.escalated, ())
-        return _proposal(incident, plan, llm)
+        left = tuple((f, self._unexplained(f)) for f in plan.unresolved)
+        return _proposal(incident, _Plan(plan.fixes, (*plan.escalated, *left), ()), llm)
 
     def _ordered(self, ws: Workspace, findings: Sequence[Finding]) -> list[Finding]:
         def rank(f: Finding) -> tuple[bool, int, tuple[str, ...]]:
@@ -101,20 +107,23 @@ class Responder:
     def _deterministic(
         self, ws: Workspace, findings: Sequence[Finding], incident: Incident
     ) -> _Plan:
+        since = incident.opened_at - self.limits.recent_s
         fixes: list[Fix] = []
         escalated: list[tuple[Finding, str]] = []
         unresolved: list[Finding] = []
         for finding in findings:
             if fixes and self._covered(ws, finding):
                 continue
-            outcome = self._cheapest(ws, finding, incident)
-            if isinstance(outcome, RuntimeOnly):
-                escalated.append((finding, f"playbook {outcome.playbook.id} is runtime-only"))
-            elif outcome is None:
-                unresolved.append(finding)
+            fix = self._cheapest(ws, finding, since)
+            if fix is not None:
+                ws.accept(fix)
+                fixes.append(_with_findings(fix, finding))
+                continue
+            verdict = self._runtime_verdict(ws, finding, since)
+            if verdict is not None:
+                escalated.append((finding, verdict))
             else:
-                ws.accept(outcome)
-                fixes.append(_with_findings(outcome, finding))
+                unresolved.append(finding)
         return _Plan(tuple(fixes), tuple(escalated), tuple(unresolved))
 
     def _covered(self, ws: Workspace, finding: Finding) -> bool:
@@ -122,17 +131,43 @@ class Responder:
             return not ws.present(finding)
         return bool({finding.resource, *finding.related} & ws.edited)
 
-    def _cheapest(
-        self, ws: Workspace, finding: Finding, incident: Incident
-    ) -> Fix | RuntimeOnly | None:
-        since = incident.opened_at - self.limits.recent_s
-        outcome = playbook_fix(ws, finding, self.playbooks, since, self.limits)
-        if outcome is not None:
-            return outcome
+    def _cheapest(self, ws: Workspace, finding: Finding, since: float) -> Fix | None:
+        fix = playbook_fix(ws, finding, self.playbooks, since, self.limits)
+        if fix is not None:
+            return fix
         if ws.states.judges(finding) and ws.states.visible(finding, ws.head):
             intro = find_introduction(ws.states, finding, self.limits.max_commits)
             return bisect_fix(ws, finding, intro) if intro is not None else None
         return recent_regression(ws, finding, since, self.limits.max_commits)
+
+    def _runtime_verdict(self, ws: Workspace, finding: Finding, since: float) -> str | None:
+        """Why a runtime-only playbook decides escalation now, or None to keep looking."""
+        books = runtime_only(self.playbooks, finding)
+        learned = [b for b in books if b.source.startswith(".gitmedic/")]
+        if learned:
+            return _runtime_reason(learned)
+        if books and not _changed_recently(ws, since, self.limits.max_commits):
+            return f"no recent change to the app; {_runtime_reason(books)}"
+        return None
+
+    def _unexplained(self, finding: Finding) -> str:
+        books = runtime_only(self.playbooks, finding)
+        why = "no desired-state cause found"
+        return f"{why}; runtime-only candidates: {_runtime_reason(books)}" if books else why
+
+
+def _changed_recently(ws: Workspace, since: float, limit: int) -> bool:
+    """Whether a commit since ``since`` changed the app (its first import does not count)."""
+    for commit in ws.states.commits(limit):
+        if commit.timestamp < since:
+            return False
+        if commit.parents and ws.states.has_app(commit.parents[0]):
+            return True
+    return False
+
+
+def _runtime_reason(books: Sequence[Playbook]) -> str:
+    return ", ".join(f"playbook {b.id} is runtime-only" for b in books)
 
 
 def _all_playbooks(repo: ManifestRepo) -> list[Playbook]:
@@ -151,8 +186,6 @@ def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Propos
     rejected = llm.rejected if llm else ()
     if not plan.fixes:
         reasons = [f"{f.detector} on {f.resource}: {why}" for f, why in plan.escalated]
-        reasons += [f"{f.detector} on {f.resource}: no desired-state cause found"
-                    for f in plan.unresolved]  # fmt: skip
         if llm is not None:
             reasons.append(f"the model proposed no valid edit: {llm.diagnosis}")
         reason = redact_text("; ".join(reasons) or "nothing to fix")
@@ -160,8 +193,6 @@ def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Propos
                         escalation=Escalation(reason, evidence), tokens=tokens, cost_usd=cost,
                         rejected=rejected)  # fmt: skip
     lines = [f.diagnosis for f in plan.fixes]
-    lines += [f"Not explained by desired state: {f.detector} on {f.resource}."
-              for f in plan.unresolved]  # fmt: skip
     lines += [f"Escalated: {f.detector} on {f.resource} ({why})." for f, why in plan.escalated]
     commit = next((f.commit for f in plan.fixes if f.commit is not None), None)
     edits = tuple(e for f in plan.fixes for e in f.edits)

@@ -1,13 +1,19 @@
 """The playbook strategy: route a finding, bind the recipe, restore the fields from history.
 
 Playbooks are routed learned-first (``.gitmedic/playbooks`` of the manifest repo,
-then the built-in ones). A ``runtime_only`` playbook means a B-class fault: the
-responder escalates and proposes nothing. Otherwise the recipe's bound paths of
-its target object are put back to their last known-good value:
+then the built-in ones). A ``runtime_only`` playbook (a B-class fault) carries no
+fix and is skipped here: the responder asks it, through :func:`runtime_only`,
+only after the strategies that change desired state found nothing, so a generic
+runtime hypothesis never hides a Git change that explains the finding. Otherwise
+the recipe's bound paths of its target object are put back to their last
+known-good value:
 
 - a finding the desired state shows: the good revision is the parent of the
-  commit that introduced it (:func:`~.bisect.find_introduction`); the restore
-  must clear the finding in the re-parsed desired state without a new one;
+  commit that introduced it (:func:`~.bisect.find_introduction`); the bound
+  paths are widened to the whole field group that commit changed
+  (:func:`~.bisect.commit_paths`), since restoring part of a fault is not the
+  original; the restore must clear the finding in the re-parsed desired state
+  without a new one (else the bound paths alone are tried);
 - a finding only the live state shows (a crash loop whose recipe points at the
   container's command): each bound field goes back to its value before the
   commit that last changed it, when that commit is recent relative to the
@@ -21,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitmedic.bot.responder.bisect import find_introduction
+from gitmedic.bot.responder.bisect import Introduction, commit_paths, find_introduction
 from gitmedic.bot.responder.playbooks import BoundFix, Playbook, PlaybookError, bind, route
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding
@@ -30,13 +36,6 @@ from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.history import last_change, restore_fields
 from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
-
-
-@dataclass(frozen=True)
-class RuntimeOnly:
-    """A runtime-only playbook routed the finding: escalate, never a fix."""
-
-    playbook: Playbook
 
 
 @dataclass(frozen=True)
@@ -51,11 +50,9 @@ def playbook_fix(
     playbooks: Sequence[Playbook],
     since: float,
     limits: Limits,
-) -> Fix | RuntimeOnly | None:
+) -> Fix | None:
     for playbook in route(playbooks, finding):
-        if playbook.runtime_only:
-            return RuntimeOnly(playbook)
-        if playbook.fix is None:
+        if playbook.runtime_only or playbook.fix is None:
             continue
         try:
             bound = bind(playbook, finding)
@@ -66,6 +63,11 @@ def playbook_fix(
         if fix is not None:
             return fix
     return None
+
+
+def runtime_only(playbooks: Sequence[Playbook], finding: Finding) -> list[Playbook]:
+    """The runtime-only playbooks routed to by ``finding``, learned ones first."""
+    return [p for p in route(playbooks, finding) if p.runtime_only]
 
 
 def _restore_bound(
@@ -96,11 +98,24 @@ def _from_introduction(
     intro = find_introduction(ws.states, finding, limits.max_commits)
     if intro is None or ws.file_of(bound.target, intro.parent) != file:
         return None
+    wider = commit_paths(ws, finding, intro, bound.target, paths)
+    for attempt in dict.fromkeys([tuple(wider), tuple(paths)]):
+        fix = _restore_at(ws, finding, bound, list(attempt), file, intro)
+        if fix is not None:
+            return fix
+    return None
+
+
+def _restore_at(
+    ws: Workspace, finding: Finding, bound: BoundFix, paths: list[Path], file: str,
+    intro: Introduction,
+) -> Fix | None:  # fmt: skip
+    """The recipe's fields (as widened to what the commit changed) as before ``intro``."""
     edits = restore_fields(ws.overlay(), bound.target, paths, intro.parent, file)
     contents = ws.applied(edits, {})
     if not edits or not ws.check(finding, contents):
         return None
-    text = _text(finding, bound, intro.commit, "introduced by")
+    text = _text(finding, paths, bound, intro.commit, "introduced by")
     return Fix("playbook", tuple(edits), contents, text, bound.playbook, intro.commit,
                intro.walked)  # fmt: skip
 
@@ -121,7 +136,7 @@ def _from_last_change(
         newest = commit if newest is None or commit.timestamp > newest.timestamp else newest
     if not edits or newest is None:
         return None
-    text = _text(finding, bound, newest, "last changed by")
+    text = _text(finding, paths, bound, newest, "last changed by")
     return Fix("playbook", tuple(edits), contents, text, bound.playbook, newest)
 
 
@@ -151,8 +166,8 @@ def _from_fallback(
     return Fix("playbook", tuple(edits), contents, text, bound.playbook)
 
 
-def _text(finding: Finding, bound: BoundFix, commit: Commit, how: str) -> str:
-    fields = ", ".join(format_path(parse_path(p)) for p in bound.paths)
+def _text(finding: Finding, paths: list[Path], bound: BoundFix, commit: Commit, how: str) -> str:
+    fields = ", ".join(format_path(p) for p in paths)
     return (
         f"{finding.summary} ({finding.detector}). Playbook {bound.playbook}: {fields} of "
         f'{bound.target} {how} {commit.sha[:12]} "{commit.subject}" ({commit.author}); '

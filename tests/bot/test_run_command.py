@@ -77,8 +77,9 @@ def test_a_fault_beyond_the_attempts_ends_failed_with_every_merge_reverted(
 ) -> None:
     """catalog moves to an image that was never pushed together with a new entrypoint:
     restoring the image alone crash-loops (the old image lacks that entrypoint), so the
-    fix is undone; the revert puts back a state that never turns healthy, so the loop
-    stops there with status failed, and main holds no merge that is not reverted."""
+    fix is undone; the revert is applied (the state it restores is the incident's own,
+    unhealthy one, judged by mu, not by health) and verified, no other candidate
+    exists, and main holds no merge that is not reverted."""
     from gitmedic.bot.loop.loop import Loop, LoopConfig, txn_json
     from gitmedic.bot.loop.sim_cluster import SimCluster
     from gitmedic.bot.run_cmd import DEFAULT_POLICY
@@ -106,7 +107,7 @@ def test_a_fault_beyond_the_attempts_ends_failed_with_every_merge_reverted(
     (report,) = loop.reports.values()
     assert report.transactions and report.resolved_at is None
     statuses = [txn_json(t)["status"] for t in report.transactions]
-    assert statuses[-1] in ("failed", "held") and "committed" not in statuses
+    assert statuses[-1] in ("reverted", "failed", "held") and "committed" not in statuses
     merged = [pr for pr in forge.list_prs(PrFilter.ALL) if pr.state.value == "merged"]
     fixes = [pr for pr in merged if not pr.title.startswith("Revert")]
     reverted = {t.pr for t in report.transactions if t.revert_merge_sha}

@@ -28,7 +28,9 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 from gitmedic.bot.actions import ActionRefused, DetectorRun
 from gitmedic.bot.revert_txn import RevertPorts, revert_plan, reverted_pr
@@ -67,12 +69,12 @@ class LiveActions:
         mu_now: Callable[[], float],
         retry: Callable[[str], str],
         machine: MachineConfig | None = None,
-        lock: threading.RLock | None = None,
+        lock: AbstractContextManager[Any] | None = None,
     ) -> None:
         self.forge, self.journal, self.ports, self.clock = forge, journal, ports, clock
         self.app, self.mu_now, self.retry_incident = app, mu_now, retry
         self.machine = machine or MachineConfig()
-        self.lock = lock or threading.RLock()
+        self.lock: AbstractContextManager[Any] = lock or threading.RLock()
         self.retries: list[str] = []
         self.watches: list[Watch] = []
 
@@ -146,6 +148,10 @@ class LiveActions:
         )
 
     def explain(self, pr: int) -> str:
+        with self.lock:
+            return self._explain(pr)
+
+    def _explain(self, pr: int) -> str:
         found = self.forge.get_pr(pr)
         state = found.bot_state
         if state is None:

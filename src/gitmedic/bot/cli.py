@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cluster", choices=("sim", "kube"), default="sim")
     p.add_argument("--forge", choices=("local", "github"), default="local")
     p.add_argument("--once", action="store_true", help="until healthy or out of attempts")
+    p.add_argument("--interval", type=float, help="seconds between evaluations (default 10)")
+    p.add_argument("--settle", type=float, help="--once: healthy this long is healthy (300)")
     p.add_argument("--json", action="store_true", help="print the incidents as JSON")
     p.set_defaults(func=_run)
 

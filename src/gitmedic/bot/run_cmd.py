@@ -8,10 +8,10 @@ Without a config, the policy lets fixes that restore fields from Git history
 
 ``--cluster sim``: the sim deploys ``main`` of REPO and is the cluster; all
 waits run on its fake clock. ``--cluster kube`` needs a reachable cluster and a
-GitOps engine from the config; it is refused here with the reason when the
-engine is not one the loop can watch. ``--forge local`` is the local forge in
-REPO; ``--forge github`` needs GITHUB_TOKEN (or GITHUB_APP_ID and
-GITHUB_APP_PRIVATE_KEY) and GITHUB_REPOSITORY (owner/name), with REPO a clone.
+GitOps engine from the config (:mod:`gitmedic.bot.loop.kube_cluster`); a setup
+that cannot work (no kubeconfig, a refused engine token) exits 2 with the reason.
+``--forge local`` is the local forge in REPO; ``--forge github`` reads GitHub
+from the environment (:mod:`gitmedic.bot.github_env`), with REPO a clone.
 
 Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held),
 2 bad input.
@@ -69,6 +69,9 @@ def run_run(args: argparse.Namespace) -> int:
 def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
     config = _config(repo)
     app = _app(config, args, repo)
+    for flag, key in (("interval", "interval_s"), ("settle", "settle_s")):
+        if getattr(args, flag, None) is not None:
+            extra.setdefault(key, float(getattr(args, flag)))
     return LoopConfig(
         app=app.name,
         repo=repo,
@@ -97,7 +100,7 @@ def build_loop(
 
     builtin = list(builtin_registry())
     learned = load_learned(config.repo, taken=[d.id for d in builtin])
-    cluster = _cluster(config, cluster_kind)
+    cluster = _cluster(config, cluster_kind, _app_config(config))
     return Loop(
         config,
         cluster,
@@ -145,17 +148,29 @@ def _app(config: Config | None, args: argparse.Namespace, repo: Path) -> AppConf
     raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
 
 
-def _cluster(config: LoopConfig, kind: str) -> Any:
+def _app_config(config: LoopConfig) -> AppConfig:
+    found = _config(config.repo)
+    apps = found.apps if found else ()
+    match = [a for a in apps if a.path.strip("/").removeprefix(".") == config.path]
+    return match[0] if match else AppConfig(config.app, config.path, config.namespace)
+
+
+def _cluster(config: LoopConfig, kind: str, app: AppConfig) -> Any:
     from gitmedic.bot.cli import UsageError
 
     if kind == "sim":
         from gitmedic.bot.loop.sim_cluster import SimCluster
 
         return SimCluster(config.repo, config.path, config.namespace)
-    raise UsageError(
-        "--cluster kube: the live loop needs the engine watcher wiring, which this build "
-        "does not have yet; use --cluster sim"
-    )
+    from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
+
+    try:
+        cluster = KubeCluster(config.namespace, app.engine, app.oracles, os.environ,
+                              app=config.app)  # fmt: skip
+        preflight(cluster.watcher)
+    except KubeSetupError as exc:
+        raise UsageError(f"--cluster kube: {exc}") from None
+    return cluster
 
 
 def _forge(repo: Path, kind: str) -> Forge:

@@ -8,10 +8,10 @@ Without a config, the policy lets fixes that restore fields from Git history
 
 ``--cluster sim``: the sim deploys ``main`` of REPO and is the cluster; all
 waits run on its fake clock. ``--cluster kube`` needs a reachable cluster and a
-GitOps engine from the config; it is refused here with the reason when the
-engine is not one the loop can watch. ``--forge local`` is the local forge in
-REPO; ``--forge github`` needs GITHUB_TOKEN (or GITHUB_APP_ID and
-GITHUB_APP_PRIVATE_KEY) and GITHUB_REPOSITORY (owner/name), with REPO a clone.
+GitOps engine from the config (:mod:`gitmedic.bot.loop.kube_cluster`); a setup
+that cannot work (no kubeconfig, a refused engine token) exits 2 with the reason.
+``--forge local`` is the local forge in REPO; ``--forge github`` reads GitHub
+from the environment (:mod:`gitmedic.bot.github_env`), with REPO a clone.
 
 Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held),
 2 bad input.
@@ -57,10 +57,22 @@ def run_run(args: argparse.Namespace) -> int:
     repo = Path(args.repo).resolve()
     if not (repo / ".git").exists():
         raise UsageError(f"{repo}: not a git repository")
-    config = _config(repo)
-    app = _app(config, args)
+    loop_config = loop_config_of(repo, args)
     state = repo / ".git" / "gitmedic"
-    loop_config = LoopConfig(
+    loop = build_loop(loop_config, args.cluster, args.forge, state, quiet=args.json)
+    healthy = loop.run_once() if args.once else _forever(loop)
+    if args.json:
+        print(json.dumps(report_json(loop, healthy), indent=1))
+    return EXIT_OK if healthy else EXIT_UNHEALTHY
+
+
+def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
+    config = _config(repo)
+    app = _app(config, args, repo)
+    for flag, key in (("interval", "interval_s"), ("settle", "settle_s")):
+        if getattr(args, flag, None) is not None:
+            extra.setdefault(key, float(getattr(args, flag)))
+    return LoopConfig(
         app=app.name,
         repo=repo,
         path=app.path.strip("/").removeprefix("."),
@@ -71,12 +83,8 @@ def run_run(args: argparse.Namespace) -> int:
         oracle_interval_s=app.oracles.interval_s,
         policy=config.policy if config and config.policy.rules else DEFAULT_POLICY,
         llm=config.llm if config and config.llm.model else None,
+        **extra,
     )
-    loop = build_loop(loop_config, args.cluster, args.forge, state, quiet=args.json)
-    healthy = loop.run_once() if args.once else _forever(loop)
-    if args.json:
-        print(json.dumps(report_json(loop, healthy), indent=1))
-    return EXIT_OK if healthy else EXIT_UNHEALTHY
 
 
 def report_json(loop: Loop, healthy: bool) -> dict[str, Any]:
@@ -84,7 +92,7 @@ def report_json(loop: Loop, healthy: bool) -> dict[str, Any]:
 
 
 def build_loop(
-    config: LoopConfig, cluster_kind: str, forge_kind: str, state: Path, *, quiet: bool
+    config: LoopConfig, cluster_kind: str, forge: Forge | str, state: Path, *, quiet: bool
 ) -> Loop:
     from gitmedic.bot.memory.learned import load_learned
     from gitmedic.detectors.builtin import builtin_registry
@@ -92,11 +100,11 @@ def build_loop(
 
     builtin = list(builtin_registry())
     learned = load_learned(config.repo, taken=[d.id for d in builtin])
-    cluster = _cluster(config, cluster_kind)
+    cluster = _cluster(config, cluster_kind, _app_config(config))
     return Loop(
         config,
         cluster,
-        _forge(config.repo, forge_kind),
+        _forge(config.repo, forge) if isinstance(forge, str) else forge,
         Journal(state / "journal.sqlite"),
         [*builtin, *learned.detectors],
         on_event=(lambda e: None) if quiet else _print_event,
@@ -127,12 +135,12 @@ def _config(repo: Path) -> Config | None:
         raise UsageError(str(exc)) from None
 
 
-def _app(config: Config | None, args: argparse.Namespace) -> AppConfig:
+def _app(config: Config | None, args: argparse.Namespace, repo: Path) -> AppConfig:
     from gitmedic.bot.cli import UsageError
 
     path = (args.path or "").strip("/")
     if config is None:
-        name = Path(path).name if path else Path(args.repo).resolve().name
+        name = Path(path).name if path else repo.name
         return AppConfig(name=name, path=path, namespace=args.namespace or "default")
     for app in config.apps:
         if not path or app.path.strip("/") == path:
@@ -140,17 +148,29 @@ def _app(config: Config | None, args: argparse.Namespace) -> AppConfig:
     raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
 
 
-def _cluster(config: LoopConfig, kind: str) -> Any:
+def _app_config(config: LoopConfig) -> AppConfig:
+    found = _config(config.repo)
+    apps = found.apps if found else ()
+    match = [a for a in apps if a.path.strip("/").removeprefix(".") == config.path]
+    return match[0] if match else AppConfig(config.app, config.path, config.namespace)
+
+
+def _cluster(config: LoopConfig, kind: str, app: AppConfig) -> Any:
     from gitmedic.bot.cli import UsageError
 
     if kind == "sim":
         from gitmedic.bot.loop.sim_cluster import SimCluster
 
         return SimCluster(config.repo, config.path, config.namespace)
-    raise UsageError(
-        "--cluster kube: the live loop needs the engine watcher wiring, which this build "
-        "does not have yet; use --cluster sim"
-    )
+    from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
+
+    try:
+        cluster = KubeCluster(config.namespace, app.engine, app.oracles, os.environ,
+                              app=config.app)  # fmt: skip
+        preflight(cluster.watcher)
+    except KubeSetupError as exc:
+        raise UsageError(f"--cluster kube: {exc}") from None
+    return cluster
 
 
 def _forge(repo: Path, kind: str) -> Forge:
@@ -160,15 +180,9 @@ def _forge(repo: Path, kind: str) -> Forge:
         from gitmedic.bot.forges.local import LocalForge
 
         return LocalForge(repo)
-    slug = os.environ.get("GITHUB_REPOSITORY", "")
-    if not slug:
-        raise UsageError("--forge github needs GITHUB_REPOSITORY=owner/name")
-    from gitmedic.bot.forges.github import GitHubForge
+    from gitmedic.bot.github_env import GitHubEnvError, github_forge_from_env
 
-    token = os.environ.get("GITHUB_TOKEN")
-    app_id = os.environ.get("GITHUB_APP_ID")
-    key = os.environ.get("GITHUB_APP_PRIVATE_KEY")
-    if not token and not (app_id and key):
-        raise UsageError("--forge github needs GITHUB_TOKEN, or GITHUB_APP_ID and "
-                         "GITHUB_APP_PRIVATE_KEY")  # fmt: skip
-    return GitHubForge(slug, token=token, app_id=app_id, private_key=key)
+    try:
+        return github_forge_from_env(os.environ)
+    except GitHubEnvError as exc:
+        raise UsageError(str(exc)) from None

@@ -3,9 +3,11 @@
 Settings come from flags, else the environment (what the Helm chart sets):
 ``GITMEDIC_WEBHOOK_SECRET`` (required), ``GITMEDIC_STATE_DIR``, ``GITMEDIC_REPO``,
 ``GITMEDIC_HOST``, ``GITMEDIC_PORT``, ``GITMEDIC_MAX_BODY_BYTES``,
-``GITMEDIC_LOG_LEVEL``. The secret is registered with the redaction registry
-before anything logs. FastAPI and uvicorn are imported here only, so other
-commands never pay for them.
+``GITMEDIC_LOG_LEVEL``; the monitor's ``GITMEDIC_FORGE`` (local|github),
+``GITMEDIC_CLUSTER`` (sim|kube) and ``GITMEDIC_INTERVAL`` are read by
+:mod:`gitmedic.bot.serve_wiring`, GitHub's by :mod:`gitmedic.bot.github_env`.
+The secret is registered with the redaction registry before anything logs.
+FastAPI and uvicorn are imported here only, so other commands never pay for them.
 
 Plug-in points for ``gitmedic run``: :func:`build_service` takes any
 :class:`~gitmedic.bot.actions.BotActions` (the transaction engine), and the
@@ -87,9 +89,14 @@ def watched_paths(repo: Path, extra: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def build_service(
-    settings: ServeSettings, forge: Forge, actions: BotActions, changed: ChangedFiles
+    settings: ServeSettings,
+    forge: Forge,
+    actions: BotActions,
+    changed: ChangedFiles,
+    *,
+    repo: Path | None = None,  # the repo read for the config (a clone with --forge github)
 ) -> Service:
-    deps = Deps(forge, actions, changed, watched_paths(settings.repo, settings.watch))
+    deps = Deps(forge, actions, changed, watched_paths(repo or settings.repo, settings.watch))
     config = ServiceConfig(settings.secret, settings.state_dir, settings.max_body_bytes)
     return Service(config, deps)
 
@@ -97,8 +104,8 @@ def build_service(
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from gitmedic.bot.forges.local import LocalForge
-    from gitmedic.bot.intents import ForgeIntents, IntentLog
+    from gitmedic.bot.github_env import GitHubEnvError
+    from gitmedic.bot.serve_wiring import assemble
     from gitmedic.bot.server.app import create_app
     from gitmedic.bot.server.logs import configure_logging
     from gitmedic.reconciler.config import ConfigError
@@ -107,13 +114,12 @@ def run_serve(args: argparse.Namespace) -> int:
     settings = settings_from(args, os.environ)
     configure_logging(settings.log_level)
     try:
-        forge = LocalForge(settings.repo)
-        actions = ForgeIntents(forge, IntentLog(settings.state_dir / "intents.sqlite"))
-        service = build_service(settings, forge, actions, git_changed_files(forge.repo))
-    except (ForgeError, ConfigError) as exc:
+        served = assemble(settings, args, os.environ)
+    except (ForgeError, ConfigError, GitHubEnvError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    uvicorn.run(
-        create_app(service), host=settings.host, port=settings.port, log_config=None,
-        timeout_graceful_shutdown=30,
-    )  # fmt: skip
+    with served.running():
+        uvicorn.run(
+            create_app(served.service), host=settings.host, port=settings.port,
+            log_config=None, timeout_graceful_shutdown=30,
+        )  # fmt: skip
     return 0

@@ -98,6 +98,11 @@ class GitHubForge(PullVerbs, GitHubItems):
         self.repo_path = f"/repos/{urllib.parse.quote(owner)}/{urllib.parse.quote(name)}"
         self._repo_data: dict[str, Any] | None = None
 
+    def git_token(self) -> str:
+        """The token git uses to fetch the repository (an App's installation token, renewed)."""
+        token: str = self._auth.token
+        return token
+
     # ------------------------------------------------------------------ requests
 
     def run_verb(self, call: Callable[[], T]) -> T:

@@ -159,12 +159,35 @@ class Loop:
 
     def tick(self) -> None:
         """One interval: evaluate, answer ready incidents not answered yet, sleep."""
+        self.step()
+        self.clock.sleep(self.config.interval_s)
+
+    def step(self) -> None:
+        """Evaluate and answer ready incidents not answered yet (``serve`` waits itself)."""
         self.evaluate()
         for incident in self.incidents.ready():
             report = self.reports[incident.id]
             if not report.transactions and not report.escalated:
                 self.respond(incident)
-        self.clock.sleep(self.config.interval_s)
+
+    def retry(self, incident_id: str) -> str:
+        """A person's ``/gitmedic retry``: new attempts for an incident still open."""
+        incident = self.incidents.open.get(incident_id)
+        if incident is None:
+            return f"incident {incident_id} is not open any more: nothing to retry"
+        report = self.respond(incident)
+        last = report.transactions[-1] if report.transactions else None
+        return f"attempt {last.plan.attempt}: {last.outcome.value}" if last else "no new attempt"
+
+    def ports(self) -> Any:
+        """The transaction ports of this app, with the oracles' baseline taken now."""
+        cfg = self.config
+        return build_ports(cfg.repo, cfg.path, cfg.namespace, self.forge, self.cluster,
+                           self.detectors, window_s=cfg.window_s,
+                           interval_s=cfg.oracle_interval_s)  # fmt: skip
+
+    def mu_now(self) -> float:
+        return mu_of(self.detectors, self.cluster.snapshot(), self.findings)
 
     def run_once(self, max_seconds: float = 3600.0) -> bool:
         """Until healthy, or every open incident is answered and settled; returns healthy."""
@@ -207,11 +230,13 @@ class Loop:
         failed_playbooks: set[str] = set()
         feedback: list[str] = []
         tried: list[tuple[dict[str, Any], ...]] = []
-        for attempt in range(1, self.config.attempts + 1):
+        # A retry asked by a person continues the numbering (branches and txn ids are unique).
+        first = len(self.journal.transactions(incident=incident.id)) + 1
+        for attempt in range(first, first + self.config.attempts):
             proposal = self._propose(incident, failed_playbooks, feedback)
             edits = tuple(e.to_json() for e in proposal.edits)
             if not proposal.is_fix or edits in tried:
-                if attempt == 1:
+                if attempt == first:
                     self._escalate(incident, proposal, report)
                 return
             tried.append(edits)
@@ -249,13 +274,11 @@ class Loop:
                                  ("detectors: no new critical finding",), cfg.window_s,
                                  attempt, cfg.attempts)  # fmt: skip
         body = pr_body(proposal, incident, decision, vplan)
-        mu = mu_of(self.detectors, self.cluster.snapshot(), self.findings)
+        mu = self.mu_now()
         base = git(cfg.repo, "rev-parse", self.forge.default_branch())
         plan = plan_of(proposal, incident, attempt=attempt, base_sha=base, mu_pre=mu,
                        decision=decision, body=body, feedback=feedback)  # fmt: skip
-        ports = build_ports(cfg.repo, cfg.path, cfg.namespace, self.forge, self.cluster,
-                            self.detectors, window_s=cfg.window_s,
-                            interval_s=cfg.oracle_interval_s)  # fmt: skip
+        ports = self.ports()
         self.journal.create(plan, now)
         self.emit("txn", f"attempt {attempt}: {plan.title} (risk {decision.risk}, "
                   f"{'auto-merge' if decision.auto_merge else 'needs approval'})",

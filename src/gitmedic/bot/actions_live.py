@@ -1,0 +1,273 @@
+"""``LiveActions``: the production BotActions, over the journal, the forge and the loop.
+
+Comment commands answer at once and leave the waiting to the monitor:
+
+- ``approve`` / ``hold`` / ``unhold`` are the labels ``gitmedic:approved`` and
+  ``gitmedic:hold`` that :meth:`ForgePorts.approved` reads; the transaction's
+  approval poll (in :meth:`work`) then merges;
+- ``merge`` approves and, when the PR's gate is green, steps its transaction
+  now, so the merge happens through the machine (head SHA the gate saw, main
+  not moved) and the sync wait and verification follow;
+- ``revert`` plans a revert transaction (:mod:`gitmedic.bot.revert_txn`), opens
+  its PR now and lets :meth:`work` carry it: merge, sync, verify;
+- ``retry`` closes the attempt's PR and queues a new attempt for its incident;
+- ``watch_merge`` queues a watch of a person's merge: once deployed, the oracles
+  judge it against mu when the merge was reported, and a regression gets a revert
+  PR offered (not merged) with the evidence as a comment;
+- ``main_moved`` does nothing more: every transaction re-gates when main moved.
+
+:meth:`work` is the monitor's share, called once per interval under the same
+lock as the commands: it runs queued retries and watches and steps every
+transaction of the app in flight until it must wait. It never sleeps on the
+clock itself except inside a verification window.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from gitmedic.bot.actions import ActionRefused, DetectorRun
+from gitmedic.bot.revert_txn import RevertPorts, revert_plan, reverted_pr
+from gitmedic.detectors.finding import Severity
+from gitmedic.reconciler.clock import Clock
+from gitmedic.reconciler.forge import Forge, PrState, PullRequest, StatusState
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Phase, TxnState, step
+from gitmedic.reconciler.transaction.forge_ports import (
+    APPROVED_LABEL,
+    GATE_CONTEXT,
+    HOLD_LABEL,
+    ForgePorts,
+)
+from gitmedic.reconciler.transaction.ports import SyncPhase, VerdictPhase
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Watch:
+    pr: int
+    merge_sha: str
+    mu_pre: float
+    since: float
+
+
+class LiveActions:
+    def __init__(
+        self,
+        forge: Forge,
+        journal: Journal,
+        ports: Callable[[], ForgePorts],
+        clock: Clock,
+        *,
+        app: str,
+        mu_now: Callable[[], float],
+        retry: Callable[[str], str],
+        machine: MachineConfig | None = None,
+        lock: AbstractContextManager[Any] | None = None,
+    ) -> None:
+        self.forge, self.journal, self.ports, self.clock = forge, journal, ports, clock
+        self.app, self.mu_now, self.retry_incident = app, mu_now, retry
+        self.machine = machine or MachineConfig()
+        self.lock: AbstractContextManager[Any] = lock or threading.RLock()
+        self.retries: list[str] = []
+        self.watches: list[Watch] = []
+
+    # -- comment commands ------------------------------------------------------------
+
+    def approve(self, pr: int) -> str:
+        with self.lock:
+            self._open_bot_pr(pr, "approve")
+            self.forge.add_labels(pr, [APPROVED_LABEL])
+        return f"Approved: gitmedic merges #{pr} once its gate passes."
+
+    def merge(self, pr: int) -> str:
+        with self.lock:
+            found = self._open_bot_pr(pr, "merge")
+            if HOLD_LABEL in found.labels:
+                raise ActionRefused(f"#{pr} is held; `/gitmedic unhold` it first.")
+            self.forge.add_labels(pr, [APPROVED_LABEL])
+            gate = {s.context: s.state for s in self.forge.get_statuses(found.head_sha)}
+            if gate.get(GATE_CONTEXT) is not StatusState.SUCCESS:
+                return f"Approved #{pr}: it merges once its {GATE_CONTEXT} check passes."
+            state = self._txn_of(pr)
+            if state is None:
+                sha = self.forge.merge(pr, found.head_sha)
+                return f"Merged #{pr} as `{sha[:12]}`."
+            state = self._step_until_wait(state.plan.txn_id, self._ports_for(state))
+        if state.merge_sha:
+            return (f"Merged #{pr} as `{state.merge_sha[:12]}`; gitmedic now waits for the "
+                    "sync and verifies it.")  # fmt: skip
+        return f"Approved #{pr}; it is {state.phase.value}: {state.reason or 'in progress'}."
+
+    def hold(self, pr: int) -> str:
+        with self.lock:
+            self._bot_pr(pr, "hold")
+            self.forge.add_labels(pr, [HOLD_LABEL])
+        return f"Holding #{pr}: it will not be merged (`/gitmedic unhold` undoes)."
+
+    def unhold(self, pr: int) -> str:
+        with self.lock:
+            self._bot_pr(pr, "unhold")
+            self.forge.remove_labels(pr, [HOLD_LABEL])
+        return f"#{pr} is no longer held."
+
+    def retry(self, pr: int) -> str:
+        with self.lock:
+            found = self._bot_pr(pr, "retry")
+            if found.state is PrState.MERGED:
+                raise ActionRefused(f"#{pr} is merged; to undo it use `/gitmedic revert`.")
+            incident = str((found.bot_state or {}).get("incident", ""))
+            if not incident:
+                raise ActionRefused(f"#{pr} names no incident, so there is nothing to retry.")
+            if found.state is PrState.OPEN:
+                self.forge.close_pr(pr)
+            if incident not in self.retries:
+                self.retries.append(incident)
+        return f"Closed #{pr}; gitmedic will try incident {incident} again with a new attempt."
+
+    def revert(self, pr: int) -> str:
+        with self.lock:
+            found = self.forge.get_pr(pr)
+            if found.state is not PrState.MERGED:
+                raise ActionRefused(f"#{pr} is {found.state.value}, not merged: nothing to revert.")
+            ports = self.ports()
+            plan = revert_plan(self.app, pr, ports.main_head(), self.mu_now(), found.title)
+            state = self.journal.create(plan, self.clock.now())
+            if state.phase is Phase.PLANNED:
+                state, _ = step(self.journal, plan.txn_id, RevertPorts.of(ports), self.clock,
+                                self.machine)  # fmt: skip
+        return (
+            f"Opened #{state.pr} to revert #{pr}. gitmedic carries it like any change: "
+            "gate, merge, wait for the sync, verify."
+        )
+
+    def explain(self, pr: int) -> str:
+        with self.lock:
+            return self._explain(pr)
+
+    def _explain(self, pr: int) -> str:
+        found = self.forge.get_pr(pr)
+        state = found.bot_state
+        if state is None:
+            return f"#{pr} was not opened by gitmedic, so there is nothing of mine to explain."
+        facts = ", ".join(f"{k}: {json.dumps(state[k])}" for k in sorted(state))
+        labels = ", ".join(found.labels) or "none"
+        lines = [f"#{pr} is {found.state.value}. Its state: {facts}. Labels: {labels}."]
+        txn = self._txn_of(pr)
+        if txn is not None:
+            lines.append(_txn_text(txn))
+        return "\n\n".join(lines)
+
+    # -- events ----------------------------------------------------------------------
+
+    def watch_merge(self, pr: int, merge_sha: str) -> None:
+        with self.lock:
+            if any(w.merge_sha == merge_sha for w in self.watches):
+                return
+            self.watches.append(Watch(pr, merge_sha, self.mu_now(), self.clock.now()))
+
+    def main_moved(self, sha: str) -> None:
+        log.info("main moved to %s; transactions in flight re-gate before merging", sha[:12])
+
+    def detector_run(self, run: DetectorRun) -> None:
+        log.info("detector run %s %s on %s: %s", run.source, run.name, run.head_sha[:12],
+                 run.conclusion)  # fmt: skip
+
+    # -- the monitor's share ---------------------------------------------------------
+
+    def work(self) -> None:
+        """Queued retries and watches, then every transaction in flight, until each waits."""
+        with self.lock:
+            while self.retries:
+                incident = self.retries.pop(0)
+                log.info("retry of %s: %s", incident, self.retry_incident(incident))
+            self.watches = [w for w in self.watches if not self._watch(w)]
+            for state in self.journal.transactions(app=self.app):
+                if not state.phase.terminal:
+                    self._step_until_wait(state.plan.txn_id, self._ports_for(state))
+
+    def _step_until_wait(self, txn_id: str, ports: ForgePorts) -> TxnState:
+        state = self.journal.load(txn_id)
+        while not state.phase.terminal:
+            state, wait = step(self.journal, txn_id, ports, self.clock, self.machine)
+            if wait > 0:
+                break
+        return state
+
+    def _watch(self, watch: Watch) -> bool:
+        """One look at a watched merge; True when it is judged (or given up)."""
+        ports = self.ports()
+        sync = ports.sync_status(watch.merge_sha)
+        if sync.phase is SyncPhase.PROGRESSING:
+            if self.clock.now() - watch.since < self.machine.sync_timeout_s:
+                return False
+            why = f"`{watch.merge_sha[:12]}` was not deployed in time"
+            self.forge.ensure_comment(
+                watch.pr, "watch", f"gitmedic could not verify #{watch.pr}: {why}."
+            )
+            return True
+        plan = revert_plan(self.app, watch.pr, watch.merge_sha, watch.mu_pre, "")
+        verdict = ports.verify(plan, watch.merge_sha)
+        regressed = (
+            sync.phase is SyncPhase.FAILED
+            or verdict.phase is VerdictPhase.FAILED
+            or verdict.mu > watch.mu_pre
+        )
+        if regressed:
+            firing = [f"{f.detector} on {f.resource}: {f.summary}"
+                      for f in ports.verifier.live_findings()
+                      if f.severity is Severity.CRITICAL]  # fmt: skip
+            self._offer_revert(watch, verdict.summary, (*verdict.findings, *firing))
+        return True
+
+    def _offer_revert(self, watch: Watch, summary: str, evidence: tuple[str, ...]) -> None:
+        revert = self.forge.revert_pr(watch.pr)
+        lines = "\n".join(f"- {line}" for line in evidence) or "- (no detail)"
+        text = (
+            f"#{watch.pr} (`{watch.merge_sha[:12]}`) made the app worse after it deployed "
+            f"({summary}; mu was {watch.mu_pre:g} before).\n\nEvidence:\n{lines}\n\n"
+            f"#{revert.number} reverts it; merge it or comment `/gitmedic merge` there."
+        )
+        self.forge.ensure_comment(revert.number, "watch-evidence", text)
+        self.forge.ensure_comment(watch.pr, "watch", text)
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _ports_for(self, state: TxnState) -> ForgePorts:
+        ports = self.ports()
+        return RevertPorts.of(ports) if reverted_pr(state.plan) is not None else ports
+
+    def _txn_of(self, pr: int) -> TxnState | None:
+        found = [t for t in self.journal.transactions(app=self.app) if t.pr == pr]
+        return found[-1] if found else None
+
+    def _bot_pr(self, pr: int, verb: str) -> PullRequest:
+        found = self.forge.get_pr(pr)
+        if found.bot_state is None:
+            raise ActionRefused(f"`/gitmedic {verb}` works on gitmedic's PRs; #{pr} is not one.")
+        return found
+
+    def _open_bot_pr(self, pr: int, verb: str) -> PullRequest:
+        found = self._bot_pr(pr, verb)
+        if found.state is not PrState.OPEN:
+            raise ActionRefused(f"#{pr} is {found.state.value}; `/gitmedic {verb}` needs it open.")
+        return found
+
+
+def _txn_text(state: TxnState) -> str:
+    mu_after = "not measured" if state.mu_post is None else f"{state.mu_post:g}"
+    lines = [
+        f"Transaction `{state.plan.txn_id}` (attempt {state.plan.attempt}, "
+        f"{state.plan.strategy}): {state.phase.value}, outcome {state.outcome.value}.",
+        f"mu before {state.plan.mu_pre:g}, after {mu_after}.",
+    ]
+    if state.reason:
+        lines.append(f"Reason: {state.reason}")
+    lines += [f"- {line}" for line in state.feedback]
+    return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""A real cluster as the loop's cluster (``gitmedic run --cluster kube``).
+
+The snapshot is the live loader's (:func:`gitmedic.reconciler.live.load_live`,
+read-only list calls on the app's namespace, from ``$KUBECONFIG`` or the
+in-cluster service account); time is the system clock. The GitOps engine's
+watcher comes from ``engine`` in ``.gitmedic/config.yaml``:
+
+- ``argocd``: Argo CD's REST API at ``engine.url``, with the bearer token read
+  from the environment variable named by ``engine.token_env``;
+- ``argocd-cr``: the Argo CD Application custom resource, read through the
+  kubernetes client;
+- ``flux``: the Flux Kustomization custom resource.
+
+Alerts come from ``oracles.alerts_url`` (Alertmanager v2 or Prometheus),
+filtered to the app's namespace; an alert source that is down is logged and
+counts as no runtime evidence for that interval (the transaction's oracles
+still report it as an Error when verifying).
+
+Before the loop starts, :func:`preflight` asks the engine once about the app:
+an answer that can only be fixed by a person (a refused token, no such
+application) stops the command with that message; a transient one (HTTP 5xx,
+unreachable) is reported and the loop carries on, retrying at each poll.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler.clock import Clock, SystemClock
+from gitmedic.reconciler.config import EngineConfig, OracleConfig
+from gitmedic.reconciler.sync.state import SyncPhase, SyncState, SyncWatcher
+
+log = logging.getLogger(__name__)
+_NO_SHA = "0" * 40
+
+
+class KubeSetupError(ValueError):
+    """The cluster or its engine cannot be watched as configured; the message says why."""
+
+
+class KubeCluster:
+    def __init__(
+        self,
+        namespace: str,
+        engine: EngineConfig,
+        oracles: OracleConfig,
+        env: Mapping[str, str],
+        *,
+        app: str,
+        clock: Clock | None = None,
+    ) -> None:
+        from gitmedic.reconciler.live import LiveReadError, connect
+
+        self.namespace = namespace
+        self.clock: Clock = clock or SystemClock()
+        try:
+            self.api = connect(env.get("GITMEDIC_KUBE_CONTEXT") or None)
+        except LiveReadError as exc:
+            raise KubeSetupError(str(exc)) from None
+        self.watcher, self.engine_name = engine_watcher(engine, env, self.api, app, self.clock)
+        self.alerts_source = _alerts(oracles, namespace)
+
+    def snapshot(self) -> Snapshot:
+        from gitmedic.reconciler.live import load_live
+
+        now = datetime.fromtimestamp(self.clock.now(), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return load_live(namespace=self.namespace, api_client=self.api, taken_at=now)
+
+    def alerts(self) -> list[dict[str, object]]:
+        if self.alerts_source is None:
+            return []
+        from gitmedic.reconciler.oracles.alerts import AlertSourceError
+
+        try:
+            reading = self.alerts_source.measure()
+        except AlertSourceError as exc:
+            log.warning("alerts unavailable: %s", exc)
+            return []
+        return [{"labels": {"alertname": a.name, **dict(a.labels)}}
+                for a in reading.observation.alerts]  # fmt: skip
+
+    def check(self, sha: str) -> SyncState:
+        return self.watcher.check(sha)
+
+
+def engine_watcher(
+    engine: EngineConfig, env: Mapping[str, str], api: Any, app: str, clock: Clock
+) -> tuple[SyncWatcher, str]:
+    """The watcher for ``engine.kind`` and how the PR body names the engine."""
+    name = engine.application or app
+    if engine.kind == "argocd":
+        from gitmedic.reconciler.sync.argocd_rest import ArgoCDRestWatcher
+
+        if not engine.url:
+            raise KubeSetupError("engine.kind argocd needs engine.url (the Argo CD server)")
+        token = env.get(engine.token_env, "")
+        if not token:
+            raise KubeSetupError(f"engine.kind argocd reads its token from ${engine.token_env}, "
+                                 "which is not set")  # fmt: skip
+        watcher = ArgoCDRestWatcher(engine.url, name, token, app_namespace=engine.namespace,
+                                    clock=clock)  # fmt: skip
+        return watcher, f"Argo CD (application {name})"
+    if engine.kind in ("argocd-cr", "flux"):
+        from kubernetes import client
+
+        from gitmedic.reconciler.sync.kube_cr import (
+            argocd_application_watcher,
+            flux_kustomization_watcher,
+        )
+
+        objects = client.CustomObjectsApi(api)
+        if engine.kind == "flux":
+            ns = engine.namespace or "flux-system"
+            return flux_kustomization_watcher(objects, name, ns, clock), f"Flux ({name})"
+        ns = engine.namespace or "argocd"
+        return argocd_application_watcher(objects, name, ns, clock), f"Argo CD ({name})"
+    raise KubeSetupError(
+        f"engine.kind {engine.kind!r} cannot watch a real cluster: use argocd, argocd-cr or flux"
+    )
+
+
+def preflight(watcher: SyncWatcher) -> SyncState:
+    """Ask the engine once; a FAILED answer (no commit can fix it) is a setup error."""
+    state = watcher.check(_NO_SHA)
+    if state.phase is SyncPhase.FAILED:
+        raise KubeSetupError(f"the GitOps engine cannot be used: {state.message}")
+    if state.phase is SyncPhase.UNKNOWN:
+        log.warning("the GitOps engine did not answer usefully yet: %s", state.message)
+    return state
+
+
+def _alerts(oracles: OracleConfig, namespace: str) -> Any:
+    if not oracles.alerts_url:
+        return None
+    from gitmedic.reconciler.oracles.alerts import AlertsOracle, AlertSource
+
+    source = AlertSource(oracles.alerts_api)
+    return AlertsOracle(oracles.alerts_url, {"namespace": namespace}, source=source)

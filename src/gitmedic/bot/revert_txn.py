@@ -1,0 +1,73 @@
+"""Reverting any merged PR as a transaction: the same machine, ports that open a revert PR.
+
+A person's ``/gitmedic revert`` on a merged PR (the bot's or anyone's) is a
+change like any other: a PR (``forge.revert_pr``, idempotent: found again by its
+branch), a gate on the default branch's head, a merge, the sync, and the
+verification that the app is no worse than when the revert was asked for. Only
+three ports differ from :class:`ForgePorts`: the PR is the forge's revert PR
+rather than edits on a branch, the gate judges that PR's head as it is (a revert
+is not rebased), and re-gating keeps the head. Undo is always allowed, so the
+plan auto-merges.
+"""
+
+from __future__ import annotations
+
+from gitmedic.reconciler.forge import StatusState
+from gitmedic.reconciler.transaction import GateResult, OpenedPR, Plan
+from gitmedic.reconciler.transaction.forge_ports import GATE_CONTEXT, ForgePorts
+
+PREFIX = "revert/pr-"
+
+
+def revert_plan(app: str, pr: int, base_sha: str, mu_pre: float, title: str) -> Plan:
+    return Plan(
+        txn_id=f"{PREFIX}{pr}",
+        app=app,
+        incident=f"revert-{pr}",
+        attempt=1,
+        strategy="revert",
+        branch="",  # the forge names the revert branch
+        title=f"Revert #{pr}: {title}",
+        edits=(),
+        base_sha=base_sha,
+        mu_pre=mu_pre,
+        targets=(),
+        auto_merge=True,
+        body=f"Reverts #{pr} as asked on the PR.",
+    )
+
+
+def reverted_pr(plan: Plan) -> int | None:
+    """The PR a revert plan undoes, or None for any other plan."""
+    if plan.strategy != "revert" or not plan.txn_id.startswith(PREFIX):
+        return None
+    return int(plan.txn_id.removeprefix(PREFIX))
+
+
+class RevertPorts(ForgePorts):
+    """ForgePorts whose PR is the revert PR of ``target`` (see the module docstring)."""
+
+    @classmethod
+    def of(cls, ports: ForgePorts) -> RevertPorts:
+        return cls(
+            ports.forge, ports.read_file, ports.gate_check, ports.watcher, ports.verifier,
+            main_head=ports.main_head, labels=ports.labels,
+        )  # fmt: skip
+
+    def open_pr(self, plan: Plan) -> OpenedPR:
+        target = reverted_pr(plan)
+        if target is None:
+            raise ValueError(f"{plan.txn_id} is not a revert plan")
+        pr = self.forge.revert_pr(target)
+        return OpenedPR(pr.number, pr.head_sha)
+
+    def gate(self, plan: Plan, number: int) -> GateResult:
+        base = self.main_head()
+        head = self.forge.get_pr(number).head_sha
+        report = self.gate_check.check(base, head, ())
+        state = StatusState.SUCCESS if report.ok else StatusState.FAILURE
+        self.forge.set_status(head, GATE_CONTEXT, state, report.summary[:140])
+        return GateResult(report.ok, report.summary, head, base)
+
+    def refresh_branch(self, plan: Plan, number: int) -> OpenedPR:
+        return OpenedPR(number, self.forge.get_pr(number).head_sha)

@@ -1,0 +1,149 @@
+"""``gitmedic serve`` assembled: forge, clone, loop, live actions, monitor thread, service.
+
+The monitor is the loop of ``gitmedic run`` in a thread of the same process: each
+interval (system time, an :class:`threading.Event` wait so shutdown is prompt) it
+fetches the clone, evaluates and answers incidents, then lets
+:class:`~gitmedic.bot.actions_live.LiveActions` carry what people asked for
+(retries, watches, transactions waiting for approval). Comment commands and the
+monitor share one lock, so a webhook never acts while a step is half done, and
+:meth:`MonitorThread.stop` finishes the current step before returning.
+
+With ``--forge github`` the repo is gitmedic's clone under the state directory
+(:mod:`gitmedic.bot.github_env`), fetched before every use: the monitor's step,
+every command, and the changed-files look-up of a merge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
+from gitmedic.bot.server.handlers import ChangedFiles
+from gitmedic.bot.server.service import Service
+from gitmedic.reconciler.forge import Forge
+
+log = logging.getLogger(__name__)
+
+
+class MonitorThread:
+    def __init__(
+        self, step: Callable[[], None], interval_s: float, lock: AbstractContextManager[None]
+    ) -> None:
+        self.step, self.interval_s, self.lock = step, interval_s, lock
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="gitmedic-monitor", daemon=True)
+        self.steps = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Ask the monitor to stop and wait for the step in progress to finish."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with self.lock:
+                    self.step()
+            except Exception:  # one failed step is logged; the next interval tries again
+                log.exception("monitor step failed")
+            self.steps += 1
+            self._stop.wait(self.interval_s)
+
+
+@dataclass
+class Served:
+    service: Service
+    monitor: MonitorThread
+    actions: LiveActions
+    repo: Path
+
+    @contextmanager
+    def running(self) -> Iterator[Served]:
+        self.monitor.start()
+        try:
+            yield self
+        finally:
+            self.monitor.stop()
+
+
+def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
+    from gitmedic.bot.run_cmd import build_loop, loop_config_of
+
+    forge, repo, fetch = _forge_and_repo(settings, args, env)
+    interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
+    cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
+    config = loop_config_of(repo, args, interval_s=interval)
+    loop = build_loop(config, cluster, forge, settings.state_dir, quiet=True)
+    lock = _FetchingLock(threading.RLock(), fetch)
+    actions = LiveActions(
+        forge, loop.journal, loop.ports, loop.clock, app=config.app,
+        mu_now=loop.mu_now, retry=loop.retry, lock=lock,
+    )  # fmt: skip
+
+    def step() -> None:
+        loop.step()
+        actions.work()
+
+    changed = _fetched(fetch, git_changed_files(repo))
+    service = build_service(settings, forge, actions, changed, repo=repo)
+    return Served(service, MonitorThread(step, interval, lock), actions, repo)
+
+
+def _forge_and_repo(
+    settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]
+) -> tuple[Forge, Path, Callable[[], object]]:
+    kind = args.forge or env.get("GITMEDIC_FORGE", "local")
+    if kind == "local":
+        from gitmedic.bot.forges.local import LocalForge
+
+        local = LocalForge(settings.repo)
+        return local, local.repo, lambda: None
+    if kind != "github":
+        raise ValueError(f"GITMEDIC_FORGE must be local or github, not {kind!r}")
+    from gitmedic.bot.github_env import Clone, clone_url, github_forge_from_env
+
+    forge = github_forge_from_env(env)
+    clone = Clone(settings.state_dir / "clone", clone_url(env), forge.git_token)
+    return forge, clone.sync(), clone.sync
+
+
+def _fetched(fetch: Callable[[], object], changed: ChangedFiles) -> ChangedFiles:
+    def files(sha: str) -> tuple[str, ...]:
+        fetch()
+        return changed(sha)
+
+    return files
+
+
+class _FetchingLock(AbstractContextManager[None]):
+    """The shared lock; taking it first (not re-entrantly) fetches the clone."""
+
+    def __init__(self, lock: threading.RLock, fetch: Callable[[], object]) -> None:
+        self.lock, self.fetch = lock, fetch
+        self._depth = threading.local()
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+        depth = getattr(self._depth, "n", 0)
+        self._depth.n = depth + 1
+        if depth == 0:
+            try:
+                self.fetch()
+            except BaseException:
+                self.__exit__()
+                raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth.n -= 1
+        self.lock.release()

@@ -3,7 +3,10 @@
 For each (fault, app) where the fault applies: the app is healthy before, shows
 the fault's symptom after, and every ``detector/rule`` expected for it appears
 among the live findings that are new since the baseline (a finding the app
-already had does not count).
+already had does not count). A fault with a baseline extension (the object it
+breaks, added where the app lacks it) is preceded by that commit, which must
+bring no finding; the sim deploys it as the baseline, which must be healthy.
+Every fault applies to at least three of the healthy apps.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from gitmedic.detectors.builtin import builtin_registry
-from gitmedic.sim.faults import MANIFEST_FAULTS, NOT_MODELLED, FaultNotApplicable
+from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.sim.faults import MANIFEST_FAULTS, NOT_MODELLED, FaultNotApplicable, ManifestFault
+from gitmedic.sim.faults.git import init_repo
 from gitmedic.sim.runtime import SimState
-from tests.sim.faultcase import Outcome, run_fault
+from tests.sim.faultcase import Outcome, copy_app, run_fault
 
 APPS = ("online-boutique", "sock-shop", "astronomy-shop-otel-demo", "hotel-reservation")
 
@@ -32,12 +37,36 @@ def test_fault_shows_its_symptom_and_is_detected(
     except FaultNotApplicable as exc:
         pytest.skip(f"{fault_id} does not apply to {app_name}: {exc}")
 
-    assert _healthy(outcome.before)
+    if outcome.extension is not None:  # the benign commit that gave the app the object
+        assert not outcome.extension_fired, sorted(outcome.extension_fired)
+    assert _healthy(outcome.before), f"{fault_id} on {app_name}: unhealthy baseline"
     assert shows(fault.symptom, outcome), f"{fault_id} on {app_name}: no {fault.symptom}"
     for expected in fault.detectors:
         assert expected in outcome.fired, (
             f"{expected} did not fire on {fault_id} ({app_name}); new: {sorted(outcome.fired)}"
         )
+
+
+@pytest.mark.integration  # copies, git repos and loads of four real apps per fault
+@pytest.mark.parametrize("fault_id", sorted(MANIFEST_FAULTS))
+def test_every_fault_applies_to_at_least_three_healthy_apps(fault_id: str, tmp_path: Path) -> None:
+    fault = MANIFEST_FAULTS[fault_id]
+    applies = [a for a in APPS if _applies(fault, a, tmp_path)]
+
+    assert len(applies) >= 3, f"{fault_id} applies to {applies} only"
+
+
+def _applies(fault: ManifestFault, app_name: str, tmp: Path) -> bool:
+    root, path, namespace = copy_app(app_name, tmp)
+    init_repo(root)  # source files are named relative to the repo root
+    snapshot = load_desired(path, namespace=namespace).snapshot
+    try:
+        if fault.baseline is not None and fault.baseline(root, snapshot) is not None:
+            snapshot = load_desired(path, namespace=namespace).snapshot
+        fault.inject(root, snapshot)
+    except FaultNotApplicable:
+        return False
+    return True
 
 
 def test_every_expected_detector_is_a_real_one() -> None:

@@ -37,6 +37,7 @@ from gitmedic.sim.stamps import iso
 from gitmedic.sim.storage import claim_problem, claim_status
 from gitmedic.sim.world import World
 
+ROOT_CA = "kube-root-ca.crt"
 _CONTROLLED = frozenset(
     {
         "Deployment",
@@ -159,6 +160,7 @@ class Cluster:
         objects += [s.body for s in scalings.values()]
         objects += self._services(world.pods)
         objects += self._passthrough()
+        objects += self._root_ca_configmaps()
         objects += [p.body for p in world.pods]
         objects += event_objects(world.events)
         return Observed(now, tuple(objects), tuple(world.pods), self.desired, self.revision)
@@ -238,6 +240,24 @@ class Cluster:
             if obj.kind == "Namespace":
                 body["status"] = {"phase": "Active"}
             out.append(body)
+        return out
+
+    def _root_ca_configmaps(self) -> list[dict[str, Any]]:
+        """``kube-root-ca.crt`` in every namespace, as the root CA publisher of Kubernetes
+        1.20+ keeps it: a live namespace is never without a ConfigMap, so a reader can tell
+        "ConfigMaps listed, this one absent" from "ConfigMaps not listed"."""
+        out = []
+        for ns in sorted(self.desired.namespaces()):
+            if self.desired.has("ConfigMap", ns, ROOT_CA):
+                continue
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": ROOT_CA, "namespace": ns},
+                # the sim has no certificate authority: the bundle names the cluster's
+                "data": {"ca.crt": f"# gitmedic-sim cluster CA {ids.uid('ca', '', 'root')}\n"},
+            }
+            out.append(self._stamp(body, ns, ROOT_CA))
         return out
 
     def _server_meta(self, body: dict[str, Any], obj: Obj) -> dict[str, Any]:

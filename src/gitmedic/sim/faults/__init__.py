@@ -6,7 +6,9 @@ value), the symptom the sim shows for it (checked by the tests), and the ids of
 the detectors expected to fire on it in live mode. ``RUNTIME_FAULTS`` are the
 B-class perturbations, ``BENIGN`` the changes that must stay silent. The
 incidents module combines them (two faults in one commit, two commits, a fault
-riding with harmless changes).
+riding with harmless changes). A fault whose object most apps lack names a
+``baseline`` extension (the baselines module): a healthy commit that adds the
+object first, so the fault can be shown on apps that do not ship it.
 
 Symptoms are named kinds of evidence:
 ``waiting:<Reason>`` a container of the target waits with that reason;
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.sim.faults import benign, services, workloads
+from gitmedic.sim.faults.baselines import Extend, configmap_wired, database_claim
 from gitmedic.sim.faults.edit import FaultNotApplicable
 from gitmedic.sim.faults.targets import Injection
 
@@ -41,10 +44,15 @@ class ManifestFault:
     symptom: str
     # "detector/rule" of the findings expected to appear in live mode (new since baseline)
     detectors: tuple[str, ...]
+    # the healthy extension committed first where an app lacks the object the fault
+    # breaks (see baselines); None for faults every app can take as it is
+    baseline: Extend | None = None
 
 
-def _f(fid: str, inject: Inject, symptom: str, *detectors: str) -> ManifestFault:
-    return ManifestFault(fid, inject, symptom, detectors)
+def _f(
+    fid: str, inject: Inject, symptom: str, *detectors: str, baseline: Extend | None = None
+) -> ManifestFault:
+    return ManifestFault(fid, inject, symptom, detectors, baseline)
 
 
 MANIFEST_FAULTS = {
@@ -156,6 +164,7 @@ MANIFEST_FAULTS = {
             # no live detector reads FailedMount / ContainerCreating yet (a detector gap);
             # what the callers see is judged instead
             "service-no-endpoints/service-no-endpoints",
+            baseline=configmap_wired,
         ),
         _f(
             "configmap-key-dropped",
@@ -163,6 +172,7 @@ MANIFEST_FAULTS = {
             "waiting:CreateContainerConfigError",
             "missing-reference/configmap-key-missing",
             "pod-config-error/configmap-key-missing",
+            baseline=configmap_wired,
         ),
         _f(
             "pvc-claim-broken",
@@ -170,6 +180,7 @@ MANIFEST_FAULTS = {
             "pending:persistentvolumeclaim",
             "missing-reference/pvc-missing",
             "pod-unschedulable/unbound-pvc",
+            baseline=database_claim,
         ),
         _f(
             "anti-affinity-deadlock",

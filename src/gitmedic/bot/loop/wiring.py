@@ -187,6 +187,9 @@ def build_ports(
         cluster,
         verifier,
         main_head=lambda: git(repo, "rev-parse", forge.default_branch()),
+        # someone else's change to the app during verification: no verdict on ours
+        changed_files=lambda a, b: git(repo, "diff", "--name-only", a, b).splitlines(),
+        app_path=app_path,
     )
 
 

@@ -13,17 +13,20 @@ from gitmedic.bot.cli import main
 
 
 @pytest.mark.integration
-def test_the_demo_fixes_from_a_pr_then_from_memory_and_escalates_the_runtime_fault(
+def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_runtime_fault(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert main(["demo"]) == 0
     (summary_file,) = tmp_path.glob("gitmedic-demo-*/summary.json")
     summary = json.loads(summary_file.read_text())
-    a, c, d = summary["stories"]
-    assert [s["story"] for s in summary["stories"]] == ["a", "c", "d"]
+    a, b, c, d = summary["stories"]
+    assert [s["story"] for s in summary["stories"]] == ["a", "b", "c", "d"]
     assert a["outcomes"] == ["committed"] and a["healthy"] and a["tokens"] == 0
     assert a["prs"] == 2 and a["reverts"] == 0 and len(a["resolution_s"]) == 1  # fix + memory
+    assert b["outcomes"] == ["committed"] and b["healthy"] and b["reverts"] == 0
+    assert b["playbooks"] == [""] and b["tokens"] == 0  # the regression bisect
+    assert b["prs"] == 2 and len(b["resolution_s"]) == 1  # the fix and memory
     assert c["outcomes"] == ["committed"] and c["healthy"] and c["tokens"] == 0
     assert c["prs"] == 2 and c["reverts"] == 0 and c["playbooks"] == ["service-target-port"]
     assert c["from_memory"].startswith("fixed from memory with 0 tokens: built-in playbook")
@@ -31,5 +34,6 @@ def test_the_demo_fixes_from_a_pr_then_from_memory_and_escalates_the_runtime_fau
     log = subprocess.run(["git", "-C", summary["repo"], "log", "--format=%s", "main"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "catalog: move to the new port" in log and "fix(shop)" in log
+    assert "catalog: 2.1.0 with its new entrypoint" in log
     assert "checkout: expose the admin port" in log
     assert summary["repo"] in capsys.readouterr().out

@@ -8,6 +8,13 @@ engine and the local forge, on the sim's fake clock. Stories, each a real run:
 (a) a bad commit breaks the catalog Service's targetPort: the bot detects it,
     opens a PR, gates, auto-merges, waits for the sync, verifies and commits,
     then writes memory;
+(b) a release bumps the catalog image to a tag never pushed together with the
+    new entrypoint that release needs (the old image cannot run the new command):
+    restoring the image alone would crash-loop, so the regression bisect restores
+    the whole container (image and command) as it was before the release, and
+    that commits. (A first candidate that regresses, is reverted and retried is
+    exercised by tests/bot/test_run_command.py and the transaction tests; with
+    the current responder this release no longer produces such a candidate.)
 (c) the same fault class again on another service (the checkout Service's
     targetPort): the responder routes the finding to the playbook that fixed
     story (a) (learned ones under ``.gitmedic/playbooks/`` come first, then the
@@ -60,6 +67,7 @@ def run_demo(args: argparse.Namespace) -> int:
     console.print(f"[bold]gitmedic demo[/]: the example shop in {repo}\n", soft_wrap=True)
     stories = [
         story_bad_commit(repo, workdir, console),
+        story_revert_then_retry(repo, workdir, console),
         story_same_class_again(repo, workdir, console),
         story_runtime_fault(repo, workdir, console),
     ]
@@ -80,6 +88,18 @@ def story_bad_commit(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
     _git(repo, "commit", "-q", "-am", "catalog: move to the new port")
     console.print("  Alice commits 'catalog: move to the new port' (targetPort 3550 -> 3551)")
     return _play("a", repo, workdir, console)
+
+
+def story_revert_then_retry(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
+    console.rule("(b) a release that needs its new image and entrypoint together")
+    catalog = repo / APP_PATH / "catalog.yaml"
+    text = catalog.read_text().replace("shop-catalog:2.0.1", "shop-catalog:2.1.0", 1)
+    entry = '          command: ["/catalog", "serve", "--grpc"]\n          ports:'
+    catalog.write_text(text.replace("          ports:", entry, 1))
+    _git(repo, "commit", "-q", "-am", "catalog: 2.1.0 with its new entrypoint")
+    console.print("  Carol commits 'catalog: 2.1.0 with its new entrypoint' (the tag was never "
+                  "pushed; 2.0.1 cannot run the new command)")  # fmt: skip
+    return _play("b", repo, workdir, console)
 
 
 def story_same_class_again(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:

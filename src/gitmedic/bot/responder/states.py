@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from gitmedic.bot.responder.undone import undone_commits
 from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.detectors.registry import Registry
 from gitmedic.detectors.runner import run_detectors
@@ -63,9 +64,15 @@ class DesiredStates:
     # -- revisions --------------------------------------------------------------------
 
     def commits(self, limit: int, rev: str = "HEAD") -> list[Commit]:
-        """Commits touching the app's path, newest first, at most ``limit``."""
-        return self.repo.git.log(*([self.repo.path] if self.repo.path else []), rev=rev,
-                                 max_count=limit)  # fmt: skip
+        """Commits touching the app's path, newest first, at most ``limit``.
+
+        Commits a later exact revert cancelled (a fix undone, and its revert) are left
+        out: their net change is nothing, and undoing them would re-propose the undone fix.
+        """
+        walked = self.repo.git.log(*([self.repo.path] if self.repo.path else []), rev=rev,
+                                   max_count=limit)  # fmt: skip
+        undone = undone_commits(self.repo.git, self.repo.path, rev)
+        return [c for c in walked if c.sha not in undone]
 
     def resolve(self, rev: str) -> str | None:
         try:

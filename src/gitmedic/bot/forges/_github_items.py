@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gitmedic.bot.forges._github_api import ApiUser, labels_of, quote_all, raise_failure, verb
-from gitmedic.bot.forges._items import MAX_DESCRIPTION, check_labels
+from gitmedic.bot.forges._items import check_labels, check_status
 from gitmedic.bot.forges._retry import Failure
 from gitmedic.reconciler import forge_markers as markers
 from gitmedic.reconciler.forge import (
@@ -74,10 +74,7 @@ class GitHubItems(ApiUser):
         description: str = "",
         target_url: str | None = None,
     ) -> CommitStatus:
-        if not context.strip():
-            raise Validation("a status needs a non-empty context")
-        if len(description) > MAX_DESCRIPTION:
-            raise Validation(f"status description is over {MAX_DESCRIPTION} characters")
+        check_status(context, description)
         if self.checks:
             return self._set_check(sha, context, state, description, target_url)
         full, latest = self._statuses(sha)

@@ -31,6 +31,14 @@ MAX_LABEL = 50
 MAX_DESCRIPTION = 140
 
 
+def check_status(context: str, description: str) -> None:
+    """Validation for a status every forge would refuse (GitHub's limits)."""
+    if not context.strip():
+        raise Validation("a status needs a non-empty context")
+    if len(description) > MAX_DESCRIPTION:
+        raise Validation(f"status description is over {MAX_DESCRIPTION} characters")
+
+
 class ItemVerbs:
     repo: Path
     store: Store
@@ -70,10 +78,7 @@ class ItemVerbs:
         description: str = "",
         target_url: str | None = None,
     ) -> CommitStatus:
-        if not context.strip():
-            raise Validation("a status needs a non-empty context")
-        if len(description) > MAX_DESCRIPTION:
-            raise Validation(f"status description is over {MAX_DESCRIPTION} characters")
+        check_status(context, description)
         status = CommitStatus(self._commit(sha), context, state, description, target_url)
         with self.store.tx() as conn:
             _store.upsert_status(conn, status)

@@ -129,7 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_prs)
 
-    p = sub.add_parser("serve", help="the GitHub webhook service with the monitor in the same process")
+    p = sub.add_parser(
+        "serve", help="the GitHub webhook service with the monitor in the same process"
+    )
     p.add_argument("--repo", help="the manifest repo of the local forge (env GITMEDIC_REPO)")
     p.add_argument("--state-dir", help="where deliveries and intents persist (GITMEDIC_STATE_DIR)")
     p.add_argument("--host", help="address to bind (GITMEDIC_HOST, default 127.0.0.1)")

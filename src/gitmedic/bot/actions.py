@@ -18,9 +18,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from gitmedic.reconciler.forge import Forge, PrState, PullRequest
+
 
 class ActionRefused(Exception):
     """The action cannot be done now; the message, for people, is the reply."""
+
+
+def bot_pr(forge: Forge, pr: int, verb: str) -> PullRequest:
+    """PR ``pr`` if gitmedic opened it (it carries the bot's state), else ActionRefused."""
+    found = forge.get_pr(pr)
+    if found.bot_state is None:
+        raise ActionRefused(f"`/gitmedic {verb}` works on gitmedic's PRs; #{pr} is not one.")
+    return found
+
+
+def open_bot_pr(forge: Forge, pr: int, verb: str) -> PullRequest:
+    """As :func:`bot_pr`, and the PR must still be open."""
+    found = bot_pr(forge, pr, verb)
+    if found.state is not PrState.OPEN:
+        raise ActionRefused(f"#{pr} is {found.state.value}; `/gitmedic {verb}` needs it open.")
+    return found
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from gitmedic.bot.actions import ActionRefused, DetectorRun
+from gitmedic.bot.actions import ActionRefused, DetectorRun, bot_pr, open_bot_pr
 from gitmedic.bot.revert_txn import RevertPorts, revert_plan, reverted_pr
 from gitmedic.detectors.finding import Severity
 from gitmedic.reconciler.clock import Clock
-from gitmedic.reconciler.forge import Forge, PrState, PullRequest, StatusState
+from gitmedic.reconciler.forge import Forge, PrState, StatusState
 from gitmedic.reconciler.transaction import Journal, MachineConfig, Phase, TxnState, step
 from gitmedic.reconciler.transaction.forge_ports import (
     APPROVED_LABEL,
@@ -82,13 +82,13 @@ class LiveActions:
 
     def approve(self, pr: int) -> str:
         with self.lock:
-            self._open_bot_pr(pr, "approve")
+            open_bot_pr(self.forge, pr, "approve")
             self.forge.add_labels(pr, [APPROVED_LABEL])
         return f"Approved: gitmedic merges #{pr} once its gate passes."
 
     def merge(self, pr: int) -> str:
         with self.lock:
-            found = self._open_bot_pr(pr, "merge")
+            found = open_bot_pr(self.forge, pr, "merge")
             if HOLD_LABEL in found.labels:
                 raise ActionRefused(f"#{pr} is held; `/gitmedic unhold` it first.")
             self.forge.add_labels(pr, [APPROVED_LABEL])
@@ -107,19 +107,19 @@ class LiveActions:
 
     def hold(self, pr: int) -> str:
         with self.lock:
-            self._bot_pr(pr, "hold")
+            bot_pr(self.forge, pr, "hold")
             self.forge.add_labels(pr, [HOLD_LABEL])
         return f"Holding #{pr}: it will not be merged (`/gitmedic unhold` undoes)."
 
     def unhold(self, pr: int) -> str:
         with self.lock:
-            self._bot_pr(pr, "unhold")
+            bot_pr(self.forge, pr, "unhold")
             self.forge.remove_labels(pr, [HOLD_LABEL])
         return f"#{pr} is no longer held."
 
     def retry(self, pr: int) -> str:
         with self.lock:
-            found = self._bot_pr(pr, "retry")
+            found = bot_pr(self.forge, pr, "retry")
             if found.state is PrState.MERGED:
                 raise ActionRefused(f"#{pr} is merged; to undo it use `/gitmedic revert`.")
             incident = str((found.bot_state or {}).get("incident", ""))
@@ -246,18 +246,6 @@ class LiveActions:
     def _txn_of(self, pr: int) -> TxnState | None:
         found = [t for t in self.journal.transactions(app=self.app) if t.pr == pr]
         return found[-1] if found else None
-
-    def _bot_pr(self, pr: int, verb: str) -> PullRequest:
-        found = self.forge.get_pr(pr)
-        if found.bot_state is None:
-            raise ActionRefused(f"`/gitmedic {verb}` works on gitmedic's PRs; #{pr} is not one.")
-        return found
-
-    def _open_bot_pr(self, pr: int, verb: str) -> PullRequest:
-        found = self._bot_pr(pr, verb)
-        if found.state is not PrState.OPEN:
-            raise ActionRefused(f"#{pr} is {found.state.value}; `/gitmedic {verb}` needs it open.")
-        return found
 
 
 def _txn_text(state: TxnState) -> str:

@@ -25,8 +25,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from gitmedic.bot.actions import ActionRefused, DetectorRun
-from gitmedic.reconciler.forge import Forge, PrState, PullRequest, StatusState
+from gitmedic.bot.actions import ActionRefused, DetectorRun, bot_pr, open_bot_pr
+from gitmedic.reconciler.forge import Forge, PrState, StatusState
 
 APPROVED, HOLD = "gitmedic:approved", "gitmedic:hold"
 GATE_CONTEXT = "gitmedic/gate"
@@ -78,12 +78,12 @@ class ForgeIntents:
         self.forge, self.log = forge, log
 
     def approve(self, pr: int) -> str:
-        self._open_bot_pr(pr, "approve")
+        open_bot_pr(self.forge, pr, "approve")
         self.forge.add_labels(pr, [APPROVED])
         return f"Approved: gitmedic merges #{pr} once its gate passes."
 
     def merge(self, pr: int) -> str:
-        found = self._open_bot_pr(pr, "merge")
+        found = open_bot_pr(self.forge, pr, "merge")
         gate = {s.context: s.state for s in self.forge.get_statuses(found.head_sha)}
         if gate.get(GATE_CONTEXT) is not StatusState.SUCCESS:
             raise ActionRefused(f"#{pr} cannot merge yet: its {GATE_CONTEXT} check has not passed.")
@@ -102,7 +102,7 @@ class ForgeIntents:
         )
 
     def retry(self, pr: int) -> str:
-        found = self._bot_pr(pr, "retry")
+        found = bot_pr(self.forge, pr, "retry")
         if found.state is PrState.MERGED:
             raise ActionRefused(f"#{pr} is merged; to undo it use `/gitmedic revert`.")
         self.forge.close_pr(pr)
@@ -110,12 +110,12 @@ class ForgeIntents:
         return f"Closed #{pr}; gitmedic will try again with a new attempt."
 
     def hold(self, pr: int) -> str:
-        self._bot_pr(pr, "hold")
+        bot_pr(self.forge, pr, "hold")
         self.forge.add_labels(pr, [HOLD])
         return f"Holding #{pr}: it will not be merged automatically (`/gitmedic unhold` undoes)."
 
     def unhold(self, pr: int) -> str:
-        self._bot_pr(pr, "unhold")
+        bot_pr(self.forge, pr, "unhold")
         self.forge.remove_labels(pr, [HOLD])
         return f"#{pr} is no longer held."
 
@@ -136,15 +136,3 @@ class ForgeIntents:
 
     def detector_run(self, run: DetectorRun) -> None:
         self.log.record("detector-run", **asdict(run))
-
-    def _bot_pr(self, pr: int, verb: str) -> PullRequest:
-        found = self.forge.get_pr(pr)
-        if found.bot_state is None:
-            raise ActionRefused(f"`/gitmedic {verb}` works on gitmedic's PRs; #{pr} is not one.")
-        return found
-
-    def _open_bot_pr(self, pr: int, verb: str) -> PullRequest:
-        found = self._bot_pr(pr, verb)
-        if found.state is not PrState.OPEN:
-            raise ActionRefused(f"#{pr} is {found.state.value}; `/gitmedic {verb}` needs it open.")
-        return found

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gitmedic.bot.forges._github_api import ApiUser, labels_of, quote_all, raise_failure, verb
-from gitmedic.bot.forges._items import check_labels, check_status
+from gitmedic.bot.forges._items import check_labels, check_status, check_title
 from gitmedic.bot.forges._retry import Failure
 from gitmedic.reconciler import forge_markers as markers
 from gitmedic.reconciler.forge import (
@@ -166,8 +166,7 @@ class GitHubItems(ApiUser):
         state: Mapping[str, object] | None = None,
     ) -> Issue:
         wanted = check_labels(labels)
-        if not title.strip():
-            raise Validation("an issue needs a non-empty title")
+        check_title(title)
         rendered = markers.render_body(body, state)
         issue = self._bot_issue(title)
         if issue is None:

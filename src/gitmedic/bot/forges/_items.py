@@ -31,6 +31,11 @@ MAX_LABEL = 50
 MAX_DESCRIPTION = 140
 
 
+def check_title(title: str) -> None:
+    if not title.strip():
+        raise Validation("an issue needs a non-empty title")
+
+
 def check_status(context: str, description: str) -> None:
     """Validation for a status every forge would refuse (GitHub's limits)."""
     if not context.strip():
@@ -115,8 +120,7 @@ class ItemVerbs:
         state: Mapping[str, object] | None = None,
     ) -> Issue:
         wanted = check_labels(labels)
-        if not title.strip():
-            raise Validation("an issue needs a non-empty title")
+        check_title(title)
         with self.store.tx() as conn:
             number = self._bot_issue(conn, title)
             if number is None:

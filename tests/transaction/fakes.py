@@ -34,6 +34,7 @@ class World:
     sync_fails: bool = False
     revert_restores: bool = True
     approved_after: float | None = None  # approval arrives at this time
+    held_until: float | None = None  # a person's hold, lifted at this time
     merge_refusals: list[MergeRefused] = field(default_factory=list)
     closed_by_human: bool = False
     calls: list[str] = field(default_factory=list)
@@ -77,6 +78,9 @@ class World:
 
     def approved(self, number: int) -> bool:
         return self.approved_after is not None and self.clock.now() >= self.approved_after
+
+    def held(self, number: int) -> bool:
+        return self.held_until is not None and self.clock.now() < self.held_until
 
     def merge(self, number: int, head_sha: str) -> str:
         pr = self.prs[number]

@@ -118,6 +118,18 @@ def test_without_auto_merge_it_waits_for_approval(
     assert merged.at == 1000 + 180, "polled every 60s until approved at +150"
 
 
+def test_a_hold_stops_even_an_auto_merge_until_it_is_lifted(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.held_until = clock.now() + 100
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.COMMITTED
+    waiting = next(r for r in state.records if r.phase is Phase.AWAITING_APPROVAL)
+    assert waiting.data["reason"] == "held by a person"
+    merged = next(r for r in state.records if r.phase is Phase.MERGED)
+    assert merged.at == 1000 + 120, "polled every 60s until the hold was lifted at +100"
+
+
 def test_a_pr_closed_by_a_human_is_rejected(tmp_path: Path, world: World, clock: FakeClock) -> None:
     world.closed_by_human = True
     state = run(tmp_path, world, clock, auto_merge=False)

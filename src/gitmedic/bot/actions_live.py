@@ -16,24 +16,32 @@ Comment commands answer at once and leave the waiting to the monitor:
   PR offered (not merged) with the evidence as a comment;
 - ``main_moved`` does nothing more: every transaction re-gates when main moved.
 
+Queued retries and watches are promises to a person, so they are kept in the
+journal's database (:class:`~gitmedic.bot.pending.PendingWork`), not in memory:
+a restarted ``serve`` carries them out, and an item is marked done only after it
+ran (a retry) or was judged (a watch). Queuing is idempotent (one watch per merge
+SHA, one queued retry per incident). A retry re-run after a crash is recognised
+by the journal: the incident already has more attempts than when it was queued.
+
 :meth:`work` is the monitor's share, called once per interval under the same
 lock as the commands: it runs queued retries and watches and steps every
 transaction of the app in flight until it must wait. It never sleeps on the
-clock itself except inside a verification window.
+clock itself except inside a verification window, and it yields the shared lock
+between steps (:mod:`gitmedic.bot.serve_lock`) so a command never waits for more
+than one step.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
 
 from gitmedic.bot.actions import ActionRefused, DetectorRun, bot_pr, open_bot_pr
+from gitmedic.bot.pending import Item, PendingWork
 from gitmedic.bot.revert_txn import RevertPorts, revert_plan, reverted_pr
+from gitmedic.bot.serve_lock import SharedLock
 from gitmedic.detectors.finding import Severity
 from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.forge import Forge, PrState, StatusState
@@ -47,6 +55,7 @@ from gitmedic.reconciler.transaction.forge_ports import (
 from gitmedic.reconciler.transaction.ports import SyncPhase, VerdictPhase
 
 log = logging.getLogger(__name__)
+RETRY, WATCH = "retry", "watch"
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,11 @@ class Watch:
     merge_sha: str
     mu_pre: float
     since: float
+
+    @classmethod
+    def of(cls, item: Item) -> Watch:
+        data = item.data
+        return cls(int(data["pr"]), item.key, float(data["mu_pre"]), float(data["since"]))
 
 
 class LiveActions:
@@ -69,14 +83,23 @@ class LiveActions:
         mu_now: Callable[[], float],
         retry: Callable[[str], str],
         machine: MachineConfig | None = None,
-        lock: AbstractContextManager[Any] | None = None,
+        lock: SharedLock | None = None,
     ) -> None:
         self.forge, self.journal, self.ports, self.clock = forge, journal, ports, clock
         self.app, self.mu_now, self.retry_incident = app, mu_now, retry
         self.machine = machine or MachineConfig()
-        self.lock: AbstractContextManager[Any] = lock or threading.RLock()
-        self.retries: list[str] = []
-        self.watches: list[Watch] = []
+        self.lock = lock or SharedLock()
+        self.pending = PendingWork(journal.path)  # same database: one state to back up
+
+    @property
+    def retries(self) -> list[str]:
+        """Incidents queued for a new attempt, oldest first."""
+        return [item.key for item in self.pending.items(RETRY)]
+
+    @property
+    def watches(self) -> list[Watch]:
+        """Persons' merges still to judge, oldest first."""
+        return [Watch.of(item) for item in self.pending.items(WATCH)]
 
     # -- comment commands ------------------------------------------------------------
 
@@ -127,8 +150,8 @@ class LiveActions:
                 raise ActionRefused(f"#{pr} names no incident, so there is nothing to retry.")
             if found.state is PrState.OPEN:
                 self.forge.close_pr(pr)
-            if incident not in self.retries:
-                self.retries.append(incident)
+            attempts = len(self.journal.transactions(incident=incident))
+            self.pending.add(RETRY, incident, {"pr": pr, "attempts": attempts}, self.clock.now())
         return f"Closed #{pr}; gitmedic will try incident {incident} again with a new attempt."
 
     def revert(self, pr: int) -> str:
@@ -169,8 +192,10 @@ class LiveActions:
     def watch_merge(self, pr: int, merge_sha: str) -> None:
         with self.lock:
             if any(w.merge_sha == merge_sha for w in self.watches):
-                return
-            self.watches.append(Watch(pr, merge_sha, self.mu_now(), self.clock.now()))
+                return  # a redelivery: mu now would not be mu before the merge
+            now = self.clock.now()
+            data = {"pr": pr, "mu_pre": self.mu_now(), "since": now}
+            self.pending.add(WATCH, merge_sha, data, now)
 
     def main_moved(self, sha: str) -> None:
         log.info("main moved to %s; transactions in flight re-gate before merging", sha[:12])
@@ -184,20 +209,35 @@ class LiveActions:
     def work(self) -> None:
         """Queued retries and watches, then every transaction in flight, until each waits."""
         with self.lock:
-            while self.retries:
-                incident = self.retries.pop(0)
-                log.info("retry of %s: %s", incident, self.retry_incident(incident))
-            self.watches = [w for w in self.watches if not self._watch(w)]
+            for item in self.pending.items(RETRY):
+                self.pending.finish(RETRY, item.key, self._retry(item))
+            for watch in self.watches:
+                if self._watch(watch):
+                    self.pending.finish(WATCH, watch.merge_sha)
             for state in self.journal.transactions(app=self.app):
                 if not state.phase.terminal:
-                    self._step_until_wait(state.plan.txn_id, self._ports_for(state))
+                    self._step_until_wait(state.plan.txn_id, self._ports_for(state), yields=True)
 
-    def _step_until_wait(self, txn_id: str, ports: ForgePorts) -> TxnState:
+    def _retry(self, item: Item) -> str:
+        incident = item.key
+        if len(self.journal.transactions(incident=incident)) > int(item.data["attempts"]):
+            # Run before a crash that came before its done mark: the journal has its attempt.
+            result = "already retried"
+        else:
+            result = self.retry_incident(incident)
+        log.info("retry of %s: %s", incident, result)
+        return result
+
+    def _step_until_wait(self, txn_id: str, ports: ForgePorts, *, yields: bool = False) -> TxnState:
+        """Step until the transaction waits; ``yields``: the monitor lets commands in between."""
         state = self.journal.load(txn_id)
         while not state.phase.terminal:
             state, wait = step(self.journal, txn_id, ports, self.clock, self.machine)
             if wait > 0:
                 break
+            if yields:
+                self.lock.yield_to_waiters()
+                state = self.journal.load(txn_id)  # a command may have stepped it meanwhile
         return state
 
     def _watch(self, watch: Watch) -> bool:

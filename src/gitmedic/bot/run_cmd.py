@@ -23,10 +23,12 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gitmedic.bot.loop.loop import Event, Loop, LoopConfig
+from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.reconciler.config import (
     AppConfig,
     Config,
@@ -92,7 +94,14 @@ def report_json(loop: Loop, healthy: bool) -> dict[str, Any]:
 
 
 def build_loop(
-    config: LoopConfig, cluster_kind: str, forge: Forge | str, state: Path, *, quiet: bool
+    config: LoopConfig,
+    cluster_kind: str,
+    forge: Forge | str,
+    state: Path,
+    *,
+    quiet: bool,
+    on_event: Callable[[Event], None] | None = None,  # serve's: log, and yield its lock
+    view: Callable[[Cluster], Cluster] = lambda cluster: cluster,  # serve's yielding clock
 ) -> Loop:
     from gitmedic.bot.memory.learned import load_learned
     from gitmedic.detectors.builtin import builtin_registry
@@ -100,14 +109,15 @@ def build_loop(
 
     builtin = list(builtin_registry())
     learned = load_learned(config.repo, taken=[d.id for d in builtin])
-    cluster = _cluster(config, cluster_kind, _app_config(config))
+    cluster = view(_cluster(config, cluster_kind, _app_config(config)))
+    quiet_or_printed = (lambda e: None) if quiet else _print_event
     return Loop(
         config,
         cluster,
         _forge(config.repo, forge) if isinstance(forge, str) else forge,
         Journal(state / "journal.sqlite"),
         [*builtin, *learned.detectors],
-        on_event=(lambda e: None) if quiet else _print_event,
+        on_event=on_event or quiet_or_printed,
     )
 
 

@@ -5,8 +5,16 @@ interval (system time, an :class:`threading.Event` wait so shutdown is prompt) i
 fetches the clone, evaluates and answers incidents, then lets
 :class:`~gitmedic.bot.actions_live.LiveActions` carry what people asked for
 (retries, watches, transactions waiting for approval). Comment commands and the
-monitor share one lock, so a webhook never acts while a step is half done, and
-:meth:`MonitorThread.stop` finishes the current step before returning.
+monitor share one :class:`~gitmedic.bot.serve_lock.SharedLock`, so a webhook
+never acts while a step is half done, and :meth:`MonitorThread.stop` finishes
+the current step before returning.
+
+The monitor does not keep that lock for a whole transaction: the loop reports
+every persisted step as an event, and serve's event handler logs it and yields
+the lock to any queued command; the cluster's clock, as the loop sees it, yields
+it around every wait (a sync poll, the verification window). A ``/gitmedic
+hold`` arriving mid-transaction is thus answered at the next step boundary and
+the merge step, which reads the hold, sees it.
 
 With ``--forge github`` the repo is gitmedic's clone under the state directory
 (:mod:`gitmedic.bot.github_env`), fetched before every use: the monitor's step,
@@ -24,10 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.loop.loop import Event
+from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
+from gitmedic.bot.serve_lock import SharedLock, YieldingClock
 from gitmedic.bot.server.handlers import ChangedFiles
 from gitmedic.bot.server.service import Service
+from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.sync.state import SyncState
 
 log = logging.getLogger(__name__)
 
@@ -78,14 +91,41 @@ class Served:
 
 
 def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
+    forge, repo, fetch = _forge_and_repo(settings, args, env)
+    return wire(settings, args, env, forge, repo, fetch)
+
+
+def wire(
+    settings: ServeSettings,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    forge: Forge,
+    repo: Path,
+    fetch: Callable[[], object],
+) -> Served:
+    """Everything but the forge: the loop, the live actions and the service over ``forge``."""
     from gitmedic.bot.run_cmd import build_loop, loop_config_of
 
-    forge, repo, fetch = _forge_and_repo(settings, args, env)
     interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
     cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
     config = loop_config_of(repo, args, interval_s=interval)
-    loop = build_loop(config, cluster, forge, settings.state_dir, quiet=True)
-    lock = _FetchingLock(threading.RLock(), fetch)
+    lock = SharedLock(fetch)
+
+    def on_event(event: Event) -> None:
+        log.info(
+            "%s: %s",
+            event.kind,
+            event.text,
+            extra={"event": event.kind, "pr": event.data.get("pr")},
+        )
+        lock.yield_to_waiters()  # every event is reported between two steps
+
+    def view(inner: Cluster) -> Cluster:
+        # The sim's clock runs the simulated cluster when slept on: not an idle wait.
+        return YieldingCluster(inner, lock, idle_sleep=cluster != "sim")
+
+    loop = build_loop(config, cluster, forge, settings.state_dir, quiet=True,
+                      on_event=on_event, view=view)  # fmt: skip
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
         mu_now=loop.mu_now, retry=loop.retry, lock=lock,
@@ -126,24 +166,19 @@ def _fetched(fetch: Callable[[], object], changed: ChangedFiles) -> ChangedFiles
     return files
 
 
-class _FetchingLock(AbstractContextManager[None]):
-    """The shared lock; taking it first (not re-entrantly) fetches the clone."""
+class YieldingCluster:
+    """The cluster as serve's loop sees it: the same, but its clock yields the shared lock."""
 
-    def __init__(self, lock: threading.RLock, fetch: Callable[[], object]) -> None:
-        self.lock, self.fetch = lock, fetch
-        self._depth = threading.local()
+    def __init__(self, inner: Cluster, lock: SharedLock, *, idle_sleep: bool) -> None:
+        self.inner = inner
+        self.engine_name = inner.engine_name
+        self.clock = YieldingClock(inner.clock, lock, idle_sleep=idle_sleep)
 
-    def __enter__(self) -> None:
-        self.lock.acquire()
-        depth = getattr(self._depth, "n", 0)
-        self._depth.n = depth + 1
-        if depth == 0:
-            try:
-                self.fetch()
-            except BaseException:
-                self.__exit__()
-                raise
+    def snapshot(self) -> Snapshot:
+        return self.inner.snapshot()
 
-    def __exit__(self, *exc: object) -> None:
-        self._depth.n -= 1
-        self.lock.release()
+    def alerts(self) -> list[dict[str, object]]:
+        return self.inner.alerts()
+
+    def check(self, sha: str) -> SyncState:
+        return self.inner.check(sha)

@@ -130,6 +130,9 @@ class ForgePorts:
         labels = self.forge.get_pr(number).labels
         return APPROVED_LABEL in labels and HOLD_LABEL not in labels
 
+    def held(self, number: int) -> bool:
+        return HOLD_LABEL in self.forge.get_pr(number).labels
+
     def merge(self, number: int, head_sha: str) -> str:
         try:
             return self.forge.merge(number, head_sha)

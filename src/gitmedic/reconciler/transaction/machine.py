@@ -82,10 +82,12 @@ def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> 
         return closed
     # A human merging the PR is the strongest approval there is.
     human_merged = ports.pr_state(state.pr) is PrState.MERGED
+    # A person's hold stops even a merge the policy allowed: it is read here, at the
+    # last step before the merge, so a hold given mid-transaction still takes effect.
+    if not human_merged and ports.held(state.pr):
+        return _wait_for_person(state, now, config, "held by a person")
     if not (state.plan.auto_merge or human_merged or ports.approved(state.pr)):
-        if state.phase is Phase.GATED:
-            return _record(state, Phase.AWAITING_APPROVAL, now, reason="waiting for approval")
-        return Step(None, config.approval_poll_s)
+        return _wait_for_person(state, now, config, "waiting for approval")
     moved = state.gated_base and ports.main_head() != state.gated_base
     try:
         if moved:  # main moved under the PR: rebase it and gate again before merging
@@ -100,6 +102,12 @@ def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> 
             head_sha=refreshed.head_sha, regates=state.regates + 1, reason=f"re-gate: {exc}",
         )  # fmt: skip
     return _record(state, Phase.MERGED, now, merge_sha=merge_sha, merged_at=now, reason="")
+
+
+def _wait_for_person(state: TxnState, now: float, config: MachineConfig, why: str) -> Step:
+    if state.phase is Phase.GATED:
+        return _record(state, Phase.AWAITING_APPROVAL, now, reason=why)
+    return Step(None, config.approval_poll_s)
 
 
 def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:

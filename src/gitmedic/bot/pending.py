@@ -1,0 +1,86 @@
+"""Work that people asked for and the monitor still owes, persisted next to the journal.
+
+``serve`` answers a comment at once and leaves the waiting to the monitor: a
+person's merge to watch until it is deployed and judged, an incident to try
+again. Those promises live in a ``pending`` table in the journal's own SQLite
+database (WAL), so a restarted ``serve`` finds them where the crashed one left
+them, just as it finds its transactions.
+
+Rows are append-only but for one ``done`` marker, set only after the item was
+carried out (a watch judged, a retry run): a crash before that repeats the item,
+never drops it, and the callers make the repetition harmless. A partial unique
+index on (kind, key) among rows not done makes adding idempotent: the same merge
+watched twice, or the same incident queued twice, is one item; once that item is
+done, the same key may be queued again (a second retry after the first failed).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pending (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
+    queued REAL NOT NULL, done INTEGER NOT NULL DEFAULT 0, result TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX IF NOT EXISTS pending_open ON pending (kind, key) WHERE done = 0;
+"""
+
+
+@dataclass(frozen=True)
+class Item:
+    kind: str
+    key: str
+    data: Mapping[str, Any]
+
+
+class PendingWork:
+    """The ``pending`` table of one SQLite file (the journal's)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._db() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def add(self, kind: str, key: str, data: Mapping[str, Any], now: float) -> bool:
+        """Queue an item; False when the same (kind, key) is already queued."""
+        with self._db() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO pending (kind, key, data, queued) VALUES (?, ?, ?, ?)",
+                (kind, key, json.dumps(dict(data), sort_keys=True), now),
+            )
+            return cursor.rowcount == 1
+
+    def items(self, kind: str) -> list[Item]:
+        """Items of ``kind`` not done yet, oldest first (what a restarted monitor resumes)."""
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT key, data FROM pending WHERE kind = ? AND done = 0 ORDER BY queued, id",
+                (kind,),
+            ).fetchall()
+        return [Item(kind, key, json.loads(data)) for key, data in rows]
+
+    def finish(self, kind: str, key: str, result: str = "") -> None:
+        """Mark the queued item carried out; the row stays as the record of it."""
+        with self._db() as db:
+            db.execute(
+                "UPDATE pending SET done = 1, result = ? WHERE kind = ? AND key = ? AND done = 0",
+                (result, kind, key),
+            )

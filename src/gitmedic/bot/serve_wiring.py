@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
-from gitmedic.bot.loop.loop import Event
+from gitmedic.bot.loop.loop import Event, Loop
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
@@ -80,6 +80,7 @@ class Served:
     monitor: MonitorThread
     actions: LiveActions
     repo: Path
+    loop: Loop
 
     @contextmanager
     def running(self) -> Iterator[Served]:
@@ -137,7 +138,7 @@ def wire(
 
     changed = _fetched(fetch, git_changed_files(repo))
     service = build_service(settings, forge, actions, changed, repo=repo)
-    return Served(service, MonitorThread(step, interval, lock), actions, repo)
+    return Served(service, MonitorThread(step, interval, lock), actions, repo, loop)
 
 
 def _forge_and_repo(

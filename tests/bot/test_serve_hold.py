@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from gitmedic.bot.serve_cmd import ServeSettings
 from gitmedic.bot.serve_lock import SharedLock
 from gitmedic.bot.serve_wiring import wire
 from gitmedic.bot.server.app import create_app
-from gitmedic.reconciler.forge import Permission, PrState, StatusState
+from gitmedic.reconciler.forge import CommitStatus, Permission, PrState, StatusState
 from gitmedic.reconciler.transaction import Journal, Phase, TxnState
 from gitmedic.reconciler.transaction.forge_ports import HOLD_LABEL
 from tests.bot.payloads import pr_comment
@@ -42,15 +43,22 @@ class PausingForge(LocalForge):
         self.gating = threading.Event()
         self.phase_at_hold: Phase | None = None
 
-    def set_status(self, sha: str, context: str, state: StatusState, description: str = "",
-                   target_url: str | None = None):  # type: ignore[no-untyped-def]  # fmt: skip
+    def set_status(
+        self,
+        sha: str,
+        context: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str | None = None,
+    ) -> CommitStatus:
         lock = self.lock
         if lock is not None and not self.gating.is_set():
             self.gating.set()
             assert wait_until(lambda: lock.waiting > 0), "no command queued behind the monitor"
         return super().set_status(sha, context, state, description, target_url)
 
-    def add_labels(self, number: int, labels):  # type: ignore[no-untyped-def]
+    def add_labels(self, number: int, labels: Iterable[str]) -> tuple[str, ...]:
+        labels = tuple(labels)
         if HOLD_LABEL in labels and self.journal is not None:
             self.phase_at_hold = latest(self.journal).phase
         return super().add_labels(number, labels)

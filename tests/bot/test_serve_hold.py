@@ -133,3 +133,17 @@ def test_a_monitor_step_without_commands_runs_the_transaction_through(tmp_path: 
     state = world.start(plan(world.repo, "good"))
     assert state.phase is Phase.MERGED, "stepped until it waits for the sync"
     assert actions.lock.waiting == 0
+
+
+@pytest.mark.integration
+def test_serve_with_the_local_forge_reads_the_work_tree_of_a_plain_repo(tmp_path: Path) -> None:
+    """``--forge local`` on an ordinary clone: the loop and the sim read the work tree,
+    not the ``.git`` directory the local forge keeps its state in."""
+    from gitmedic.bot.serve_wiring import assemble
+
+    repo = make_repo(tmp_path)
+    served = assemble(ServeSettings(SECRET, tmp_path / "state", repo), args(), {})
+
+    assert served.repo == repo
+    served.loop.evaluate()
+    assert served.loop.findings, "the broken targetPort of the work tree is seen"

@@ -149,7 +149,7 @@ def _forge_and_repo(
         from gitmedic.bot.forges.local import LocalForge
 
         local = LocalForge(settings.repo)
-        return local, local.repo, lambda: None
+        return local, local.root, lambda: None
     if kind != "github":
         raise ValueError(f"GITMEDIC_FORGE must be local or github, not {kind!r}")
     from gitmedic.bot.github_env import Clone, clone_url, github_forge_from_env

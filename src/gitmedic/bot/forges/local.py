@@ -81,8 +81,10 @@ class LocalForge(ItemVerbs):
                 raise NotFound(f"{path} has no local forge yet ({store.path} is absent)")
             store.initialise(owner or _default_owner(self.repo), base or _guess_base(self.repo))
         self.store, self.bot, self.identity = store, bot, identity
-        root = self.repo.parent if self.repo.name == ".git" else self.repo
-        self.url_prefix = root.resolve().as_uri()
+        # The work tree of a non-bare repo, else the bare repo itself: what readers of
+        # the manifests (the loop, the sim) open, where ``repo`` is the git directory.
+        self.root = self.repo.parent if self.repo.name == ".git" else self.repo
+        self.url_prefix = self.root.resolve().as_uri()
 
     def default_branch(self) -> str:
         with self.store.tx() as conn:

@@ -24,9 +24,10 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
     assert [s["story"] for s in summary["stories"]] == ["a", "b", "c", "d"]
     assert a["outcomes"] == ["committed"] and a["healthy"] and a["tokens"] == 0
     assert a["prs"] == 2 and a["reverts"] == 0 and len(a["resolution_s"]) == 1  # fix + memory
-    assert b["outcomes"] == ["committed"] and b["healthy"] and b["reverts"] == 0
-    assert b["playbooks"] == [""] and b["tokens"] == 0  # the regression bisect
-    assert b["prs"] == 2 and len(b["resolution_s"]) == 1  # the fix and memory
+    # The first candidate regresses and is reverted; the retry keeps it and fixes what it caused.
+    assert b["outcomes"] == ["reverted", "committed"] and b["healthy"] and b["reverts"] == 1
+    assert b["playbooks"] == ["", "wrong-command"] and b["tokens"] == 0
+    assert b["prs"] == 4 and len(b["resolution_s"]) == 1  # fix, its revert, the retry, memory
     assert c["outcomes"] == ["committed"] and c["healthy"] and c["tokens"] == 0
     assert c["prs"] == 2 and c["reverts"] == 0 and c["playbooks"] == ["service-target-port"]
     assert c["from_memory"].startswith("fixed from memory with 0 tokens: built-in playbook")
@@ -34,6 +35,6 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
     log = subprocess.run(["git", "-C", summary["repo"], "log", "--format=%s", "main"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "catalog: move to the new port" in log and "fix(shop)" in log
-    assert "catalog: 2.1.0 with its new entrypoint" in log
+    assert "catalog: release 2.1.0" in log and "catalog: the gRPC entrypoint of 2.1.0" in log
     assert "checkout: expose the admin port" in log
     assert summary["repo"] in capsys.readouterr().out

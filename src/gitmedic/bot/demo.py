@@ -8,13 +8,12 @@ engine and the local forge, on the sim's fake clock. Stories, each a real run:
 (a) a bad commit breaks the catalog Service's targetPort: the bot detects it,
     opens a PR, gates, auto-merges, waits for the sync, verifies and commits,
     then writes memory;
-(b) a release bumps the catalog image to a tag never pushed together with the
-    new entrypoint that release needs (the old image cannot run the new command):
-    restoring the image alone would crash-loop, so the regression bisect restores
-    the whole container (image and command) as it was before the release, and
-    that commits. (A first candidate that regresses, is reverted and retried is
-    exercised by tests/bot/test_run_command.py and the transaction tests; with
-    the current responder this release no longer produces such a candidate.)
+(b) a release lands as two commits, the new entrypoint and then the bump to a
+    tag that was never pushed: the pods cannot pull it. The first candidate
+    restores the image alone; deployed, the old image cannot run the new
+    entrypoint and crash-loops, so the transaction reverts it. The retry keeps
+    that change and also fixes what it caused (the entrypoint restored by the
+    wrong-command playbook), and that commits;
 (c) the same fault class again on another service (the checkout Service's
     targetPort): the responder routes the finding to the playbook that fixed
     story (a) (learned ones under ``.gitmedic/playbooks/`` come first, then the
@@ -91,15 +90,20 @@ def story_bad_commit(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
 
 
 def story_revert_then_retry(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
-    console.rule("(b) a release that needs its new image and entrypoint together")
+    console.rule("(b) a release whose first candidate fix regresses")
+    healthy = _git_out(repo, "rev-parse", "HEAD")
     catalog = repo / APP_PATH / "catalog.yaml"
-    text = catalog.read_text().replace("shop-catalog:2.0.1", "shop-catalog:2.1.0", 1)
     entry = '          command: ["/catalog", "serve", "--grpc"]\n          ports:'
-    catalog.write_text(text.replace("          ports:", entry, 1))
-    _git(repo, "commit", "-q", "-am", "catalog: 2.1.0 with its new entrypoint")
-    console.print("  Carol commits 'catalog: 2.1.0 with its new entrypoint' (the tag was never "
-                  "pushed; 2.0.1 cannot run the new command)")  # fmt: skip
-    return _play("b", repo, workdir, console)
+    catalog.write_text(catalog.read_text().replace("          ports:", entry, 1))
+    _git(repo, "commit", "-q", "-am", "catalog: the gRPC entrypoint of 2.1.0")
+    catalog.write_text(catalog.read_text().replace("shop-catalog:2.0.1", "shop-catalog:2.1.0", 1))
+    _git(repo, "commit", "-q", "-am", "catalog: release 2.1.0")
+    console.print(
+        "  Carol pushes 'catalog: the gRPC entrypoint of 2.1.0' and 'catalog: release 2.1.0' "
+        "(the 2.1.0 tag was never pushed; 2.0.1 cannot run the new entrypoint)"
+    )
+    # The images (and entrypoints) that ran are those of the revision the cluster ran healthy.
+    return _play("b", repo, workdir, console, baseline=healthy)
 
 
 def story_same_class_again(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
@@ -148,7 +152,12 @@ def story_runtime_fault(repo: Path, workdir: Path, console: Any) -> dict[str, An
 
 
 def _play(
-    name: str, repo: Path, workdir: Path, console: Any, perturb: Any = None
+    name: str,
+    repo: Path,
+    workdir: Path,
+    console: Any,
+    perturb: Any = None,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
     from gitmedic.bot.forges.local import LocalForge
     from gitmedic.bot.loop.loop import Event, Loop, LoopConfig
@@ -158,7 +167,7 @@ def _play(
     from gitmedic.reconciler.forge import PrFilter
     from gitmedic.reconciler.transaction import Journal
 
-    cluster = SimCluster(repo, APP_PATH, NAMESPACE)
+    cluster = SimCluster(repo, APP_PATH, NAMESPACE, baseline_rev=baseline)
     if perturb is not None:
         perturb(cluster.sim)
     start = cluster.clock.now()

@@ -6,6 +6,8 @@ the old image try the new entrypoint, which it does not have, and the pods
 crash-loop. The loop sees the crash loop while the candidate still runs, the
 transaction reverts it, and the retry keeps the image restore and also restores
 the entrypoint, which commits: main ends byte-identical to the healthy release.
+Reflection learns that lesson in the repo, so the same fault on another
+service is fixed at the first attempt, by the learned playbook, with no revert.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ BOUTIQUE = APPS / "online-boutique" / "release" / "kubernetes-manifests.yaml"
 CATALOG_IMAGE = "microservices-demo/productcatalogservice:v0.10.6"
 
 
-def _release_in_two_commits(repo: Path, file: Path, old: str, new: str, entry: str) -> None:
-    """The entrypoint commit, then the image bump: the cluster ran neither."""
+def _release_in_two_commits(repo: Path, app: Path, old: str, new: str, entry: str) -> Path:
+    """The entrypoint commit, then the image bump (the cluster ran neither); the file."""
+    file = next(f for f in sorted(app.glob("*.yaml")) if old in f.read_text())
     text = file.read_text()
     start = text.rindex("\n", 0, text.index(old)) + 1
     end = text.index("\n", start) + 1
@@ -47,6 +50,7 @@ def _release_in_two_commits(repo: Path, file: Path, old: str, new: str, entry: s
     git(repo, "commit", "-qam", "release: the new entrypoint")
     file.write_text(file.read_text().replace(old, new, 1))
     git(repo, "commit", "-qam", "release: bump the image")
+    return file
 
 
 def _shop(tmp_path: Path) -> tuple[Path, str, str, Path]:
@@ -69,11 +73,31 @@ def _boutique(tmp_path: Path) -> tuple[Path, str, str, Path]:
     return repo, "apps/boutique", "boutique", target
 
 
-RELEASES = {  # app -> (world, image line, its never-pushed bump, the new entrypoint)
-    "shop": (_shop, "shop-catalog:2.0.1", "shop-catalog:2.1.0", '["/catalog", "--grpc"]'),
-    "online-boutique": (_boutique, CATALOG_IMAGE, CATALOG_IMAGE.replace("v0.10.6", "v0.11.0"),
-                        '["/src/server", "--grpc"]'),
+BOUTIQUE_IMAGE = "microservices-demo/{}:v0.10.6"
+RELEASES = {  # app -> (world, [(image, its never-pushed bump, new entrypoint)] on two services)
+    "shop": (_shop, [
+        ("shop-catalog:2.0.1", "shop-catalog:2.1.0", '["/catalog", "--grpc"]'),
+        ("shop-checkout:1.3.0", "shop-checkout:1.4.0", '["/checkout", "--grpc"]'),
+    ]),
+    "online-boutique": (_boutique, [
+        (CATALOG_IMAGE, CATALOG_IMAGE.replace("v0.10.6", "v0.11.0"), '["/src/server", "--grpc"]'),
+        (BOUTIQUE_IMAGE.format("shippingservice"),
+         BOUTIQUE_IMAGE.format("shippingservice").replace("v0.10.6", "v0.11.0"),
+         '["/src/shippingservice", "--grpc"]'),
+    ]),
 }  # fmt: skip
+
+
+def _loop(repo: Path, path: str, namespace: str, app: str, tmp: Path, events: list[Event]) -> Loop:
+    from gitmedic.bot.memory.learned import load_learned
+
+    builtin = list(builtin_registry())
+    learned = load_learned(repo, taken=[d.id for d in builtin]).detectors
+    healthy = git(repo, "rev-parse", "HEAD~2")  # the cluster ran the release's parent well
+    cluster = SimCluster(repo, path, namespace, baseline_rev=healthy)
+    config = LoopConfig(app, repo, path, namespace, policy=DEFAULT_POLICY)
+    return Loop(config, cluster, LocalForge(repo), Journal(tmp / "j.sqlite"),
+                [*builtin, *learned], on_event=events.append)  # fmt: skip
 
 
 @pytest.mark.integration
@@ -81,17 +105,12 @@ RELEASES = {  # app -> (world, image line, its never-pushed bump, the new entryp
 def test_the_undone_candidate_is_kept_and_what_it_caused_is_fixed_on_retry(
     tmp_path: Path, app: str
 ) -> None:
-    world, old, new, entry = RELEASES[app]
+    world, releases = RELEASES[app]
     repo, path, namespace, file = world(tmp_path)
-    healthy = git(repo, "rev-parse", "HEAD")
     original = file.read_bytes()
-    _release_in_two_commits(repo, file, old, new, entry)
+    assert _release_in_two_commits(repo, file.parent, *releases[0]) == file
     events: list[Event] = []
-    cluster = SimCluster(repo, path, namespace, baseline_rev=healthy)
-    forge = LocalForge(repo)
-    config = LoopConfig(app, repo, path, namespace, policy=DEFAULT_POLICY)
-    loop = Loop(config, cluster, forge, Journal(tmp_path / "j.sqlite"),
-                list(builtin_registry()), on_event=events.append)  # fmt: skip
+    loop = _loop(repo, path, namespace, app, tmp_path, events)
 
     assert loop.run_once() is True
     (report,) = loop.reports.values()
@@ -107,8 +126,25 @@ def test_the_undone_candidate_is_kept_and_what_it_caused_is_fixed_on_retry(
     relative = str(file.relative_to(repo))
     assert git(repo, "show", f"main:{relative}") + "\n" == original.decode()
     assert not report.escalated
+    forge = LocalForge(repo)
     reverts = [p for p in forge.list_prs(PrFilter.ALL) if p.title.startswith("Revert")]
     assert len(reverts) == 1
+    learned = git(repo, "ls-tree", "-r", "--name-only", "main", ".gitmedic/").split()
+    assert ".gitmedic/playbooks/pod-image-pull-with-command/README.md" in learned
+
+    # The same fault class on another service: the lesson makes the first candidate right.
+    git(repo, "checkout", "-q", "main")
+    git(repo, "reset", "-q", "--hard", "main")
+    file = _release_in_two_commits(repo, file.parent, *releases[1])
+    relative = str(file.relative_to(repo))
+    original = git(repo, "show", f"HEAD~2:{relative}").encode() + b"\n"  # before the release
+    again = _loop(repo, path, namespace, app, tmp_path / "again", events)
+    assert again.run_once() is True
+    (report,) = again.reports.values()
+    assert [t.outcome.value for t in report.transactions] == ["committed"]
+    assert report.transactions[0].plan.tokens == 0
+    assert "learned-pod-image-pull-with-command" in report.transactions[0].plan.body
+    assert git(repo, "show", f"main:{relative}") + "\n" == original.decode()
 
 
 def test_extend_gives_up_when_the_undone_edits_no_longer_apply(tmp_path: Path) -> None:

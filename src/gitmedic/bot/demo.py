@@ -14,13 +14,13 @@ engine and the local forge, on the sim's fake clock. Stories, each a real run:
     entrypoint and crash-loops, so the transaction reverts it. The retry keeps
     that change and also fixes what it caused (the entrypoint restored by the
     wrong-command playbook), and that commits;
-(c) the same fault class again on another service (the checkout Service's
-    targetPort): the responder routes the finding to the playbook that fixed
-    story (a) (learned ones under ``.gitmedic/playbooks/`` come first, then the
-    built-in ones) and the fix commits with zero tokens, no LLM involved; the
-    timeline names the playbook, says whether it was learned or built in, and
-    which earlier incident in the outcome records reflection committed
-    (``.gitmedic/outcomes.jsonl``) it fixed;
+(c) the same fault class again on another service (a checkout release, again an
+    entrypoint and an unpushed tag): reflection after (b) learned that lesson
+    in the repo (``.gitmedic/``: a detector for the symptom on a container that
+    also overrides its entrypoint, and a playbook restoring image and command
+    together), so the first candidate is right: no revert, zero tokens, no
+    LLM involved; the timeline names the learned playbook and the incident in
+    the outcome records (``.gitmedic/outcomes.jsonl``) it was learned from;
 (d) a runtime-only fault (the database revoked the payment service's
     credentials; nothing in Git changed): the bot escalates in an issue and
     opens no pull request.
@@ -108,22 +108,32 @@ def story_revert_then_retry(repo: Path, workdir: Path, console: Any) -> dict[str
 
 def story_same_class_again(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
     console.rule("(c) the same fault class again, on another service")
+    healthy = _git_out(repo, "rev-parse", "HEAD")
     checkout = repo / APP_PATH / "checkout.yaml"
-    checkout.write_text(checkout.read_text().replace("targetPort: 5050", "targetPort: 5051", 1))
-    _git(repo, "commit", "-q", "-am", "checkout: expose the admin port")
-    console.print("  Bob commits 'checkout: expose the admin port' (targetPort 5050 -> 5051)")
+    image = "          image: ghcr.io/gitmedic/shop-checkout:1.3.0\n"
+    entry = '          command: ["/checkout", "--grpc"]\n'
+    checkout.write_text(checkout.read_text().replace(image, image + entry, 1))
+    _git(repo, "commit", "-q", "-am", "checkout: the gRPC entrypoint of 1.4.0")
+    checkout.write_text(checkout.read_text().replace("shop-checkout:1.3.0", "shop-checkout:1.4.0"))
+    _git(repo, "commit", "-q", "-am", "checkout: release 1.4.0")
+    console.print("  Bob pushes 'checkout: the gRPC entrypoint of 1.4.0' and 'checkout: release "
+                  "1.4.0' (1.4.0 was never pushed either)")  # fmt: skip
     seen = _remembered(repo)
-    story = _play("c", repo, workdir, console)
+    story = _play("c", repo, workdir, console, baseline=healthy)
     story["from_memory"] = _from_memory(repo, story, seen)
     console.print(f"  [magenta]memory   [/] {story['from_memory']}")
     return story
 
 
 def _remembered(repo: Path) -> dict[str, str]:
-    """Fault class -> the incident whose fix committed, from ``.gitmedic/outcomes.jsonl``."""
+    """Playbook -> the incident that wrote it (or whose fix it made), from the outcome records."""
     text = _git_out(repo, "show", "main:.gitmedic/outcomes.jsonl")
     records = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return {r["classification"]: r["id"] for r in records if r.get("status") == "committed"}
+    seen: dict[str, str] = {}
+    for r in (r for r in records if r.get("status") == "committed"):
+        seen.setdefault(r["classification"], r["id"])
+        seen.update({m: r["id"] for m in r.get("memory", ())})
+    return seen
 
 
 def _from_memory(repo: Path, story: dict[str, Any], seen: dict[str, str]) -> str:
@@ -133,11 +143,15 @@ def _from_memory(repo: Path, story: dict[str, Any], seen: dict[str, str]) -> str
     if not known or story["tokens"] or story["outcomes"][-1:] != ["committed"]:
         return f"not from memory (playbooks {used}, {story['tokens']} tokens)"
     book = known[0]
-    learned = _git_out(repo, "ls-tree", "-d", "main", f".gitmedic/playbooks/{book}")
-    kind = "learned playbook" if learned else "built-in playbook"
+    if not _git_out(repo, "ls-tree", "-d", "main", f".gitmedic/playbooks/{book}"):
+        return (
+            f"fixed with 0 tokens by the built-in playbook {book}, which also fixed "
+            f"incident {seen[book]} (.gitmedic/outcomes.jsonl)"
+        )
+    first = "at the first attempt" if not story["reverts"] else "after a revert"
     return (
-        f"fixed from memory with 0 tokens: {kind} {book}, which committed the fix "
-        f"of incident {seen[book]} (.gitmedic/outcomes.jsonl)"
+        f"fixed from memory {first} with 0 tokens: learned playbook {book} "
+        f"(.gitmedic/playbooks/{book}), written by reflection after incident {seen[book]}"
     )
 
 
@@ -162,6 +176,7 @@ def _play(
     from gitmedic.bot.forges.local import LocalForge
     from gitmedic.bot.loop.loop import Event, Loop, LoopConfig
     from gitmedic.bot.loop.sim_cluster import SimCluster
+    from gitmedic.bot.memory.learned import load_learned
     from gitmedic.bot.run_cmd import DEFAULT_POLICY
     from gitmedic.detectors.builtin import builtin_registry
     from gitmedic.reconciler.forge import PrFilter
@@ -182,7 +197,9 @@ def _play(
     before = len(forge.list_prs(PrFilter.ALL))
     config = LoopConfig(EXAMPLE, repo, APP_PATH, NAMESPACE, policy=DEFAULT_POLICY)
     journal = Journal(workdir / "journal.sqlite")
-    loop = Loop(config, cluster, forge, journal, list(builtin_registry()), on_event=show)
+    builtin = list(builtin_registry())
+    learned = load_learned(repo, taken=[d.id for d in builtin]).detectors  # memory so far
+    loop = Loop(config, cluster, forge, journal, [*builtin, *learned], on_event=show)
     healthy = loop.run_once()
     reports = list(loop.reports.values())
     txns = [t for r in reports for t in r.transactions]

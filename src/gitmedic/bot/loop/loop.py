@@ -93,6 +93,7 @@ class IncidentReport:
     transactions: list[TxnState] = field(default_factory=list)
     # txn id -> findings its candidate caused, seen live when the machine decided to undo it
     caused: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
+    proposals: dict[str, Proposal] = field(default_factory=dict)  # txn id -> its proposal
     escalated: str = ""
     resolved_at: float | None = None
     memory_pr: int | None = None
@@ -254,6 +255,7 @@ class Loop:
             tried.append(edits)
             state = self._transact(incident, proposal, attempt, feedback)
             report.transactions.append(state)
+            report.proposals[state.plan.txn_id] = proposal
             if state.outcome is Outcome.COMMITTED:
                 self._remember(incident, proposal, state, report)
                 return
@@ -370,7 +372,12 @@ class Loop:
     def _remember(
         self, incident: Incident, proposal: Proposal, state: TxnState, report: IncidentReport
     ) -> None:
-        pr = remember(self.config, self.forge, incident, proposal, state, self.clock.now())
+        undone = [t for t in report.transactions if t.outcome is not Outcome.COMMITTED]
+        caused = tuple(f for t in undone for f in report.caused.get(t.plan.txn_id, ()))
+        pr = remember(self.config, self.forge, incident, proposal, state, self.clock.now(),
+                      undone=tuple(report.proposals[t.plan.txn_id] for t in undone
+                                   if t.plan.txn_id in report.proposals),
+                      caused=caused, live_after=self.cluster.snapshot())  # fmt: skip
         report.memory_pr = pr
         if pr is not None:
             self.emit("memory", f"memory PR #{pr} merged (guard passed)", pr=pr)

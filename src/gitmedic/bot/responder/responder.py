@@ -36,7 +36,7 @@ from gitmedic.bot.responder.bisect import bisect_fix, find_introduction, recent_
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
-from gitmedic.bot.responder.playbooks import Playbook, builtin_playbooks, repo_playbooks
+from gitmedic.bot.responder.playbooks import Playbook, builtin_playbooks, repo_playbooks, route
 from gitmedic.bot.responder.proposal import (
     STRATEGY_COST,
     Escalation,
@@ -128,9 +128,13 @@ class Responder:
                        playbook=undone.playbook or merged.playbook)  # fmt: skip
 
     def _ordered(self, ws: Workspace, findings: Sequence[Finding]) -> list[Finding]:
-        def rank(f: Finding) -> tuple[bool, int, tuple[str, ...]]:
+        def rank(f: Finding) -> tuple[bool, bool, int, tuple[str, ...]]:
+            # The repo's own memory first: a learned playbook is its verdict on this class.
+            learned = any(
+                b.fix and b.source.startswith(".gitmedic/") for b in route(self.playbooks, f)
+            )
             seen = ws.states.judges(f) and ws.states.visible(f, ws.head)
-            return (not seen, -f.severity.rank, f.sort_key)
+            return (not learned, not seen, -f.severity.rank, f.sort_key)
 
         return sorted(findings, key=rank)
 

@@ -24,16 +24,27 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
     assert [s["story"] for s in summary["stories"]] == ["a", "b", "c", "d"]
     assert a["outcomes"] == ["committed"] and a["healthy"] and a["tokens"] == 0
     assert a["prs"] == 2 and a["reverts"] == 0 and len(a["resolution_s"]) == 1  # fix + memory
-    assert b["outcomes"] == ["committed"] and b["healthy"] and b["reverts"] == 0
-    assert b["playbooks"] == [""] and b["tokens"] == 0  # the regression bisect
-    assert b["prs"] == 2 and len(b["resolution_s"]) == 1  # the fix and memory
+    # The first candidate regresses and is reverted; the retry keeps it and fixes what it caused.
+    assert b["outcomes"] == ["reverted", "committed"] and b["healthy"] and b["reverts"] == 1
+    assert b["playbooks"] == ["", "wrong-command"] and b["tokens"] == 0
+    assert b["prs"] == 4 and len(b["resolution_s"]) == 1  # fix, its revert, the retry, memory
     assert c["outcomes"] == ["committed"] and c["healthy"] and c["tokens"] == 0
-    assert c["prs"] == 2 and c["reverts"] == 0 and c["playbooks"] == ["service-target-port"]
-    assert c["from_memory"].startswith("fixed from memory with 0 tokens: built-in playbook")
+    # (b)'s lesson, learned in the repo, makes (c)'s first candidate right: no revert.
+    assert c["prs"] == 2 and c["reverts"] == 0
+    assert c["playbooks"] == ["pod-image-pull-with-command"]
+    assert c["from_memory"].startswith(
+        "fixed from memory at the first attempt with 0 tokens: learned playbook "
+        "pod-image-pull-with-command"
+    )
     assert d["outcomes"] == [] and d["prs"] == 0 and d["escalated"] and not d["healthy"]
     log = subprocess.run(["git", "-C", summary["repo"], "log", "--format=%s", "main"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "catalog: move to the new port" in log and "fix(shop)" in log
-    assert "catalog: 2.1.0 with its new entrypoint" in log
-    assert "checkout: expose the admin port" in log
+    assert "catalog: release 2.1.0" in log and "catalog: the gRPC entrypoint of 2.1.0" in log
+    assert "checkout: release 1.4.0" in log
+    learned = subprocess.run(["git", "-C", summary["repo"], "ls-tree", "-r", "--name-only",
+                              "main", ".gitmedic/"], capture_output=True, text=True,
+                             check=True).stdout.split()  # fmt: skip
+    assert ".gitmedic/playbooks/pod-image-pull-with-command/README.md" in learned
+    assert ".gitmedic/detectors/pod_image_pull_with_command.py" in learned
     assert summary["repo"] in capsys.readouterr().out

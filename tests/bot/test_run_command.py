@@ -114,3 +114,5 @@ def test_a_fault_beyond_the_attempts_ends_failed_with_every_merge_reverted(
     reverted = {t.pr for t in report.transactions if t.revert_merge_sha}
     assert fixes and {pr.number for pr in fixes} <= reverted
     assert git(repo, "diff", fault, "main", "--", APP) == "", "main is back at the fault"
+    issue = forge.get_issue(int(report.escalated.removeprefix("issue #")))
+    assert "all 1 attempt(s) were undone" in issue.body, "a person is told, with the reason"

@@ -8,20 +8,19 @@ engine and the local forge, on the sim's fake clock. Stories, each a real run:
 (a) a bad commit breaks the catalog Service's targetPort: the bot detects it,
     opens a PR, gates, auto-merges, waits for the sync, verifies and commits,
     then writes memory;
-(b) a release bumps the catalog image to a tag never pushed together with the
-    new entrypoint that release needs (the old image cannot run the new command):
-    restoring the image alone would crash-loop, so the regression bisect restores
-    the whole container (image and command) as it was before the release, and
-    that commits. (A first candidate that regresses, is reverted and retried is
-    exercised by tests/bot/test_run_command.py and the transaction tests; with
-    the current responder this release no longer produces such a candidate.)
-(c) the same fault class again on another service (the checkout Service's
-    targetPort): the responder routes the finding to the playbook that fixed
-    story (a) (learned ones under ``.gitmedic/playbooks/`` come first, then the
-    built-in ones) and the fix commits with zero tokens, no LLM involved; the
-    timeline names the playbook, says whether it was learned or built in, and
-    which earlier incident in the outcome records reflection committed
-    (``.gitmedic/outcomes.jsonl``) it fixed;
+(b) a release lands as two commits, the new entrypoint and then the bump to a
+    tag that was never pushed: the pods cannot pull it. The first candidate
+    restores the image alone; deployed, the old image cannot run the new
+    entrypoint and crash-loops, so the transaction reverts it. The retry keeps
+    that change and also fixes what it caused (the entrypoint restored by the
+    wrong-command playbook), and that commits;
+(c) the same fault class again on another service (a checkout release, again an
+    entrypoint and an unpushed tag): reflection after (b) learned that lesson
+    in the repo (``.gitmedic/``: a detector for the symptom on a container that
+    also overrides its entrypoint, and a playbook restoring image and command
+    together), so the first candidate is right: no revert, zero tokens, no
+    LLM involved; the timeline names the learned playbook and the incident in
+    the outcome records (``.gitmedic/outcomes.jsonl``) it was learned from;
 (d) a runtime-only fault (the database revoked the payment service's
     credentials; nothing in Git changed): the bot escalates in an issue and
     opens no pull request.
@@ -91,35 +90,50 @@ def story_bad_commit(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
 
 
 def story_revert_then_retry(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
-    console.rule("(b) a release that needs its new image and entrypoint together")
+    console.rule("(b) a release whose first candidate fix regresses")
+    healthy = _git_out(repo, "rev-parse", "HEAD")
     catalog = repo / APP_PATH / "catalog.yaml"
-    text = catalog.read_text().replace("shop-catalog:2.0.1", "shop-catalog:2.1.0", 1)
     entry = '          command: ["/catalog", "serve", "--grpc"]\n          ports:'
-    catalog.write_text(text.replace("          ports:", entry, 1))
-    _git(repo, "commit", "-q", "-am", "catalog: 2.1.0 with its new entrypoint")
-    console.print("  Carol commits 'catalog: 2.1.0 with its new entrypoint' (the tag was never "
-                  "pushed; 2.0.1 cannot run the new command)")  # fmt: skip
-    return _play("b", repo, workdir, console)
+    catalog.write_text(catalog.read_text().replace("          ports:", entry, 1))
+    _git(repo, "commit", "-q", "-am", "catalog: the gRPC entrypoint of 2.1.0")
+    catalog.write_text(catalog.read_text().replace("shop-catalog:2.0.1", "shop-catalog:2.1.0", 1))
+    _git(repo, "commit", "-q", "-am", "catalog: release 2.1.0")
+    console.print(
+        "  Carol pushes 'catalog: the gRPC entrypoint of 2.1.0' and 'catalog: release 2.1.0' "
+        "(the 2.1.0 tag was never pushed; 2.0.1 cannot run the new entrypoint)"
+    )
+    # The images (and entrypoints) that ran are those of the revision the cluster ran healthy.
+    return _play("b", repo, workdir, console, baseline=healthy)
 
 
 def story_same_class_again(repo: Path, workdir: Path, console: Any) -> dict[str, Any]:
     console.rule("(c) the same fault class again, on another service")
+    healthy = _git_out(repo, "rev-parse", "HEAD")
     checkout = repo / APP_PATH / "checkout.yaml"
-    checkout.write_text(checkout.read_text().replace("targetPort: 5050", "targetPort: 5051", 1))
-    _git(repo, "commit", "-q", "-am", "checkout: expose the admin port")
-    console.print("  Bob commits 'checkout: expose the admin port' (targetPort 5050 -> 5051)")
+    image = "          image: ghcr.io/gitmedic/shop-checkout:1.3.0\n"
+    entry = '          command: ["/checkout", "--grpc"]\n'
+    checkout.write_text(checkout.read_text().replace(image, image + entry, 1))
+    _git(repo, "commit", "-q", "-am", "checkout: the gRPC entrypoint of 1.4.0")
+    checkout.write_text(checkout.read_text().replace("shop-checkout:1.3.0", "shop-checkout:1.4.0"))
+    _git(repo, "commit", "-q", "-am", "checkout: release 1.4.0")
+    console.print("  Bob pushes 'checkout: the gRPC entrypoint of 1.4.0' and 'checkout: release "
+                  "1.4.0' (1.4.0 was never pushed either)")  # fmt: skip
     seen = _remembered(repo)
-    story = _play("c", repo, workdir, console)
+    story = _play("c", repo, workdir, console, baseline=healthy)
     story["from_memory"] = _from_memory(repo, story, seen)
     console.print(f"  [magenta]memory   [/] {story['from_memory']}")
     return story
 
 
 def _remembered(repo: Path) -> dict[str, str]:
-    """Fault class -> the incident whose fix committed, from ``.gitmedic/outcomes.jsonl``."""
+    """Playbook -> the incident that wrote it (or whose fix it made), from the outcome records."""
     text = _git_out(repo, "show", "main:.gitmedic/outcomes.jsonl")
     records = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return {r["classification"]: r["id"] for r in records if r.get("status") == "committed"}
+    seen: dict[str, str] = {}
+    for r in (r for r in records if r.get("status") == "committed"):
+        seen.setdefault(r["classification"], r["id"])
+        seen.update({m: r["id"] for m in r.get("memory", ())})
+    return seen
 
 
 def _from_memory(repo: Path, story: dict[str, Any], seen: dict[str, str]) -> str:
@@ -129,11 +143,15 @@ def _from_memory(repo: Path, story: dict[str, Any], seen: dict[str, str]) -> str
     if not known or story["tokens"] or story["outcomes"][-1:] != ["committed"]:
         return f"not from memory (playbooks {used}, {story['tokens']} tokens)"
     book = known[0]
-    learned = _git_out(repo, "ls-tree", "-d", "main", f".gitmedic/playbooks/{book}")
-    kind = "learned playbook" if learned else "built-in playbook"
+    if not _git_out(repo, "ls-tree", "-d", "main", f".gitmedic/playbooks/{book}"):
+        return (
+            f"fixed with 0 tokens by the built-in playbook {book}, which also fixed "
+            f"incident {seen[book]} (.gitmedic/outcomes.jsonl)"
+        )
+    first = "at the first attempt" if not story["reverts"] else "after a revert"
     return (
-        f"fixed from memory with 0 tokens: {kind} {book}, which committed the fix "
-        f"of incident {seen[book]} (.gitmedic/outcomes.jsonl)"
+        f"fixed from memory {first} with 0 tokens: learned playbook {book} "
+        f"(.gitmedic/playbooks/{book}), written by reflection after incident {seen[book]}"
     )
 
 
@@ -148,17 +166,23 @@ def story_runtime_fault(repo: Path, workdir: Path, console: Any) -> dict[str, An
 
 
 def _play(
-    name: str, repo: Path, workdir: Path, console: Any, perturb: Any = None
+    name: str,
+    repo: Path,
+    workdir: Path,
+    console: Any,
+    perturb: Any = None,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
     from gitmedic.bot.forges.local import LocalForge
     from gitmedic.bot.loop.loop import Event, Loop, LoopConfig
     from gitmedic.bot.loop.sim_cluster import SimCluster
+    from gitmedic.bot.memory.learned import load_learned
     from gitmedic.bot.run_cmd import DEFAULT_POLICY
     from gitmedic.detectors.builtin import builtin_registry
     from gitmedic.reconciler.forge import PrFilter
     from gitmedic.reconciler.transaction import Journal
 
-    cluster = SimCluster(repo, APP_PATH, NAMESPACE)
+    cluster = SimCluster(repo, APP_PATH, NAMESPACE, baseline_rev=baseline)
     if perturb is not None:
         perturb(cluster.sim)
     start = cluster.clock.now()
@@ -173,7 +197,9 @@ def _play(
     before = len(forge.list_prs(PrFilter.ALL))
     config = LoopConfig(EXAMPLE, repo, APP_PATH, NAMESPACE, policy=DEFAULT_POLICY)
     journal = Journal(workdir / "journal.sqlite")
-    loop = Loop(config, cluster, forge, journal, list(builtin_registry()), on_event=show)
+    builtin = list(builtin_registry())
+    learned = load_learned(repo, taken=[d.id for d in builtin]).detectors  # memory so far
+    loop = Loop(config, cluster, forge, journal, [*builtin, *learned], on_event=show)
     healthy = loop.run_once()
     reports = list(loop.reports.values())
     txns = [t for r in reports for t in r.transactions]

@@ -26,10 +26,17 @@ def baseline_catalog(
     current: Snapshot,
     allow: Iterable[str] = (),
     depth: int = 20,
+    healthy: bool = False,
 ) -> ImageCatalog:
+    """What ran before ``rev``; with ``healthy`` (the caller knows ``rev`` ran well, e.g.
+    the revision a cluster was running), ``current`` is the first and best evidence:
+    what a workload runs there is what it is expected to run, whatever a broken and
+    reverted commit of the history tried."""
     snapshots = [
         load_desired(path, rev=r, namespace=namespace).snapshot for r in _earlier(path, rev, depth)
     ]
+    if healthy:
+        snapshots.insert(0, current)
     return ImageCatalog.from_snapshots(snapshots or [current], allow)
 
 

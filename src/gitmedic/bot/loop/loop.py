@@ -10,8 +10,12 @@ debounce) is answered under the app's one-writer lock in the journal:
 3. a fix is decided by the policy, rendered into a PR body, planned and driven
    through the transaction (PR, gate, merge, sync, verify, commit or revert);
 4. on REVERTED (or REJECTED) with attempts left, the responder proposes again
-   with the feedback: playbooks that failed are set aside, and the LLM (when one
-   is configured) is told why the previous candidate was undone;
+   with the feedback. A candidate that cleared its targets but caused new
+   findings once deployed (seen live when the transaction decides to undo it)
+   is extended: its edits are kept and what it uncovered is fixed on top
+   (:meth:`Responder.extend`). Otherwise playbooks that failed are set aside,
+   and the LLM (when one is configured) is told why the candidate was undone;
+   a proposal that would repeat an undone candidate is escalated instead;
 5. on COMMITTED, reflection writes memory (a guard-checked PR, merged as low
    risk when the guard passes) and the outcome record.
 
@@ -45,6 +49,8 @@ from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.playbooks import Playbook
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.bot.responder.responder import Responder, _all_playbooks
+from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import LlmConfig, PolicyConfig
 from gitmedic.reconciler.forge import Forge
@@ -85,6 +91,9 @@ class Event:
 class IncidentReport:
     incident: Incident
     transactions: list[TxnState] = field(default_factory=list)
+    # txn id -> findings its candidate caused, seen live when the machine decided to undo it
+    caused: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
+    proposals: dict[str, Proposal] = field(default_factory=dict)  # txn id -> its proposal
     escalated: str = ""
     resolved_at: float | None = None
     memory_pr: int | None = None
@@ -230,18 +239,23 @@ class Loop:
         failed_playbooks: set[str] = set()
         feedback: list[str] = []
         tried: list[tuple[dict[str, Any], ...]] = []
+        undone: tuple[Proposal, TxnState] | None = None
         # A retry asked by a person continues the numbering (branches and txn ids are unique).
         first = len(self.journal.transactions(incident=incident.id)) + 1
         for attempt in range(first, first + self.config.attempts):
-            proposal = self._propose(incident, failed_playbooks, feedback)
+            extended = self._retry_proposal(incident, undone, report) if undone else None
+            proposal = extended or self._propose(incident, failed_playbooks, feedback)
             edits = tuple(e.to_json() for e in proposal.edits)
             if not proposal.is_fix or edits in tried:
-                if attempt == first:
-                    self._escalate(incident, proposal, report)
+                # Nothing new to try: a person decides, with what was tried in the issue.
+                why = f"attempt {attempt} would repeat a candidate already undone"
+                self._escalate(incident, _hand_over(proposal, why) if proposal.is_fix
+                               else proposal, report)  # fmt: skip
                 return
             tried.append(edits)
             state = self._transact(incident, proposal, attempt, feedback)
             report.transactions.append(state)
+            report.proposals[state.plan.txn_id] = proposal
             if state.outcome is Outcome.COMMITTED:
                 self._remember(incident, proposal, state, report)
                 return
@@ -249,8 +263,31 @@ class Loop:
                 return  # held for a person, or failed with an alarm: never pile on
             if proposal.playbook:
                 failed_playbooks.add(proposal.playbook)
+            undone = (proposal, state)
             feedback = [f"attempt {attempt} ({proposal.strategy}) {state.outcome.value}: "
                         f"{state.reason}", *state.feedback]  # fmt: skip
+        if undone is not None:  # every attempt was undone
+            why = f"all {self.config.attempts} attempt(s) were undone ({'; '.join(feedback)[:500]})"
+            self._escalate(incident, _hand_over(undone[0], why), report)
+
+    def _retry_proposal(
+        self, incident: Incident, undone: tuple[Proposal, TxnState], report: IncidentReport
+    ) -> Proposal | None:
+        """The undone candidate extended by fixes for what it caused, when that explains it."""
+        proposal, state = undone
+        caused = report.caused.get(state.plan.txn_id, ())
+        if not caused:
+            return None
+        repo = ManifestRepo(self.config.repo, self.config.path, self.config.namespace)
+        responder = Responder(repo, detectors=_registry(self.detectors),
+                              playbooks=_all_playbooks(repo))  # fmt: skip
+        extended = responder.extend(incident, proposal, caused)
+        if extended is not None:
+            shown = ", ".join(f"{f.detector} on {f.resource}" for f in caused)
+            self.emit("proposal", f"{extended.strategy}: keep attempt {state.plan.attempt}'s "
+                      f"change and fix what it caused ({shown})", strategy=extended.strategy,
+                      playbook=extended.playbook, tokens=0)  # fmt: skip
+        return extended
 
     def _propose(self, incident: Incident, failed: set[str], feedback: Sequence[str]) -> Proposal:
         repo = ManifestRepo(self.config.repo, self.config.path, self.config.namespace)
@@ -279,14 +316,31 @@ class Loop:
         plan = plan_of(proposal, incident, attempt=attempt, base_sha=base, mu_pre=mu,
                        decision=decision, body=body, feedback=feedback)  # fmt: skip
         ports = self.ports()
+        before = frozenset(f.fingerprint for f in self.findings)
         self.journal.create(plan, now)
         self.emit("txn", f"attempt {attempt}: {plan.title} (risk {decision.risk}, "
                   f"{'auto-merge' if decision.auto_merge else 'needs approval'})",
                   txn=plan.txn_id)  # fmt: skip
-        return self.drive(plan.txn_id, ports)
+        state = self.drive(plan.txn_id, ports, on_undo=lambda: self._caused(before))
+        return state
 
-    def drive(self, txn_id: str, ports: Any) -> TxnState:
-        """Step the transaction until terminal or waiting for a person (not blocking on one)."""
+    def _caused(self, before: frozenset[str]) -> tuple[Finding, ...]:
+        """What fires now (the candidate deployed) that did not before it: not info."""
+        now = run_detectors(self.detectors, self.cluster.snapshot()).findings
+        return tuple(f for f in now if f.fingerprint not in before
+                     and f.severity is not Severity.INFO)  # fmt: skip
+
+    def drive(
+        self,
+        txn_id: str,
+        ports: Any,
+        on_undo: Callable[[], tuple[Finding, ...]] | None = None,
+    ) -> TxnState:
+        """Step the transaction until terminal or waiting for a person (not blocking on one).
+
+        ``on_undo`` is asked once, at the step that decides to undo, while the
+        candidate still runs: what it caused is gone once the revert deploys.
+        """
         machine = MachineConfig(sync_timeout_s=self.config.sync_timeout_s, poll_s=5.0)
         state = self.journal.load(txn_id)
         while not state.phase.terminal and state.phase is not Phase.AWAITING_APPROVAL:
@@ -294,20 +348,36 @@ class Loop:
             state, wait = step(self.journal, txn_id, ports, self.clock, machine)
             if len(state.records) > before:
                 self.emit("txn", _describe(state), txn=txn_id, phase=state.phase.value, pr=state.pr)
+                if state.phase is Phase.UNDOING and on_undo is not None:
+                    self._observe_undo(txn_id, on_undo())
             if wait > 0:
                 self.clock.sleep(wait)
         return state
 
+    def _observe_undo(self, txn_id: str, caused: tuple[Finding, ...]) -> None:
+        incident = self.journal.load(txn_id).plan.incident
+        report = self.reports.get(incident)
+        if report is not None and caused:
+            report.caused[txn_id] = caused
+            shown = "; ".join(f"{f.detector}: {f.summary}" for f in caused)
+            self.emit("caused", f"the candidate caused: {shown}"[:300], txn=txn_id)
+
     def _escalate(self, incident: Incident, proposal: Proposal, report: IncidentReport) -> None:
         number = report_escalation(self.forge, incident, proposal)
         report.escalated = f"issue #{number}"
-        self.emit("escalated", f"escalated in issue #{number}: no pull request",
+        after = f"after {len(report.transactions)} undone attempt(s)" if report.transactions else ""
+        self.emit("escalated", f"escalated in issue #{number}: " + (after or "no pull request"),
                   issue=number, tokens=proposal.tokens)  # fmt: skip
 
     def _remember(
         self, incident: Incident, proposal: Proposal, state: TxnState, report: IncidentReport
     ) -> None:
-        pr = remember(self.config, self.forge, incident, proposal, state, self.clock.now())
+        undone = [t for t in report.transactions if t.outcome is not Outcome.COMMITTED]
+        caused = tuple(f for t in undone for f in report.caused.get(t.plan.txn_id, ()))
+        pr = remember(self.config, self.forge, incident, proposal, state, self.clock.now(),
+                      undone=tuple(report.proposals[t.plan.txn_id] for t in undone
+                                   if t.plan.txn_id in report.proposals),
+                      caused=caused, live_after=self.cluster.snapshot())  # fmt: skip
         report.memory_pr = pr
         if pr is not None:
             self.emit("memory", f"memory PR #{pr} merged (guard passed)", pr=pr)
@@ -334,6 +404,15 @@ def _describe(state: TxnState) -> str:
         Phase.HELD: f"{pr} held: {state.reason}",
     }
     return texts.get(state.phase, state.phase.value)
+
+
+def _hand_over(proposal: Proposal, why: str) -> Proposal:
+    """An escalation to a person when the attempts found nothing new to deploy."""
+    from gitmedic.bot.responder.proposal import Escalation
+
+    reason = f"{why}; a person has to decide. Last diagnosis: {proposal.diagnosis}"
+    return Proposal(proposal.incident, "escalate", diagnosis=reason, evidence=proposal.evidence,
+                    escalation=Escalation(reason, proposal.evidence))  # fmt: skip
 
 
 def _finished_unfixed(report: IncidentReport) -> bool:

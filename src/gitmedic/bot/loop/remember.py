@@ -27,6 +27,8 @@ from gitmedic.bot.memory.reflection import ReflectionInput, reflect
 from gitmedic.bot.memory.validate import Snapshots
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
+from gitmedic.detectors.finding import Finding
+from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.transaction import TxnState
@@ -44,8 +46,17 @@ def remember(
     proposal: Proposal,
     state: TxnState,
     now: float,
+    *,
+    undone: tuple[Proposal, ...] = (),
+    caused: tuple[Finding, ...] = (),
+    live_after: Snapshot | None = None,
 ) -> int | None:
-    """Reflect, open the memory PR and merge it when the guard passes; its number."""
+    """Reflect, open the memory PR and merge it when the guard passes; its number.
+
+    ``undone``: the candidates deployed and reverted before this one, with what
+    they ``caused``; with the live snapshots (the incident's, and ``live_after``
+    the fix) reflection can learn the lesson of the undone attempts.
+    """
     where = config.repo / config.path if config.path else config.repo
     before = load_desired(where, rev=state.plan.base_sha, namespace=config.namespace).snapshot
     after = load_desired(where, rev=state.merge_sha, namespace=config.namespace).snapshot
@@ -59,6 +70,11 @@ def remember(
         introducing_commit=proposal.commit.sha if proposal.commit else "",
         snapshots=Snapshots(before, after, after),
         outcome=_outcome(config.app, incident, proposal, state, now),
+        undone=tuple(e for p in undone for e in p.edits),
+        caused=caused,
+        live=Snapshots(incident.live, live_after, live_after)
+        if incident.live is not None and live_after is not None
+        else None,
     )
     change = reflect(config.repo, inp)
     if not change.files:

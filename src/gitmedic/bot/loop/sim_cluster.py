@@ -64,7 +64,12 @@ class SimCluster:
         rev = baseline_rev or source.head()
         current = source.desired(rev)
         catalog = baseline_catalog(
-            where, rev, namespace=namespace, current=current, allow=list(allow_images)
+            where,
+            rev,
+            namespace=namespace,
+            current=current,
+            allow=list(allow_images),
+            healthy=baseline_rev is not None,  # the caller's word: the cluster ran it well
         )
         clock = FakeClock(EPOCH)
         self.sim = Sim(source, catalog, clock, seed=seed, name=where.name, namespace=namespace)

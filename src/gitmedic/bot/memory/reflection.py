@@ -7,6 +7,11 @@ outcome record. Output: a :class:`MemoryChange`, files under ``.gitmedic/`` only
 
 The memory written, in order of preference:
 
+0. after undone attempts (a candidate was deployed, caused new findings and was
+   reverted before this fix committed), the lesson of :mod:`.lesson`: the fields
+   the first candidate missed, restored together next time (validated on the
+   incident's live snapshots). Undone attempts also mean the playbooks that
+   made the fix did not cover the fault, so they do not skip reflection;
 1. for the LLM strategy (a novel fault), a detector and playbook the LLM writes;
 2. a templated field rule (see :mod:`.fixshape` and :mod:`.templated`): the
    most general rule candidate that passes validation;
@@ -22,21 +27,24 @@ The outcome record is appended in every case (once per incident).
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from gitmedic.bot.memory import validate
+from gitmedic.bot.memory import lesson, validate
 from gitmedic.bot.memory.fixshape import leaf_changes, rules_for
 from gitmedic.bot.memory.guard import MEMORY
 from gitmedic.bot.memory.llm_memory import REFLECTION_BUDGET, ask_for_memory
 from gitmedic.bot.memory.outcomes import OutcomeRecord, outcome_change
+from gitmedic.bot.memory.sandbox import SandboxError, run_sandboxed
 from gitmedic.bot.memory.templated import Context, render_detector, render_playbook, slug, symptoms
 from gitmedic.bot.memory.validate import Snapshots
 from gitmedic.bot.responder.llm import Budget, Completion
 from gitmedic.bot.responder.playbooks import Playbook, PlaybookError, bind, parse_playbook
 from gitmedic.detectors.finding import Finding, Resource, Severity
+from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.redact import redact_text
 
@@ -55,6 +63,10 @@ class ReflectionInput:
     introducing_commit: str  # "" when unknown
     snapshots: Snapshots
     outcome: OutcomeRecord
+    # Edits of the candidates deployed and undone before this fix, and what they caused.
+    undone: tuple[Edit, ...] = ()
+    caused: tuple[Finding, ...] = ()
+    live: Snapshots | None = None  # the symptom live before the fix, and after it
 
 
 @dataclass(frozen=True)
@@ -78,10 +90,11 @@ class MemoryChange:
 
 @dataclass(frozen=True)
 class Candidate:
-    origin: str  # "llm" or "template: <rule>"
+    origin: str  # "llm", "template: <rule>" or "lesson: <slug>"
     stem: str
     detector_source: str
     playbook_text: str
+    snapshots: Snapshots | None = None  # its cases, when not the desired states
 
 
 def reflect(repo: Path, inp: ReflectionInput, *, llm: LlmConfig | None = None) -> MemoryChange:
@@ -91,7 +104,9 @@ def reflect(repo: Path, inp: ReflectionInput, *, llm: LlmConfig | None = None) -
     if skip:
         notes.append(skip)
     else:
-        if inp.strategy == "llm" and llm is not None:
+        if inp.undone:
+            written = _first_valid(repo, inp, _lesson(repo, inp, notes), notes)
+        if written is None and inp.strategy == "llm" and llm is not None:
             candidate, tokens, cost = _llm_candidate(inp, llm, notes)
             written = _first_valid(repo, inp, [candidate] if candidate else [], notes)
         if written is None:
@@ -104,7 +119,7 @@ def reflect(repo: Path, inp: ReflectionInput, *, llm: LlmConfig | None = None) -
 def _skip_reason(inp: ReflectionInput) -> str:
     if inp.outcome.status != "committed":
         return f"no memory: the transaction ended {inp.outcome.status}, not committed"
-    if inp.outcome.playbooks_applied:
+    if inp.outcome.playbooks_applied and not inp.undone:
         covered = ", ".join(inp.outcome.playbooks_applied)
         return f"no memory: the playbook {covered} already covers this fault"
     return ""
@@ -147,6 +162,23 @@ def _bodies(snapshots: Snapshots, ref: Resource) -> Iterator[tuple[str, Mapping[
         obj = snap.get(ref.kind, ref.namespace, ref.name)
         if obj is not None:
             yield role, obj.body
+
+
+def _lesson(repo: Path, inp: ReflectionInput, notes: list[str]) -> Iterator[Candidate]:
+    found = lesson.lesson_of(inp.findings, inp.edits, inp.undone, inp.caused)
+    if isinstance(found, str) or inp.live is None:
+        notes.append(found if isinstance(found, str) else "lesson: no live snapshots")
+        return
+    playbook_id = _fresh(repo, lesson.playbook_slug(found))
+    detector_id = f"learned-{playbook_id}"
+    ctx = _context(inp)
+    yield Candidate(
+        f"lesson {playbook_id}",
+        playbook_id.replace("-", "_"),
+        lesson.render_detector(found, detector_id, playbook_id, ctx),
+        lesson.render_playbook(found, detector_id, playbook_id, ctx),
+        inp.live,
+    )
 
 
 def _templated(repo: Path, inp: ReflectionInput, notes: list[str]) -> Iterator[Candidate]:
@@ -213,7 +245,7 @@ def _first_valid(
     notes: list[str],
 ) -> tuple[Candidate, dict[str, str]] | None:  # fmt: skip
     for candidate in candidates:
-        files = _memory_files(repo, candidate, inp.snapshots)
+        files = _memory_files(repo, candidate, candidate.snapshots or inp.snapshots)
         reasons = _reasons(repo, inp, candidate, files)
         if not reasons:
             return candidate, files
@@ -260,6 +292,8 @@ def _reasons(
 
 
 def _generalisation(candidate: Candidate, inp: ReflectionInput, book: Playbook) -> list[str]:
+    if candidate.snapshots is not None:
+        return _lesson_generalises(candidate, inp, book)
     refs = list(dict.fromkeys(e.resource for e in inp.edits))
     if not refs:
         return ["the fix names no object to generalise from"]
@@ -277,6 +311,39 @@ def _generalisation(candidate: Candidate, inp: ReflectionInput, book: Playbook) 
     except PlaybookError as exc:
         return [f"the playbook's recipe does not bind the finding: {exc}"]
     return []
+
+
+def _lesson_generalises(candidate: Candidate, inp: ReflectionInput, book: Playbook) -> list[str]:
+    """A lesson is a template with no name in it; its finding must route and bind.
+
+    (Renaming one object of a live snapshot breaks its pods' owner chain, so the
+    rename probe of field rules cannot apply: the template is name-free instead.)
+    """
+    names = [n for n in app_names(inp.snapshots) if n in candidate.detector_source]
+    if names:
+        return [f"the detector spells out names of the app: {', '.join(sorted(names))}"]
+    live = candidate.snapshots.pre_fix if candidate.snapshots else inp.snapshots.pre_fix
+    finding = _first_finding(candidate, live)
+    if finding is None:
+        return ["the detector does not fire on the live snapshot before the fix"]
+    if not book.routes(finding):
+        return [f"the playbook {book.id} does not route the detector's finding"]
+    try:
+        bind(book, finding)
+    except PlaybookError as exc:
+        return [f"the playbook's recipe does not bind the finding: {exc}"]
+    return []
+
+
+def _first_finding(candidate: Candidate, snapshot: Snapshot) -> Finding | None:
+    with tempfile.TemporaryDirectory(prefix="gitmedic-lesson-") as scratch:
+        path = Path(scratch) / "candidate.py"
+        path.write_text(candidate.detector_source)
+        try:
+            run = run_sandboxed(path, snapshot)
+        except SandboxError:
+            return None
+    return run.findings[0] if run.findings else None
 
 
 # -- the change ----------------------------------------------------------------------------

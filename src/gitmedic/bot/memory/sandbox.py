@@ -34,6 +34,7 @@ resource.setrlimit(resource.RLIMIT_CPU, ({cpu}, {cpu}))
 resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 sys.path.insert(0, {pkg_root!r})
 import gitmedic.detectors as sdk
+import gitmedic.detectors.builtin  # loaded before the hook: learned detectors may refine them
 from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.registry import from_module

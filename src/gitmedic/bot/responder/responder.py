@@ -19,18 +19,24 @@ For each finding of the incident (desired-state findings first, worst first):
 A finding the fixes already accepted have cleared (re-parsed desired state), or
 whose object they already edit (a live symptom of the same fault), is covered
 and costs nothing more. The proposal is named by the costliest strategy used.
+
+:meth:`Responder.extend` is the retry after a candidate was deployed, cleared
+what it targeted but caused new findings (then reverted): a fault often has two
+halves (a release's new image *and* the entrypoint it needs), and restoring one
+uncovers the other. The retry keeps the undone candidate's edits and answers
+the findings it caused with the same strategies, on top of those edits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitmedic.bot.responder.bisect import bisect_fix, find_introduction, recent_regression
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
-from gitmedic.bot.responder.playbooks import Playbook, builtin_playbooks, repo_playbooks
+from gitmedic.bot.responder.playbooks import Playbook, builtin_playbooks, repo_playbooks, route
 from gitmedic.bot.responder.proposal import (
     STRATEGY_COST,
     Escalation,
@@ -45,6 +51,7 @@ from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.registry import Registry
 from gitmedic.reconciler.config import LlmConfig
+from gitmedic.reconciler.manifests.documents import EditError
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.paths import format_path
 from gitmedic.reconciler.manifests.repo import ManifestRepo
@@ -97,10 +104,37 @@ class Responder:
         left = tuple((f, self._unexplained(f)) for f in plan.unresolved)
         return _proposal(incident, _Plan(plan.fixes, (*plan.escalated, *left), ()), llm)
 
+    def extend(
+        self, incident: Incident, undone: Proposal, caused: Sequence[Finding]
+    ) -> Proposal | None:
+        """``undone``'s edits plus deterministic fixes for what they caused, or None.
+
+        None when the undone edits no longer apply (main moved) or no strategy
+        explains a caused finding: the caller then proposes afresh.
+        """
+        states = DesiredStates(self.repo, self.detectors, ())
+        ws = Workspace(self.repo, states, self.repo.git.rev_parse("HEAD"))
+        try:
+            contents = ws.applied(undone.edits, {})
+        except EditError:
+            return None
+        ws.accept(Fix(undone.strategy, undone.edits, contents, undone.diagnosis, undone.playbook))
+        plan = self._deterministic(ws, self._ordered(ws, caused), incident)
+        if not plan.fixes or plan.unresolved or plan.escalated:
+            return None
+        base = Fix(undone.strategy, undone.edits, contents, _kept(undone, caused), undone.playbook)
+        merged = _proposal(incident, _Plan((base, *plan.fixes), (), ()), None)
+        return replace(merged, commit=undone.commit or merged.commit,
+                       playbook=undone.playbook or merged.playbook)  # fmt: skip
+
     def _ordered(self, ws: Workspace, findings: Sequence[Finding]) -> list[Finding]:
-        def rank(f: Finding) -> tuple[bool, int, tuple[str, ...]]:
+        def rank(f: Finding) -> tuple[bool, bool, int, tuple[str, ...]]:
+            # The repo's own memory first: a learned playbook is its verdict on this class.
+            learned = any(
+                b.fix and b.source.startswith(".gitmedic/") for b in route(self.playbooks, f)
+            )
             seen = ws.states.judges(f) and ws.states.visible(f, ws.head)
-            return (not seen, -f.severity.rank, f.sort_key)
+            return (not learned, not seen, -f.severity.rank, f.sort_key)
 
         return sorted(findings, key=rank)
 
@@ -164,6 +198,14 @@ def _changed_recently(ws: Workspace, since: float, limit: int) -> bool:
         if commit.parents and ws.states.has_app(commit.parents[0]):
             return True
     return False
+
+
+def _kept(undone: Proposal, caused: Sequence[Finding]) -> str:
+    seen = "; ".join(f"{f.detector} on {f.resource}" for f in caused)
+    return (
+        f"{undone.diagnosis}\nDeployed alone, that change caused: {seen}. "
+        "It is kept, and what it uncovered is fixed with it:"
+    )
 
 
 def _runtime_reason(books: Sequence[Playbook]) -> str:

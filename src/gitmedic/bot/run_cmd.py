@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,7 @@ def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopCo
         sync_timeout_s=app.engine.sync_timeout_s,
         window_s=app.oracles.window_s,
         oracle_interval_s=app.oracles.interval_s,
+        probes=app.oracles.probes,
         policy=config.policy if config and config.policy.rules else DEFAULT_POLICY,
         llm=config.llm if config and config.llm.model else None,
         **extra,
@@ -101,6 +103,10 @@ def build_loop(
     builtin = list(builtin_registry())
     learned = load_learned(config.repo, taken=[d.id for d in builtin])
     cluster = _cluster(config, cluster_kind, _app_config(config))
+    if cluster_kind == "sim":
+        # The configured probes name the real app's URLs, which the sim does not serve;
+        # its traffic is judged through its HighErrorRate alert instead.
+        config = replace(config, probes=())
     return Loop(
         config,
         cluster,

@@ -9,11 +9,17 @@ about *this* change can be trusted: Inconclusive).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from gitmedic.detectors.finding import Finding
 from gitmedic.reconciler.clock import Clock
-from gitmedic.reconciler.oracles import AnalysisPhase, Observation, Oracle, run_analysis
+from gitmedic.reconciler.oracles import (
+    AnalysisPhase,
+    MetricResult,
+    Observation,
+    Oracle,
+    run_analysis,
+)
 from gitmedic.reconciler.transaction.model import Plan
 from gitmedic.reconciler.transaction.ports import Verdict, VerdictPhase
 
@@ -50,14 +56,23 @@ class OracleVerifier:
             mu=result.mu,
             targets_cleared=not still,
             summary=summary,
-            findings=feedback(result.observation, still),
+            findings=feedback(result.observation, still, result.metrics),
             interfered=self.interfered(deployed_sha),
         )
 
 
-def feedback(observation: Observation, still_firing: Sequence[str]) -> tuple[str, ...]:
-    """What the oracles saw, one line each: the retry's feedback and the PR's evidence."""
-    lines = [
+def feedback(
+    observation: Observation,
+    still_firing: Sequence[str],
+    metrics: Sequence[MetricResult] = (),
+) -> tuple[str, ...]:
+    """What the oracles saw, one line each: the retry's feedback and the PR's evidence.
+
+    First what made an oracle fail (what got worse, for an oracle judged against
+    its baseline) or kept it from a verdict, then everything wrong that was seen.
+    """
+    lines = [line for m in metrics for line in _verdict_lines(m)]
+    lines += [
         f"alert {a.name} firing" + (f" ({a.severity})" if a.severity else "")
         for a in observation.alerts
     ]
@@ -69,6 +84,20 @@ def feedback(observation: Observation, still_firing: Sequence[str]) -> tuple[str
         for c in observation.capacity
         if c.unavailable
     ]
+    lines += [f"{ref} is Degraded, Missing or Unknown" for ref in observation.degraded]
     lines += [f"critical finding {fp} firing" for fp in observation.critical_findings]
     lines += [f"target finding {fp} still firing" for fp in still_firing]
     return tuple(lines)
+
+
+def _verdict_lines(metric: MetricResult) -> list[str]:
+    if metric.phase is AnalysisPhase.FAILED:
+        failed = [m for m in metric.measurements if m.phase is AnalysisPhase.FAILED]
+        result = failed[-1].result if failed else None
+        worse = result.get("worse") if isinstance(result, Mapping) else None
+        if isinstance(worse, list) and worse:
+            return [f"{metric.name} got worse: {w}" for w in worse]
+        return [f"{metric.name} failed: {metric.message}"]
+    if metric.phase in (AnalysisPhase.ERROR, AnalysisPhase.INCONCLUSIVE):
+        return [f"{metric.name} {metric.phase.value.lower()}: {metric.message}"]
+    return []

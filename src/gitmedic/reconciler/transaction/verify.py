@@ -5,11 +5,18 @@ Runs the configured oracles (cluster state, alerts, probes, detectors) with
 mu, checks whether the transaction's target findings still fire, and notices
 when someone else's change to the app landed during the window (then no verdict
 about *this* change can be trusted: Inconclusive).
+
+A change is judged as Argo Rollouts judges one: the first failed measurement
+ends the window. A revert that brought the checkpoint's tree back (``restoring``)
+is judged by mu at the end of the whole window instead: right after a revert is
+applied its pods are still rolling back, so an early reading is not the state
+it restores, and the transaction compares that state's mu with mu before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from gitmedic.detectors.finding import Finding
 from gitmedic.reconciler.clock import Clock
@@ -18,6 +25,7 @@ from gitmedic.reconciler.oracles import (
     MetricResult,
     Observation,
     Oracle,
+    Reading,
     run_analysis,
 )
 from gitmedic.reconciler.transaction.model import Plan
@@ -44,8 +52,11 @@ class OracleVerifier:
         self.live_findings = live_findings
         self.interfered = interfered
 
-    def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
-        result = run_analysis(self.oracles(), self.clock)
+    def verify(self, plan: Plan, deployed_sha: str, *, restoring: bool = False) -> Verdict:
+        oracles = self.oracles()
+        if restoring:
+            oracles = [_WholeWindow(o) for o in oracles]
+        result = run_analysis(oracles, self.clock)
         firing = {f.fingerprint for f in self.live_findings()}
         still = sorted(set(plan.targets) & firing)
         phase = _PHASES.get(result.phase, VerdictPhase.INCONCLUSIVE)
@@ -59,6 +70,19 @@ class OracleVerifier:
             findings=feedback(result.observation, still, result.metrics),
             interfered=self.interfered(deployed_sha),
         )
+
+
+class _WholeWindow:
+    """An oracle measured for its whole window with no condition: only its readings count
+    (an oracle that cannot measure still ends Error)."""
+
+    def __init__(self, inner: Oracle) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.spec = replace(inner.spec, success_condition=None, failure_condition=None)
+
+    def measure(self) -> Reading:
+        return self.inner.measure()
 
 
 def feedback(

@@ -24,6 +24,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,7 @@ def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopCo
         sync_timeout_s=app.engine.sync_timeout_s,
         window_s=app.oracles.window_s,
         oracle_interval_s=app.oracles.interval_s,
+        probes=app.oracles.probes,
         policy=config.policy if config and config.policy.rules else DEFAULT_POLICY,
         llm=config.llm if config and config.llm.model else None,
         **extra,
@@ -111,6 +113,10 @@ def build_loop(
     learned = load_learned(config.repo, taken=[d.id for d in builtin])
     cluster = view(_cluster(config, cluster_kind, _app_config(config)))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
+    if cluster_kind == "sim":
+        # The configured probes name the real app's URLs, which the sim does not serve;
+        # its traffic is judged through its HighErrorRate alert instead.
+        config = replace(config, probes=())
     return Loop(
         config,
         cluster,

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Event, Loop
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
@@ -180,6 +181,9 @@ class YieldingCluster:
 
     def alerts(self) -> list[dict[str, object]]:
         return self.inner.alerts()
+
+    def alerts_oracle(self) -> AlertFeed | None:
+        return self.inner.alerts_oracle()
 
     def check(self, sha: str) -> SyncState:
         return self.inner.check(sha)

@@ -13,8 +13,9 @@ watcher comes from ``engine`` in ``.gitmedic/config.yaml``:
 
 Alerts come from ``oracles.alerts_url`` (Alertmanager v2 or Prometheus),
 filtered to the app's namespace; an alert source that is down is logged and
-counts as no runtime evidence for that interval (the transaction's oracles
-still report it as an Error when verifying).
+counts as no runtime evidence for that interval of the monitor, while the
+verification window's alerts oracle (the same source) records it as an Error,
+which holds the transaction.
 
 Before the loop starts, :func:`preflight` asks the engine once about the app:
 an answer that can only be fixed by a person (a refused token, no such
@@ -27,12 +28,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.clock import Clock, SystemClock
 from gitmedic.reconciler.config import EngineConfig, OracleConfig
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState, SyncWatcher
+
+if TYPE_CHECKING:
+    from gitmedic.reconciler.oracles.alerts import AlertsOracle
 
 log = logging.getLogger(__name__)
 _NO_SHA = "0" * 40
@@ -82,6 +86,10 @@ class KubeCluster:
             return []
         return [{"labels": {"alertname": a.name, **dict(a.labels)}}
                 for a in reading.observation.alerts]  # fmt: skip
+
+    def alerts_oracle(self) -> AlertsOracle | None:
+        """The alert source as an oracle; None when the config names none."""
+        return self.alerts_source
 
     def check(self, sha: str) -> SyncState:
         return self.watcher.check(sha)
@@ -133,7 +141,7 @@ def preflight(watcher: SyncWatcher) -> SyncState:
     return state
 
 
-def _alerts(oracles: OracleConfig, namespace: str) -> Any:
+def _alerts(oracles: OracleConfig, namespace: str) -> AlertsOracle | None:
     if not oracles.alerts_url:
         return None
     from gitmedic.reconciler.oracles.alerts import AlertsOracle, AlertSource

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitmedic.bot.loop.checks import Checks, runtime_checks
 from gitmedic.bot.loop.monitor import Monitor
 from gitmedic.bot.loop.remember import remember, report_escalation
 from gitmedic.bot.loop.wiring import (
@@ -39,7 +40,6 @@ from gitmedic.bot.loop.wiring import (
     build_ports,
     decision_for,
     git,
-    mu_of,
     plan_of,
     pr_body,
 )
@@ -52,7 +52,7 @@ from gitmedic.bot.responder.responder import Responder, _all_playbooks
 from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.spec import Detector
-from gitmedic.reconciler.config import LlmConfig, PolicyConfig
+from gitmedic.reconciler.config import LlmConfig, PolicyConfig, ProbeConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.transaction import Journal, MachineConfig, Outcome, Phase, TxnState
@@ -73,6 +73,7 @@ class LoopConfig:
     sync_timeout_s: float = 300.0
     window_s: float = 60.0
     oracle_interval_s: float = 10.0
+    probes: tuple[ProbeConfig, ...] = ()  # HTTP probes the verification window watches
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     llm: LlmConfig | None = None
     lock_ttl_s: float = 3600.0
@@ -188,15 +189,21 @@ class Loop:
         last = report.transactions[-1] if report.transactions else None
         return f"attempt {last.plan.attempt}: {last.outcome.value}" if last else "no new attempt"
 
-    def ports(self) -> Any:
-        """The transaction ports of this app, with the oracles' baseline taken now."""
+    def ports(self, checks: Checks | None = None) -> Any:
+        """The transaction ports of this app, verifying with ``checks`` (baselines taken now)."""
         cfg = self.config
         return build_ports(cfg.repo, cfg.path, cfg.namespace, self.forge, self.cluster,
-                           self.detectors, window_s=cfg.window_s,
-                           interval_s=cfg.oracle_interval_s)  # fmt: skip
+                           self.detectors, checks or self.checks())  # fmt: skip
+
+    def checks(self) -> Checks:
+        """The oracles of the verification window, with their baselines taken now."""
+        cfg, cluster = self.config, self.cluster
+        return runtime_checks(cluster.snapshot, cfg.namespace, cluster.alerts_oracle(),
+                              cfg.probes, self.detectors, window_s=cfg.window_s,
+                              interval_s=cfg.oracle_interval_s)  # fmt: skip
 
     def mu_now(self) -> float:
-        return mu_of(self.detectors, self.cluster.snapshot(), self.findings)
+        return self.checks().mu_before
 
     def run_once(self, max_seconds: float = 3600.0) -> bool:
         """Until healthy, or every open incident is answered and settled; returns healthy."""
@@ -307,15 +314,15 @@ class Loop:
         cfg = self.config
         now = self.clock.now()
         decision = decision_for(proposal, incident, cfg.policy, now)
-        vplan = VerificationPlan(self.cluster.engine_name, cfg.sync_timeout_s,
-                                 ("detectors: no new critical finding",), cfg.window_s,
-                                 attempt, cfg.attempts)  # fmt: skip
+        checks = self.checks()  # the checkpoint: what the window runs, and mu before
+        vplan = VerificationPlan(self.cluster.engine_name, cfg.sync_timeout_s, checks.plan,
+                                 cfg.window_s, attempt, cfg.attempts)  # fmt: skip
         body = pr_body(proposal, incident, decision, vplan)
-        mu = self.mu_now()
         base = git(cfg.repo, "rev-parse", self.forge.default_branch())
-        plan = plan_of(proposal, incident, attempt=attempt, base_sha=base, mu_pre=mu,
-                       decision=decision, body=body, feedback=feedback)  # fmt: skip
-        ports = self.ports()
+        plan = plan_of(proposal, incident, attempt=attempt, base_sha=base,
+                       mu_pre=checks.mu_before, decision=decision, body=body,
+                       feedback=feedback)  # fmt: skip
+        ports = self.ports(checks)
         before = frozenset(f.fingerprint for f in self.findings)
         self.journal.create(plan, now)
         self.emit("txn", f"attempt {attempt}: {plan.title} (risk {decision.risk}, "

@@ -7,7 +7,10 @@ evaluation interval, a sync poll, an oracle window) advance the sim by that
 much, so minutes of simulated operation take seconds of wall time.
 
 The sync watcher is the sim's :class:`SimWatcher`: the reconciler's Argo rule
-applied to the sim's Application object, as against a real Argo CD.
+applied to the sim's Application object, as against a real Argo CD. The alerts
+are the sim's Prometheus-style rules in Alertmanager's shape, read in-process by
+the verification window's alerts oracle (the same reading as a real
+Alertmanager's answer).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.clock import FakeClock
+from gitmedic.reconciler.oracles import AlertListOracle
 from gitmedic.reconciler.sync.state import SyncState
 from gitmedic.sim.engine import GitSource
 from gitmedic.sim.history import baseline_catalog
@@ -60,6 +64,7 @@ class SimCluster:
         warm_up_s: float = 120.0,
     ) -> None:
         where = repo / path if path else repo
+        self.namespace = namespace
         source = GitSource(where, namespace)
         rev = baseline_rev or source.head()
         current = source.desired(rev)
@@ -82,6 +87,10 @@ class SimCluster:
 
     def alerts(self) -> list[dict[str, Any]]:
         return self.sim.tracker.firing(self.clock.now())
+
+    def alerts_oracle(self) -> AlertListOracle:
+        return AlertListOracle(self.alerts, {"namespace": self.namespace},
+                               described="the simulator's alert rules")  # fmt: skip
 
     def check(self, sha: str) -> SyncState:
         return SimWatcher(self.sim).check(sha)

@@ -9,9 +9,9 @@ fingerprints the change must clear.
 
 ``build_ports`` wires :class:`ForgePorts` for one app: the gate loads the app's
 desired state at a revision, the watcher is the cluster's, and the verifier runs
-the detector oracle over the live snapshot with the "no worse than before"
-condition: only a critical finding that was not firing when the transaction
-started fails the window.
+the app's combined oracles (:mod:`gitmedic.bot.loop.checks`: cluster state,
+alerts, HTTP probes, detectors), each with the "no worse than before" condition
+against its reading when the checks were built.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from gitmedic.bot.loop.checks import AlertFeed, Checks
 from gitmedic.bot.policy import ChangeSummary, Decision, decide
 from gitmedic.bot.render.pr_body import (
     IntroducingCommit,
@@ -31,7 +32,7 @@ from gitmedic.bot.render.pr_body import (
 )
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
-from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.finding import Severity
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
@@ -40,7 +41,6 @@ from gitmedic.reconciler.config import PolicyConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.reconciler.manifests.load import load_desired
-from gitmedic.reconciler.oracles import DetectorOracle, MetricSpec
 from gitmedic.reconciler.sync.state import SyncState
 from gitmedic.reconciler.transaction import Plan
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
@@ -60,6 +60,8 @@ class Cluster(Protocol):
     def snapshot(self) -> Snapshot: ...
 
     def alerts(self) -> list[dict[str, object]]: ...
+
+    def alerts_oracle(self) -> AlertFeed | None: ...
 
     def check(self, sha: str) -> SyncState: ...
 
@@ -150,11 +152,6 @@ def pr_body(
     return render_pr_body(data).text
 
 
-def critical_now(detectors: Sequence[Detector], snapshot: Snapshot) -> frozenset[str]:
-    findings = run_detectors(detectors, snapshot).findings
-    return frozenset(f.fingerprint for f in findings if f.severity is Severity.CRITICAL)
-
-
 def build_ports(
     repo: Path,
     app_path: str,
@@ -162,21 +159,12 @@ def build_ports(
     forge: Forge,
     cluster: Cluster,
     detectors: Sequence[Detector],
-    *,
-    window_s: float,
-    interval_s: float,
+    checks: Checks,
 ) -> ForgePorts:
     where = repo / app_path if app_path else repo
     gate = Gate(lambda rev: load_desired(where, rev=rev, namespace=namespace), detectors)
-    baseline = critical_now(detectors, cluster.snapshot())
-    spec = MetricSpec(
-        interval=interval_s,
-        count=max(1, int(window_s // interval_s)),
-        failure_limit=0,
-        failure_condition=lambda r: bool(set(r["findings"]) - baseline),
-    )
     verifier = OracleVerifier(
-        lambda: [DetectorOracle(cluster.snapshot, detectors, spec=spec)],
+        lambda: checks.oracles,
         cluster.clock,
         lambda: list(run_detectors(detectors, cluster.snapshot()).findings),
     )
@@ -191,15 +179,6 @@ def build_ports(
         changed_files=lambda a, b: git(repo, "diff", "--name-only", a, b).splitlines(),
         app_path=app_path,
     )
-
-
-def mu_of(detectors: Sequence[Detector], snapshot: Snapshot, firing: Sequence[Finding]) -> float:
-    """The severity score the oracles would give now (critical findings and alerts)."""
-    from gitmedic.reconciler.oracles import Observation, severity
-
-    critical = tuple(sorted(critical_now(detectors, snapshot)))
-    alerts = tuple(f.fingerprint for f in firing if f.detector == "alerts")
-    return float(severity(Observation(critical_findings=(*critical, *alerts))))
 
 
 def _reader(repo: Path) -> Callable[[str, str], str]:

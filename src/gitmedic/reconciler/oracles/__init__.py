@@ -2,10 +2,17 @@
 injected clock, combined worst-phase-wins, and scored by severity mu(state).
 
 Oracles: cluster state (health functions over a snapshot), alerts (Alertmanager
-or Prometheus), HTTP probes, and detectors (critical findings).
+or Prometheus), HTTP probes, and detectors (critical findings); ``NoWorse``
+judges any of them against its reading at a transaction's checkpoint.
 """
 
-from gitmedic.reconciler.oracles.alerts import AlertsOracle, AlertSource, AlertSourceError
+from gitmedic.reconciler.oracles.alerts import (
+    AlertListOracle,
+    AlertsOracle,
+    AlertSource,
+    AlertSourceError,
+)
+from gitmedic.reconciler.oracles.baseline import Baseline, NoWorse, problems
 from gitmedic.reconciler.oracles.cluster import ClusterStateOracle
 from gitmedic.reconciler.oracles.expr import ConditionError, compile_condition
 from gitmedic.reconciler.oracles.findings import DetectorOracle
@@ -29,11 +36,13 @@ from gitmedic.reconciler.oracles.phase import AnalysisPhase, worst_phase
 from gitmedic.reconciler.oracles.probes import HttpProbeOracle
 
 __all__ = [
+    "AlertListOracle",
     "AlertSource",
     "AlertSourceError",
     "AlertsOracle",
     "AnalysisPhase",
     "AnalysisResult",
+    "Baseline",
     "CapacityLoss",
     "ClusterStateOracle",
     "ConditionError",
@@ -43,11 +52,13 @@ __all__ = [
     "Measurement",
     "MetricResult",
     "MetricSpec",
+    "NoWorse",
     "Observation",
     "Oracle",
     "ProbeResult",
     "Reading",
     "compile_condition",
+    "problems",
     "run_analysis",
     "severity",
     "worst_phase",

@@ -11,13 +11,16 @@ too, since Prometheus does not filter and a proxy may ignore the parameters.
 An answer we cannot use (no connection, non-2xx, invalid JSON, an unexpected
 shape) raises, which the measurement loop records as an Error: an alert source
 that is down never passes as "no alerts".
+
+``AlertListOracle`` judges the same Alertmanager v2 list read in-process from a
+function (the sim's alert rules), with the same matchers and the same reading.
 """
 
 from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gitmedic.reconciler.oracles.http import HttpOracleBase
@@ -61,15 +64,12 @@ class AlertsOracle(HttpOracleBase):
         self.spec = spec
         self.name = name
 
+    @property
+    def described(self) -> str:
+        return f"{self.source.value.capitalize()} at {self.url}"
+
     def measure(self) -> Reading:
-        alerts = [
-            FiringAlert.from_labels(labels)
-            for labels in self._firing_labels()
-            if all(labels.get(k) == v for k, v in self.matchers.items())
-        ]
-        alerts.sort()
-        result = {"firing": len(alerts), "alerts": [a.name for a in alerts]}
-        return Reading(result, Observation(alerts=tuple(alerts)))
+        return _reading(self._firing_labels(), self.matchers)
 
     def _firing_labels(self) -> list[Mapping[str, Any]]:
         if self.source is AlertSource.ALERTMANAGER:
@@ -92,6 +92,38 @@ class AlertsOracle(HttpOracleBase):
             return json.loads(response.content)
         except ValueError:
             raise AlertSourceError(f"{self.source.value} answered invalid JSON") from None
+
+
+class AlertListOracle:
+    """Alerts from a function answering Alertmanager's ``GET /api/v2/alerts`` list."""
+
+    def __init__(
+        self,
+        read: Callable[[], Any],
+        matchers: Mapping[str, str],
+        *,
+        described: str,
+        spec: MetricSpec = DEFAULT_SPEC,
+        name: str = "alerts",
+    ) -> None:
+        self.read = read
+        self.matchers = dict(matchers)
+        self.described = described
+        self.spec = spec
+        self.name = name
+
+    def measure(self) -> Reading:
+        return _reading(_alertmanager_firing(self.read()), self.matchers)
+
+
+def _reading(firing: list[Mapping[str, Any]], matchers: Mapping[str, str]) -> Reading:
+    alerts = sorted(
+        FiringAlert.from_labels(labels)
+        for labels in firing
+        if all(labels.get(k) == v for k, v in matchers.items())
+    )
+    result = {"firing": len(alerts), "alerts": [a.name for a in alerts]}
+    return Reading(result, Observation(alerts=tuple(alerts)))
 
 
 def _labels(alert: Any) -> Mapping[str, Any]:

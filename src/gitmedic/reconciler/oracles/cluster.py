@@ -5,10 +5,11 @@ Its result, for conditions, is ``{"worst", "degraded", "progressing",
 "unhealthy": [...], "capacity_lost"}`` where ``degraded`` counts objects that are
 Degraded, Missing or Unknown. By default it fails on any degraded object.
 
-Its part of the observation is the capacity each workload lost: desired replicas
-minus pods that are Healthy (Ready), so a pod in CrashLoopBackOff, a Pending pod
-and a pod that was never created each remove one replica, while the extra pods
-of a rolling update's surge remove none.
+Its part of the observation is the objects in a bad state (``degraded``) and
+the capacity each workload lost: desired replicas minus pods that are Healthy
+(Ready), so a pod in CrashLoopBackOff, a Pending pod and a pod that was never
+created each remove one replica, while the extra pods of a rolling update's
+surge remove none.
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ class ClusterStateOracle:
             "unhealthy": unhealthy,
             "capacity_lost": round(sum(c.fraction for c in capacity), 6),
         }
-        return Reading(result, Observation(capacity=capacity, notes=tuple(unhealthy)))
+        degraded = tuple(ref for ref, h in sorted(healths.items()) if h.status in BAD)
+        return Reading(
+            result, Observation(capacity=capacity, degraded=degraded, notes=tuple(unhealthy))
+        )
 
 
 def object_healths(snap: Snapshot, namespace: str) -> dict[Resource, Health]:

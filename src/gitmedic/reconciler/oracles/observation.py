@@ -1,10 +1,13 @@
 """What the oracles saw, and the severity mu(state) computed from it.
 
 Each oracle's reading contributes one part of an ``Observation`` (alerts,
-probes, lost capacity, critical findings); the parts are merged and scored by
-``severity``. A transaction keeps a change only if mu(after) <= mu(before), so
-the score must order states the way an operator would: more firing alerts,
-more failing probes, more lost capacity, more critical findings = worse.
+probes, lost capacity, objects in a bad health state, critical findings); the
+parts are merged and scored by ``severity``. Bad health states are not scored:
+the capacity a workload lost already weighs what its Degraded pods cost, and
+an object newly Degraded fails the cluster-state oracle on its own. A
+transaction keeps a change only if mu(after) <= mu(before), so the score must
+order states the way an operator would: more firing alerts, more failing
+probes, more lost capacity, more critical findings = worse.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class Observation:
     probes: tuple[ProbeResult, ...] = ()
     capacity: tuple[CapacityLoss, ...] = ()
     critical_findings: tuple[str, ...] = ()  # fingerprints
+    degraded: tuple[Resource, ...] = ()  # objects Degraded, Missing or Unknown
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def merge(self, other: Observation) -> Observation:
@@ -71,6 +75,7 @@ class Observation:
             self.probes + other.probes,
             self.capacity + other.capacity,
             self.critical_findings + other.critical_findings,
+            self.degraded + other.degraded,
             self.notes + other.notes,
         )
 

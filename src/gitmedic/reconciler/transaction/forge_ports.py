@@ -158,10 +158,22 @@ class ForgePorts:
         return self.watcher.check(sha)
 
     def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
-        verdict = self.verifier.verify(plan, deployed_sha)
+        restoring = self.restores_checkpoint(plan, deployed_sha)
+        verdict = self.verifier.verify(plan, deployed_sha, restoring=restoring)
         if self.someone_else_landed(deployed_sha):
             return replace(verdict, interfered=True)
         return verdict
+
+    def restores_checkpoint(self, plan: Plan, deployed_sha: str) -> bool:
+        """Is the app's deployed tree the checkpoint's, at another commit (a revert)?
+
+        The checkpoint's own commit is not: a watch of a merge judges exactly it."""
+        if self.changed_files is None or deployed_sha == plan.base_sha:
+            return False
+        prefix = f"{self.app_path}/" if self.app_path else ""
+        return not any(
+            f.startswith(prefix) for f in self.changed_files(plan.base_sha, deployed_sha)
+        )
 
     def someone_else_landed(self, deployed_sha: str) -> bool:
         """Did a change to the app's files reach main while the oracles watched ours?"""

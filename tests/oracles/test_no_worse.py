@@ -1,0 +1,136 @@
+"""NoWorse: an oracle judged against its own reading at the checkpoint, on a fake clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitmedic.detectors import Snapshot
+from gitmedic.reconciler.clock import FakeClock
+from gitmedic.reconciler.oracles import (
+    AlertListOracle,
+    AlertSourceError,
+    AnalysisPhase,
+    ClusterStateOracle,
+    NoWorse,
+    run_analysis,
+)
+from gitmedic.reconciler.transaction.verify import feedback
+from tests.oracles.test_cluster_and_findings import NS, shop
+
+P = AnalysisPhase
+
+
+def alert(name: str, **labels: str) -> dict[str, Any]:
+    """One alert in Alertmanager's GET /api/v2/alerts shape."""
+    return {
+        "labels": {"alertname": name, "namespace": NS, **labels},
+        "status": {"state": "active", "silencedBy": [], "inhibitedBy": []},
+    }
+
+
+class Source:
+    """What the alert source answers now: a list, or an error."""
+
+    def __init__(self, *alerts: dict[str, Any]) -> None:
+        self.alerts: list[dict[str, Any]] = list(alerts)
+        self.down = False
+
+    def read(self) -> list[dict[str, Any]]:
+        if self.down:
+            raise AlertSourceError("alertmanager unreachable")
+        return self.alerts
+
+
+def alerts_oracle(source: Source) -> NoWorse:
+    inner = AlertListOracle(source.read, {"namespace": NS}, described="a test source")
+    return NoWorse(inner, interval=10, count=6, described="alerts")
+
+
+def cluster_oracle(snapshots: list[Snapshot]) -> NoWorse:
+    """The cluster state, one snapshot per reading (the last one repeats)."""
+
+    def snapshot() -> Snapshot:
+        return snapshots.pop(0) if len(snapshots) > 1 else snapshots[0]
+
+    return NoWorse(ClusterStateOracle(snapshot, NS), interval=10, count=3, described="cluster")
+
+
+def test_alerts_firing_at_the_checkpoint_do_not_fail_the_window() -> None:
+    source = Source(alert("KubePodCrashLooping", pod="web-1", severity="warning"))
+    result = run_analysis([alerts_oracle(source)], FakeClock())
+    assert result.phase is P.SUCCESSFUL and result.finished - result.started == 50
+    assert result.mu == 4  # the old alert still counts in mu, for mu(post) <= mu(pre)
+
+
+def test_an_alert_that_starts_firing_fails_the_window_at_once() -> None:
+    source = Source(alert("KubePodCrashLooping", pod="web-1"))
+    oracle = alerts_oracle(source)
+    clock = FakeClock()
+    source.alerts.append(alert("HighErrorRate", service="web", severity="critical"))
+
+    result = run_analysis([oracle], clock)
+
+    assert result.phase is P.FAILED and clock.now() == 0
+    (metric,) = result.metrics
+    assert metric.measurements[-1].result["worse"] == [
+        'alert HighErrorRate{namespace="shop", service="web", severity="critical"} firing'
+    ]
+    assert feedback(result.observation, (), result.metrics)[0] == (
+        'alerts got worse: alert HighErrorRate{namespace="shop", service="web", '
+        'severity="critical"} firing'
+    )
+
+
+def test_an_alert_gone_at_the_checkpoint_and_back_later_fails() -> None:
+    source = Source()
+    oracle = alerts_oracle(source)
+    source.alerts.append(alert("TargetDown", service="cart"))
+    assert run_analysis([oracle], FakeClock()).phase is P.FAILED
+
+
+def test_an_alert_source_that_goes_down_during_the_window_is_an_error() -> None:
+    source = Source(alert("KubePodCrashLooping", pod="web-1"))
+    oracle = alerts_oracle(source)
+    source.down = True
+
+    result = run_analysis([oracle], FakeClock())
+
+    assert result.phase is P.ERROR
+    lines = feedback(result.observation, (), result.metrics)
+    assert lines[0].startswith("alerts error: ") and "alertmanager unreachable" in lines[0]
+
+
+def test_a_checkpoint_that_could_not_see_cannot_pass_a_window_with_alerts() -> None:
+    source = Source()
+    source.down = True
+    oracle = alerts_oracle(source)
+    assert not oracle.known and "alertmanager unreachable" in oracle.baseline.error
+    source.down = False
+
+    assert run_analysis([oracle], FakeClock()).phase is P.SUCCESSFUL  # nothing fires at all
+    source.alerts.append(alert("TargetDown", service="cart"))
+    assert run_analysis([oracle], FakeClock()).phase is P.INCONCLUSIVE  # new or old? a person
+
+
+def test_replicas_lost_before_the_checkpoint_do_not_fail_it_more_lost_do() -> None:
+    assert run_analysis([cluster_oracle([shop(1), shop(1)])], FakeClock()).phase is P.SUCCESSFUL
+    assert run_analysis([cluster_oracle([shop(1), shop(0)])], FakeClock()).phase is P.SUCCESSFUL
+
+    result = run_analysis([cluster_oracle([shop(1), shop(3)])], FakeClock())
+
+    assert result.phase is P.FAILED
+    assert feedback(result.observation, (), result.metrics)[0] == (
+        "cluster got worse: Deployment/shop/web: replicas unavailable: 3 (was 1)"
+    )
+
+
+def test_an_object_newly_degraded_fails_the_cluster_state() -> None:
+    result = run_analysis([cluster_oracle([shop(0), shop(1)])], FakeClock())
+
+    assert result.phase is P.FAILED
+    worse = result.metrics[0].measurements[-1].result["worse"]
+    assert "Deployment/shop/web: replicas unavailable" in worse
+    assert any(w.startswith("Pod/shop/web-6d4cf56db6-0 is Degraded") for w in worse)
+    assert "Pod/shop/web-6d4cf56db6-0 is Degraded, Missing or Unknown" in feedback(
+        result.observation, ()
+    )

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.loop import Event, Loop, LoopConfig
+from gitmedic.bot.loop.loop import Loop, LoopConfig
+from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.sim_cluster import SimCluster
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal

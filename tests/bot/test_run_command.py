@@ -81,7 +81,8 @@ def test_a_fault_beyond_the_attempts_ends_failed_with_every_merge_reverted(
     whole container restored) needs a second attempt; with one attempt allowed the loop
     stops there, unhealthy, and main holds no merge that is not reverted (the demo's
     story (b) shows the second attempt committing)."""
-    from gitmedic.bot.loop.loop import Loop, LoopConfig, txn_json
+    from gitmedic.bot.loop.loop import Loop, LoopConfig
+    from gitmedic.bot.loop.report import txn_json
     from gitmedic.bot.loop.sim_cluster import SimCluster
     from gitmedic.bot.run_cmd import DEFAULT_POLICY
     from gitmedic.detectors.builtin import builtin_registry

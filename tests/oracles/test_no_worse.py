@@ -134,3 +134,31 @@ def test_an_object_newly_degraded_fails_the_cluster_state() -> None:
     assert "Pod/shop/web-6d4cf56db6-0 is Degraded, Missing or Unknown" in feedback(
         result.observation, ()
     )
+
+
+class Sequence_(Source):
+    """Answers one list per read (the last repeats): a blip, or a lasting regression."""
+
+    def __init__(self, *reads: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.reads = list(reads)
+
+    def read(self) -> list[dict[str, Any]]:
+        return self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+
+
+def _with_limit(source: Source, limit: int) -> NoWorse:
+    inner = AlertListOracle(source.read, {"namespace": NS}, described="a test source")
+    return NoWorse(inner, interval=10, count=6, described="alerts", failure_limit=limit)
+
+
+def test_the_configured_failure_limit_tolerates_a_blip_but_not_a_lasting_regression() -> None:
+    crash = [alert("KubePodCrashLooping", pod="web-1", severity="warning")]
+
+    def blip() -> Source:  # the baseline reading, one worse reading, then quiet again
+        return Sequence_([], crash, [], [])
+
+    assert run_analysis([_with_limit(blip(), 1)], FakeClock()).phase is P.SUCCESSFUL
+    assert run_analysis([_with_limit(blip(), 0)], FakeClock()).phase is P.FAILED
+    lasting = Sequence_([], crash)
+    assert run_analysis([_with_limit(lasting, 1)], FakeClock()).phase is P.FAILED

@@ -174,7 +174,8 @@ def _play(
     baseline: str | None = None,
 ) -> dict[str, Any]:
     from gitmedic.bot.forges.local import LocalForge
-    from gitmedic.bot.loop.loop import Event, Loop, LoopConfig
+    from gitmedic.bot.loop.loop import Loop, LoopConfig
+    from gitmedic.bot.loop.report import Event
     from gitmedic.bot.loop.sim_cluster import SimCluster
     from gitmedic.bot.memory.learned import load_learned
     from gitmedic.bot.run_cmd import DEFAULT_POLICY

@@ -28,7 +28,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gitmedic.bot.loop.loop import Event, Loop, LoopConfig
+from gitmedic.bot.loop.loop import Loop, LoopConfig
+from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.reconciler.config import (
     AppConfig,
@@ -84,6 +85,7 @@ def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopCo
         sync_timeout_s=app.engine.sync_timeout_s,
         window_s=app.oracles.window_s,
         oracle_interval_s=app.oracles.interval_s,
+        failure_limit=app.oracles.failure_limit,
         probes=app.oracles.probes,
         policy=config.policy if config and config.policy.rules else DEFAULT_POLICY,
         llm=config.llm if config and config.llm.model else None,

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
 from gitmedic.bot.loop.checks import AlertFeed
-from gitmedic.bot.loop.loop import Event, Loop
+from gitmedic.bot.loop.loop import Loop
+from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock

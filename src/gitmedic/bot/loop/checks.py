@@ -72,12 +72,14 @@ def runtime_checks(
     *,
     window_s: float,
     interval_s: float,
+    failure_limit: int = 0,
 ) -> Checks:
     """The app's oracles over a window of ``window_s``, baselines taken now."""
     count = max(1, int(window_s // interval_s))
 
     def judged(oracle: Oracle, described: str) -> NoWorse:
-        return NoWorse(oracle, interval=interval_s, count=count, described=described)
+        return NoWorse(oracle, interval=interval_s, count=count, described=described,
+                       failure_limit=failure_limit)  # fmt: skip
 
     cluster = ClusterStateOracle(snapshot, namespace)
     oracles = [

@@ -27,6 +27,7 @@ deterministic strategies cannot explain: the steady state costs no tokens.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from typing import Any
 from gitmedic.bot.loop.checks import Checks, runtime_checks
 from gitmedic.bot.loop.monitor import Monitor
 from gitmedic.bot.loop.remember import remember, report_escalation
+from gitmedic.bot.loop.report import Event, IncidentReport, describe, finished_unfixed
 from gitmedic.bot.loop.wiring import (
     Cluster,
     build_ports,
@@ -59,6 +61,7 @@ from gitmedic.reconciler.transaction import Journal, MachineConfig, Outcome, Pha
 from gitmedic.reconciler.transaction.driver import step
 
 HOLDER = "gitmedic-loop"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -73,52 +76,12 @@ class LoopConfig:
     sync_timeout_s: float = 300.0
     window_s: float = 60.0
     oracle_interval_s: float = 10.0
+    failure_limit: int = 1  # worse measurements an oracle tolerates in the window (config)
     probes: tuple[ProbeConfig, ...] = ()  # HTTP probes the verification window watches
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     llm: LlmConfig | None = None
     lock_ttl_s: float = 3600.0
     settle_s: float = 300.0  # --once: healthy this long (alerts' for-windows) is healthy
-
-
-@dataclass(frozen=True)
-class Event:
-    at: float
-    kind: str  # detected | incident | proposal | txn | escalated | memory | healthy
-    text: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class IncidentReport:
-    incident: Incident
-    transactions: list[TxnState] = field(default_factory=list)
-    # txn id -> findings its candidate caused, seen live when the machine decided to undo it
-    caused: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
-    proposals: dict[str, Proposal] = field(default_factory=dict)  # txn id -> its proposal
-    escalated: str = ""
-    resolved_at: float | None = None
-    memory_pr: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.incident.id,
-            "findings": [f.to_json() for f in self.incident.findings],
-            "transactions": [txn_json(t) for t in self.transactions],
-        }
-
-
-def txn_json(t: TxnState) -> dict[str, Any]:
-    status = "held" if t.phase is Phase.AWAITING_APPROVAL else t.outcome.value
-    return {
-        "pr": t.pr,
-        "branch": t.plan.branch,
-        "status": status,
-        "attempt": t.plan.attempt,
-        "strategy": t.plan.strategy,
-        "tokens": t.plan.tokens,
-        "mu_before": t.plan.mu_pre,
-        "mu_after": t.mu_post,
-    }
 
 
 class Loop:
@@ -200,7 +163,8 @@ class Loop:
         cfg, cluster = self.config, self.cluster
         return runtime_checks(cluster.snapshot, cfg.namespace, cluster.alerts_oracle(),
                               cfg.probes, self.detectors, window_s=cfg.window_s,
-                              interval_s=cfg.oracle_interval_s)  # fmt: skip
+                              interval_s=cfg.oracle_interval_s,
+                              failure_limit=cfg.failure_limit)  # fmt: skip
 
     def mu_now(self) -> float:
         return self.checks().mu_before
@@ -224,7 +188,7 @@ class Loop:
 
     def _gave_up(self) -> bool:
         open_reports = [self.reports[i.id] for i in self.incidents.open.values()]
-        return bool(open_reports) and all(r.escalated or _finished_unfixed(r) for r in open_reports)
+        return bool(open_reports) and all(r.escalated or finished_unfixed(r) for r in open_reports)
 
     # -- responding ------------------------------------------------------------------
 
@@ -236,6 +200,13 @@ class Loop:
         if not grant.acquired:
             self.emit("lock", f"{self.config.app} is locked by {grant.holder}; waiting")
             return report
+        if grant.taken_over_from:
+            # Evidence: a writer died (or hung) mid-transaction; its journal is resumed.
+            log.warning("took over the writer lock of %s from %s (expired)",
+                        self.config.app, grant.taken_over_from)  # fmt: skip
+            self.emit("lock", f"took over the writer lock of {self.config.app} from "
+                      f"{grant.taken_over_from}, whose lease had expired",
+                      previous=grant.taken_over_from)  # fmt: skip
         try:
             self._attempts(incident, report)
         finally:
@@ -354,7 +325,7 @@ class Loop:
             before = len(state.records)
             state, wait = step(self.journal, txn_id, ports, self.clock, machine)
             if len(state.records) > before:
-                self.emit("txn", _describe(state), txn=txn_id, phase=state.phase.value, pr=state.pr)
+                self.emit("txn", describe(state), txn=txn_id, phase=state.phase.value, pr=state.pr)
                 if state.phase is Phase.UNDOING and on_undo is not None:
                     self._observe_undo(txn_id, on_undo())
             if wait > 0:
@@ -393,26 +364,6 @@ class Loop:
         self.on_event(Event(self.clock.now(), kind, text, data))
 
 
-def _describe(state: TxnState) -> str:
-    pr = f"PR #{state.pr}" if state.pr else "PR"
-    texts = {
-        Phase.PR_OPENED: f"{pr} opened on {state.plan.branch}",
-        Phase.GATED: f"{pr} gate green",
-        Phase.AWAITING_APPROVAL: f"{pr} waits for a person's approval",
-        Phase.MERGED: f"{pr} merged",
-        Phase.SYNCED: f"{pr} deployed by the engine",
-        Phase.COMMITTED: f"{pr} verified: committed (mu {state.mu_post})",
-        Phase.UNDOING: f"{pr} regressed: {state.reason}",
-        Phase.REVERT_OPENED: f"revert PR #{state.revert_pr} opened",
-        Phase.REVERTED: f"revert PR #{state.revert_pr} merged",
-        Phase.REVERT_SYNCED: "the revert is deployed",
-        Phase.RESTORED: "restored: main is back where it was",
-        Phase.REJECTED: f"{pr} rejected: {state.reason}",
-        Phase.HELD: f"{pr} held: {state.reason}",
-    }
-    return texts.get(state.phase, state.phase.value)
-
-
 def _hand_over(proposal: Proposal, why: str) -> Proposal:
     """An escalation to a person when the attempts found nothing new to deploy."""
     from gitmedic.bot.responder.proposal import Escalation
@@ -420,10 +371,6 @@ def _hand_over(proposal: Proposal, why: str) -> Proposal:
     reason = f"{why}; a person has to decide. Last diagnosis: {proposal.diagnosis}"
     return Proposal(proposal.incident, "escalate", diagnosis=reason, evidence=proposal.evidence,
                     escalation=Escalation(reason, proposal.evidence))  # fmt: skip
-
-
-def _finished_unfixed(report: IncidentReport) -> bool:
-    return bool(report.transactions) and report.transactions[-1].outcome is not Outcome.COMMITTED
 
 
 def _registry(detectors: Sequence[Detector]) -> Any:

@@ -27,7 +27,6 @@ The outcome record is appended in every case (once per incident).
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -38,13 +37,11 @@ from gitmedic.bot.memory.fixshape import leaf_changes, rules_for
 from gitmedic.bot.memory.guard import MEMORY
 from gitmedic.bot.memory.llm_memory import REFLECTION_BUDGET, ask_for_memory
 from gitmedic.bot.memory.outcomes import OutcomeRecord, outcome_change
-from gitmedic.bot.memory.sandbox import SandboxError, run_sandboxed
 from gitmedic.bot.memory.templated import Context, render_detector, render_playbook, slug, symptoms
 from gitmedic.bot.memory.validate import Snapshots
 from gitmedic.bot.responder.llm import Budget, Completion
 from gitmedic.bot.responder.playbooks import Playbook, PlaybookError, bind, parse_playbook
 from gitmedic.detectors.finding import Finding, Resource, Severity
-from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.redact import redact_text
 
@@ -323,7 +320,7 @@ def _lesson_generalises(candidate: Candidate, inp: ReflectionInput, book: Playbo
     if names:
         return [f"the detector spells out names of the app: {', '.join(sorted(names))}"]
     live = candidate.snapshots.pre_fix if candidate.snapshots else inp.snapshots.pre_fix
-    finding = _first_finding(candidate, live)
+    finding = validate.first_finding(candidate.detector_source, live)
     if finding is None:
         return ["the detector does not fire on the live snapshot before the fix"]
     if not book.routes(finding):
@@ -333,17 +330,6 @@ def _lesson_generalises(candidate: Candidate, inp: ReflectionInput, book: Playbo
     except PlaybookError as exc:
         return [f"the playbook's recipe does not bind the finding: {exc}"]
     return []
-
-
-def _first_finding(candidate: Candidate, snapshot: Snapshot) -> Finding | None:
-    with tempfile.TemporaryDirectory(prefix="gitmedic-lesson-") as scratch:
-        path = Path(scratch) / "candidate.py"
-        path.write_text(candidate.detector_source)
-        try:
-            run = run_sandboxed(path, snapshot)
-        except SandboxError:
-            return None
-    return run.findings[0] if run.findings else None
 
 
 # -- the change ----------------------------------------------------------------------------

@@ -114,6 +114,18 @@ def generalises(module: str, pre_fix: Snapshot, implicated: Resource) -> tuple[s
     ), None
 
 
+def first_finding(module: str, snapshot: Snapshot) -> Finding | None:
+    """The detector module's first finding on ``snapshot`` (sandboxed), None on none or error."""
+    with tempfile.TemporaryDirectory(prefix="gitmedic-probe-") as scratch:
+        path = Path(scratch) / "candidate.py"
+        path.write_text(module)
+        try:
+            run = run_sandboxed(path, snapshot)
+        except SandboxError:
+            return None
+    return run.findings[0] if run.findings else None
+
+
 def _renamed(obj: Obj) -> Obj:
     body = json.loads(json.dumps(obj.body))
     body.setdefault("metadata", {})["name"] = PROBE_NAME

@@ -72,7 +72,15 @@ class Baseline:
 class NoWorse:
     """An oracle that fails when its inner oracle sees something worse than at the baseline."""
 
-    def __init__(self, inner: Oracle, *, interval: float, count: int, described: str) -> None:
+    def __init__(
+        self,
+        inner: Oracle,
+        *,
+        interval: float,
+        count: int,
+        described: str,
+        failure_limit: int = 0,
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.described = described
@@ -80,6 +88,7 @@ class NoWorse:
         self.spec = MetricSpec(
             interval=interval,
             count=count,
+            failure_limit=failure_limit,  # worse readings tolerated (a blip) before Failed
             success_condition=lambda r: not (r["worse"] if self.known else r["problems"]),
             failure_condition=lambda r: self.known and bool(r["worse"]),
         )

@@ -147,3 +147,7 @@ def test_serve_with_the_local_forge_reads_the_work_tree_of_a_plain_repo(tmp_path
     assert served.repo == repo
     served.loop.evaluate()
     assert served.loop.findings, "the broken targetPort of the work tree is seen"
+    served.monitor.step()  # one monitor step records into the service's /metrics
+    text = served.service.metrics.render().decode()
+    assert "gitmedic_detector_evaluation_seconds_count 1.0" in text
+    assert "gitmedic_incidents_open 1.0" in text

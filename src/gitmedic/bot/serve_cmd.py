@@ -21,11 +21,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmedic.bot.actions import BotActions
 from gitmedic.bot.cli import UsageError
 from gitmedic.bot.forges import _git
 from gitmedic.bot.server.handlers import ChangedFiles, Deps
+
+if TYPE_CHECKING:
+    from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.service import DEFAULT_MAX_BODY, Service, ServiceConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.redact import REGISTRY
@@ -95,10 +99,11 @@ def build_service(
     changed: ChangedFiles,
     *,
     repo: Path | None = None,  # the repo read for the config (a clone with --forge github)
+    metrics: Metrics | None = None,  # shared with the monitor (serve_metrics)
 ) -> Service:
     deps = Deps(forge, actions, changed, watched_paths(repo or settings.repo, settings.watch))
     config = ServiceConfig(settings.secret, settings.state_dir, settings.max_body_bytes)
-    return Service(config, deps)
+    return Service(config, deps, metrics=metrics)
 
 
 def run_serve(args: argparse.Namespace) -> int:

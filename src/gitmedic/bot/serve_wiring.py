@@ -38,7 +38,9 @@ from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
+from gitmedic.bot.serve_metrics import MonitorMetrics
 from gitmedic.bot.server.handlers import ChangedFiles
+from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.service import Service
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.forge import Forge
@@ -113,8 +115,12 @@ def wire(
     cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
     config = loop_config_of(repo, args, interval_s=interval)
     lock = SharedLock(fetch)
+    metrics = Metrics()
+    recorded: list[MonitorMetrics] = []  # set once the loop's journal exists
 
     def on_event(event: Event) -> None:
+        for recorder in recorded:
+            recorder.on_event(event)
         log.info(
             "%s: %s",
             event.kind,
@@ -134,12 +140,15 @@ def wire(
         mu_now=loop.mu_now, retry=loop.retry, lock=lock,
     )  # fmt: skip
 
+    recorded.append(MonitorMetrics(metrics, loop.journal))
+
     def step() -> None:
         loop.step()
         actions.work()
+        recorded[0].after_step(loop)
 
     changed = _fetched(fetch, git_changed_files(repo))
-    service = build_service(settings, forge, actions, changed, repo=repo)
+    service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
     return Served(service, MonitorThread(step, interval, lock), actions, repo, loop)
 
 

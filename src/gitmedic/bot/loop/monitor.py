@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +39,12 @@ class Monitor:
     digests: dict[str, str] = field(default_factory=dict)
     cached: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
     runs: int = 0  # detector runs so far (the incremental evaluation's cost)
+    last_seconds: float = 0.0  # wall time of the last evaluation (serve's metrics)
 
     def evaluate(
         self, snapshot: Snapshot, alerts: Sequence[Mapping[str, Any]] = ()
     ) -> tuple[tuple[Finding, ...], Transition]:
+        started = time.perf_counter()
         changed = self._changed_kinds(snapshot)
         for det in self.detectors:
             if det.id not in self.cached or det.spec.kinds & changed or not det.spec.kinds:
@@ -58,6 +61,7 @@ class Monitor:
             findings = alert_findings(alerts)
         thresholds = thresholds_of(self.detectors)
         self.persistence, transition = self.persistence.observe(findings, thresholds)
+        self.last_seconds = time.perf_counter() - started
         return tuple(sort_findings(findings)), transition
 
     def _changed_kinds(self, snapshot: Snapshot) -> frozenset[str]:

@@ -33,7 +33,7 @@ from gitmedic.reconciler.manifests.paths import parse_path
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.transaction import Journal
 from tests.conftest import APPS
-from tests.transaction.e2e_world import APP, EXAMPLE, NAMESPACE, git
+from tests.transaction.e2e_world import APP, NAMESPACE, baseline_repo, git
 
 BOUTIQUE = APPS / "online-boutique" / "release" / "kubernetes-manifests.yaml"
 CATALOG_IMAGE = "microservices-demo/productcatalogservice:v0.10.6"
@@ -55,11 +55,7 @@ def _release_in_two_commits(repo: Path, app: Path, old: str, new: str, entry: st
 
 
 def _shop(tmp_path: Path) -> tuple[Path, str, str, Path]:
-    repo = tmp_path / "manifests"
-    shutil.copytree(EXAMPLE, repo / APP)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "shop: baseline")
+    repo = baseline_repo(tmp_path)
     return repo, APP, NAMESPACE, repo / APP / "catalog.yaml"
 
 

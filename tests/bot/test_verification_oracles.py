@@ -9,7 +9,6 @@ serves is a regression only the runtime oracles can see.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,21 +27,12 @@ from gitmedic.reconciler.transaction import Journal, Outcome, Phase, Plan, TxnSt
 from gitmedic.reconciler.transaction.driver import step
 from gitmedic.sim.faults.runtime import database_auth_revoked
 from gitmedic.sim.server import serve
-from tests.transaction.e2e_world import APP, EXAMPLE, NAMESPACE, git
+from tests.transaction.e2e_world import APP, NAMESPACE, baseline_repo, git
 
 UNSEEN_BY_DETECTORS = ("service-target-port", "probe-port")
 ALERTS_LINE = (
     "alerts of namespace shop from the simulator's alert rules: none firing that was not before"
 )
-
-
-def shop_repo(tmp: Path) -> Path:
-    repo = tmp / "manifests"
-    shutil.copytree(EXAMPLE, repo / APP)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "shop: baseline")
-    return repo
 
 
 def make_loop(tmp: Path, cluster: SimCluster, **config: Any) -> Loop:
@@ -83,7 +73,7 @@ def transact(loop: Loop, change: dict[str, Any]) -> TxnState:
 def test_a_change_that_makes_an_alert_fire_is_reverted_though_no_finding_is_new(
     tmp_path: Path,
 ) -> None:
-    cluster = SimCluster(shop_repo(tmp_path), APP, NAMESPACE)
+    cluster = SimCluster(baseline_repo(tmp_path), APP, NAMESPACE)
     loop = make_loop(tmp_path, cluster, window_s=180.0)
 
     state = transact(loop, MOVE_CATALOG_PORT)
@@ -98,7 +88,7 @@ def test_a_change_that_makes_an_alert_fire_is_reverted_though_no_finding_is_new(
 
 
 def test_alerts_firing_before_the_change_do_not_fail_it(tmp_path: Path) -> None:
-    cluster = SimCluster(shop_repo(tmp_path), APP, NAMESPACE)
+    cluster = SimCluster(baseline_repo(tmp_path), APP, NAMESPACE)
     database_auth_revoked(cluster.sim, "catalog")
     cluster.sim.run(120)  # HighErrorRate holds for its 60 s and fires
     assert any(a["labels"]["alertname"] == "HighErrorRate" for a in cluster.alerts())
@@ -118,7 +108,7 @@ def test_a_revert_is_judged_once_its_rollback_had_the_window_to_settle(
     healthy, so the change is undone. The revert counts as deployed once applied, while
     cart's pods still roll back; judged by its first reading (cart short of its replica)
     it would look worse than before and raise an alarm, but it restores the checkpoint."""
-    cluster = SimCluster(shop_repo(tmp_path), APP, NAMESPACE)
+    cluster = SimCluster(baseline_repo(tmp_path), APP, NAMESPACE)
     loop = make_loop(tmp_path, cluster)
     probe = ["spec", "template", "spec", "containers", 0, "readinessProbe", "tcpSocket", "port"]
 
@@ -130,7 +120,7 @@ def test_a_revert_is_judged_once_its_rollback_had_the_window_to_settle(
 
 
 def test_the_plan_lists_exactly_the_oracles_that_run(tmp_path: Path) -> None:
-    cluster = SimCluster(shop_repo(tmp_path), APP, NAMESPACE)
+    cluster = SimCluster(baseline_repo(tmp_path), APP, NAMESPACE)
     probe = ProbeConfig("http://127.0.0.1:9/healthz", timeout_s=0.5)
     checks = make_loop(tmp_path, cluster, probes=(probe,)).checks()
 
@@ -183,7 +173,7 @@ class ServedSim(SimCluster):
 
 @contextmanager
 def served(tmp: Path) -> Iterator[tuple[ServedSim, Any]]:
-    cluster = ServedSim(shop_repo(tmp), APP, NAMESPACE)
+    cluster = ServedSim(baseline_repo(tmp), APP, NAMESPACE)
     with serve(cluster.sim.state) as url:
         cluster.url = url
         yield cluster, url

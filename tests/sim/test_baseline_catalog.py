@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.sim.history import baseline_catalog
-from tests.transaction.e2e_world import APP, EXAMPLE, NAMESPACE, git
+from tests.transaction.e2e_world import APP, NAMESPACE, baseline_repo, git
 
 ENTRY = '          command: ["/catalog", "--grpc"]\n'
 IMAGE = "          image: ghcr.io/gitmedic/shop-catalog:2.0.1\n"
@@ -16,11 +15,7 @@ IMAGE = "          image: ghcr.io/gitmedic/shop-catalog:2.0.1\n"
 def test_a_healthy_revision_decides_what_a_workload_is_expected_to_run(tmp_path: Path) -> None:
     """A broken entrypoint was committed and reverted: the cluster runs the reverted state
     well, so the catalog must expect no command, not the one the broken commit tried."""
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLE, repo / APP)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baseline")
+    repo = baseline_repo(tmp_path)
     catalog = repo / APP / "catalog.yaml"
     good = catalog.read_text()
     catalog.write_text(good.replace(IMAGE, IMAGE + ENTRY, 1))

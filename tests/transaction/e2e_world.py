@@ -51,13 +51,19 @@ def git(repo: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
-def make_repo(root: Path) -> Path:
-    """The shop at a healthy baseline, then a commit that breaks catalog's targetPort."""
+def baseline_repo(root: Path) -> Path:
+    """The example shop in a new git repo, at a healthy baseline commit on main."""
     repo = root / "manifests"
     shutil.copytree(EXAMPLE, repo / APP)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "shop: baseline")
+    return repo
+
+
+def make_repo(root: Path) -> Path:
+    """The shop at a healthy baseline, then a commit that breaks catalog's targetPort."""
+    repo = baseline_repo(root)
     catalog = repo / APP / "catalog.yaml"
     catalog.write_text(catalog.read_text().replace("targetPort: 3550", "targetPort: 3551", 1))
     git(repo, "commit", "-qam", "catalog: move to the new port")

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gitmedic.bot import sqlite_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending (
@@ -45,19 +47,10 @@ class PendingWork:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
+        sqlite_file.create(path, _SCHEMA)
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30)
-        try:
-            with db:
-                yield db
-        finally:
-            db.close()
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        return sqlite_file.connect(self.path)
 
     def add(self, kind: str, key: str, data: Mapping[str, Any], now: float) -> bool:
         """Queue an item; False when the same (kind, key) is already queued."""

@@ -12,10 +12,11 @@ twice after a crash is harmless.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+
+from gitmedic.bot import sqlite_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries (
@@ -35,19 +36,10 @@ class Delivery:
 class DeliveryStore:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
+        sqlite_file.create(path, _SCHEMA)
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30)
-        try:
-            with db:
-                yield db
-        finally:
-            db.close()
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        return sqlite_file.connect(self.path)
 
     def accept(self, delivery: Delivery, now: float) -> bool:
         """Store a new delivery as queued; False when its id was seen before."""

@@ -119,7 +119,10 @@ def test_the_undone_candidate_is_kept_and_what_it_caused_is_fixed_on_retry(
     first, second = report.transactions
     assert len(second.plan.edits) > len(first.plan.edits)
     assert all(e in second.plan.edits for e in first.plan.edits), "the undone change is kept"
-    assert "Deployed alone, that change caused: pod-crashloop" in second.plan.body
+    assert (
+        "## Summary\n\nThe previous candidate cleared its targets but, once deployed, caused "
+        "pod-crashloop" in second.plan.body
+    )
     relative = str(file.relative_to(repo))
     assert git(repo, "show", f"main:{relative}") + "\n" == original.decode()
     assert not report.escalated

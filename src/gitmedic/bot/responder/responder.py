@@ -201,10 +201,11 @@ def _changed_recently(ws: Workspace, since: float, limit: int) -> bool:
 
 
 def _kept(undone: Proposal, caused: Sequence[Finding]) -> str:
+    """The retry's diagnosis opens with why it extends the undone candidate (the PR summary)."""
     seen = "; ".join(f"{f.detector} on {f.resource}" for f in caused)
     return (
-        f"{undone.diagnosis}\nDeployed alone, that change caused: {seen}. "
-        "It is kept, and what it uncovered is fixed with it:"
+        f"The previous candidate cleared its targets but, once deployed, caused {seen}: "
+        f"its change is kept and what it uncovered is fixed with it.\n{undone.diagnosis}"
     )
 
 

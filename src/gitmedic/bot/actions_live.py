@@ -4,7 +4,10 @@ Comment commands answer at once and leave the waiting to the monitor:
 
 - ``approve`` / ``hold`` / ``unhold`` are the labels ``gitmedic:approved`` and
   ``gitmedic:hold`` that :meth:`ForgePorts.approved` reads; the transaction's
-  approval poll (in :meth:`work`) then merges;
+  approval poll (in :meth:`work`) then merges. A hold that comes once the PR
+  merged (in the sync wait or the verification window) cannot stop anything:
+  no label is set, and the reply says what happens instead (the verification
+  goes on, a regression is still reverted, ``/gitmedic revert`` undoes now);
 - ``merge`` approves and, when the PR's gate is green, steps its transaction
   now, so the merge happens through the machine (head SHA the gate saw, main
   not moved) and the sync wait and verification follow;
@@ -130,7 +133,9 @@ class LiveActions:
 
     def hold(self, pr: int) -> str:
         with self.lock:
-            bot_pr(self.forge, pr, "hold")
+            found = bot_pr(self.forge, pr, "hold")
+            if found.state is PrState.MERGED:  # too late to stop: say what still happens
+                return _hold_after_merge(pr, found.merge_sha or "", self._txn_of(pr))
             self.forge.add_labels(pr, [HOLD_LABEL])
         return f"Holding #{pr}: it will not be merged (`/gitmedic unhold` undoes)."
 
@@ -286,6 +291,30 @@ class LiveActions:
     def _txn_of(self, pr: int) -> TxnState | None:
         found = [t for t in self.journal.transactions(app=self.app) if t.pr == pr]
         return found[-1] if found else None
+
+
+_UNDO_NOW = "To undo it now, comment `/gitmedic revert`."
+_STILL = f"if the app gets worse it is still reverted automatically. {_UNDO_NOW}"
+_REVERTING = (Phase.UNDOING, Phase.REVERT_OPENED, Phase.REVERTED, Phase.REVERT_SYNCED)
+
+
+def _hold_after_merge(pr: int, merge_sha: str, state: TxnState | None) -> str:
+    """The answer to a hold that comes after the merge: nothing is held; what happens instead."""
+    merged = f"#{pr} is already merged (`{merge_sha[:12]}`), so a hold cannot stop it"
+    if state is None:  # a bot PR no transaction carries (a memory PR): nothing follows it
+        return f"{merged}, and nothing is held. {_UNDO_NOW}"
+    if state.phase is Phase.MERGED:
+        return f"{merged}. gitmedic waits for the engine to deploy it, then verifies it; {_STILL}"
+    if state.phase is Phase.SYNCED:
+        return f"{merged}: it is deployed and in its verification window, which continues; {_STILL}"
+    if state.phase in _REVERTING:
+        revert = f" (#{state.revert_pr})" if state.revert_pr else ""
+        return f"{merged}; it made the app worse and gitmedic is already reverting it{revert}."
+    if state.phase is Phase.RESTORED:
+        return f"{merged}; it was already reverted: main is back where it was before it."
+    if state.phase is Phase.COMMITTED:
+        return f"{merged}; it was verified and kept, so nothing is left to hold. {_UNDO_NOW}"
+    return f"{merged} ({state.phase.value}: {state.reason or 'no reason recorded'}). {_UNDO_NOW}"
 
 
 def _txn_text(state: TxnState) -> str:

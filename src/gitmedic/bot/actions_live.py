@@ -25,6 +25,9 @@ a restarted ``serve`` carries them out, and an item is marked done only after it
 ran (a retry) or was judged (a watch). Queuing is idempotent (one watch per merge
 SHA, one queued retry per incident). A retry re-run after a crash is recognised
 by the journal: the incident already has more attempts than when it was queued.
+The retry callable may answer ``None``: the item stays queued (after a restart
+the loop has not looked yet, see :mod:`gitmedic.bot.retry_resolve`); its result
+is otherwise told on the PR the person commented on.
 
 :meth:`work` is the monitor's share, called once per interval under the same
 lock as the commands: it runs queued retries and watches and steps every
@@ -84,7 +87,7 @@ class LiveActions:
         *,
         app: str,
         mu_now: Callable[[], float],
-        retry: Callable[[str], str],
+        retry: Callable[[str], str | None],  # None: not decidable yet, stays queued
         machine: MachineConfig | None = None,
         lock: SharedLock | None = None,
     ) -> None:
@@ -215,7 +218,9 @@ class LiveActions:
         """Queued retries and watches, then every transaction in flight, until each waits."""
         with self.lock:
             for item in self.pending.items(RETRY):
-                self.pending.finish(RETRY, item.key, self._retry(item))
+                result = self._retry(item)
+                if result is not None:
+                    self._retried(item, result)
             for watch in self.watches:
                 if self._watch(watch):
                     self.pending.finish(WATCH, watch.merge_sha)
@@ -223,15 +228,22 @@ class LiveActions:
                 if not state.phase.terminal:
                     self._step_until_wait(state.plan.txn_id, self._ports_for(state), yields=True)
 
-    def _retry(self, item: Item) -> str:
+    def _retry(self, item: Item) -> str | None:
         incident = item.key
         if len(self.journal.transactions(incident=incident)) > int(item.data["attempts"]):
             # Run before a crash that came before its done mark: the journal has its attempt.
-            result = "already retried"
+            result: str | None = "already retried"
         else:
             result = self.retry_incident(incident)
-        log.info("retry of %s: %s", incident, result)
+        log.info("retry of %s: %s", incident, result or "kept queued until the loop can tell")
         return result
+
+    def _retried(self, item: Item, result: str) -> None:
+        """Tell the person on the PR they commented on, then mark the item done."""
+        pr = int(item.data.get("pr", 0))
+        if pr:
+            self.forge.ensure_comment(pr, "retry", f"Retry of incident {item.key}: {result}.")
+        self.pending.finish(RETRY, item.key, result)
 
     def _step_until_wait(self, txn_id: str, ports: ForgePorts, *, yields: bool = False) -> TxnState:
         """Step until the transaction waits; ``yields``: the monitor lets commands in between."""

@@ -39,6 +39,7 @@ from gitmedic.bot.actions_live import LiveActions
 from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Event, Loop
 from gitmedic.bot.loop.wiring import Cluster
+from gitmedic.bot.retry_resolve import retry_queued
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
 from gitmedic.bot.server.handlers import ChangedFiles
@@ -142,7 +143,7 @@ def wire(
                       on_event=on_event, view=view)  # fmt: skip
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
-        mu_now=loop.mu_now, retry=loop.retry, lock=lock,
+        mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
     )  # fmt: skip
 
     (clock,) = clocks

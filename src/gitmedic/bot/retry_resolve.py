@@ -11,8 +11,11 @@ What the person meant is the fault, so the retry is resolved by its findings:
    yet, the item stays queued;
 3. the app's open incident carries one of the findings the named incident's
    transactions targeted (the journal keeps their fingerprints): the retry
-   applies to it, unless the loop has already answered it since it reopened
-   (then that answer was the new attempt, and it is reported instead of a second);
+   applies to it. The monitor carries queued work right after each evaluation,
+   so this happens in the step the incident reopens, inside its debounce and
+   before the loop would answer it by itself: one new attempt, not two. A
+   retry asked after the loop answered the reopened incident is a new attempt
+   on top, as a retry of an open incident always is;
 4. those findings still fire but no incident holds them yet (they have not
    persisted long enough, or wait behind another incident): stays queued;
 5. otherwise the fault is gone, and the result says so.
@@ -23,7 +26,7 @@ recorded with the item and told on the PR.
 
 from __future__ import annotations
 
-from gitmedic.bot.loop.loop import IncidentReport, Loop
+from gitmedic.bot.loop.loop import Loop
 from gitmedic.bot.responder.incident import Incident
 
 
@@ -61,15 +64,4 @@ def same_fault(loop: Loop, prints: frozenset[str]) -> Incident | None:
 
 def _retry_reopened(loop: Loop, incident_id: str, match: Incident) -> str:
     reopened = f"incident {incident_id}'s fault is open again as incident {match.id}"
-    report = loop.reports.get(match.id)
-    answered = _answer(report) if report is not None else ""
-    if answered:
-        return f"{reopened} and gitmedic already answered it: {answered}"
     return f"{reopened}; retried it: {loop.retry(match.id)}"
-
-
-def _answer(report: IncidentReport) -> str:
-    if report.transactions:
-        last = report.transactions[-1]
-        return f"attempt {last.plan.attempt} (PR #{last.pr}): {last.outcome.value}"
-    return f"escalated in {report.escalated}" if report.escalated else ""

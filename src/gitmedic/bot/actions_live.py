@@ -4,7 +4,10 @@ Comment commands answer at once and leave the waiting to the monitor:
 
 - ``approve`` / ``hold`` / ``unhold`` are the labels ``gitmedic:approved`` and
   ``gitmedic:hold`` that :meth:`ForgePorts.approved` reads; the transaction's
-  approval poll (in :meth:`work`) then merges;
+  approval poll (in :meth:`work`) then merges. A hold that comes once the PR
+  merged (in the sync wait or the verification window) cannot stop anything:
+  no label is set, and the reply says what happens instead (the verification
+  goes on, a regression is still reverted, ``/gitmedic revert`` undoes now);
 - ``merge`` approves and, when the PR's gate is green, steps its transaction
   now, so the merge happens through the machine (head SHA the gate saw, main
   not moved) and the sync wait and verification follow;
@@ -22,6 +25,9 @@ a restarted ``serve`` carries them out, and an item is marked done only after it
 ran (a retry) or was judged (a watch). Queuing is idempotent (one watch per merge
 SHA, one queued retry per incident). A retry re-run after a crash is recognised
 by the journal: the incident already has more attempts than when it was queued.
+The retry callable may answer ``None``: the item stays queued (after a restart
+the loop has not looked yet, see :mod:`gitmedic.bot.retry_resolve`); its result
+is otherwise told on the PR the person commented on.
 
 :meth:`work` is the monitor's share, called once per interval under the same
 lock as the commands: it runs queued retries and watches and steps every
@@ -81,7 +87,7 @@ class LiveActions:
         *,
         app: str,
         mu_now: Callable[[], float],
-        retry: Callable[[str], str],
+        retry: Callable[[str], str | None],  # None: not decidable yet, stays queued
         machine: MachineConfig | None = None,
         lock: SharedLock | None = None,
     ) -> None:
@@ -130,7 +136,9 @@ class LiveActions:
 
     def hold(self, pr: int) -> str:
         with self.lock:
-            bot_pr(self.forge, pr, "hold")
+            found = bot_pr(self.forge, pr, "hold")
+            if found.state is PrState.MERGED:  # too late to stop: say what still happens
+                return _hold_after_merge(pr, found.merge_sha or "", self._txn_of(pr))
             self.forge.add_labels(pr, [HOLD_LABEL])
         return f"Holding #{pr}: it will not be merged (`/gitmedic unhold` undoes)."
 
@@ -210,7 +218,9 @@ class LiveActions:
         """Queued retries and watches, then every transaction in flight, until each waits."""
         with self.lock:
             for item in self.pending.items(RETRY):
-                self.pending.finish(RETRY, item.key, self._retry(item))
+                result = self._retry(item)
+                if result is not None:
+                    self._retried(item, result)
             for watch in self.watches:
                 if self._watch(watch):
                     self.pending.finish(WATCH, watch.merge_sha)
@@ -218,15 +228,22 @@ class LiveActions:
                 if not state.phase.terminal:
                     self._step_until_wait(state.plan.txn_id, self._ports_for(state), yields=True)
 
-    def _retry(self, item: Item) -> str:
+    def _retry(self, item: Item) -> str | None:
         incident = item.key
         if len(self.journal.transactions(incident=incident)) > int(item.data["attempts"]):
             # Run before a crash that came before its done mark: the journal has its attempt.
-            result = "already retried"
+            result: str | None = "already retried"
         else:
             result = self.retry_incident(incident)
-        log.info("retry of %s: %s", incident, result)
+        log.info("retry of %s: %s", incident, result or "kept queued until the loop can tell")
         return result
+
+    def _retried(self, item: Item, result: str) -> None:
+        """Tell the person on the PR they commented on, then mark the item done."""
+        pr = int(item.data.get("pr", 0))
+        if pr:
+            self.forge.ensure_comment(pr, "retry", f"Retry of incident {item.key}: {result}.")
+        self.pending.finish(RETRY, item.key, result)
 
     def _step_until_wait(self, txn_id: str, ports: ForgePorts, *, yields: bool = False) -> TxnState:
         """Step until the transaction waits; ``yields``: the monitor lets commands in between."""
@@ -286,6 +303,30 @@ class LiveActions:
     def _txn_of(self, pr: int) -> TxnState | None:
         found = [t for t in self.journal.transactions(app=self.app) if t.pr == pr]
         return found[-1] if found else None
+
+
+_UNDO_NOW = "To undo it now, comment `/gitmedic revert`."
+_STILL = f"if the app gets worse it is still reverted automatically. {_UNDO_NOW}"
+_REVERTING = (Phase.UNDOING, Phase.REVERT_OPENED, Phase.REVERTED, Phase.REVERT_SYNCED)
+
+
+def _hold_after_merge(pr: int, merge_sha: str, state: TxnState | None) -> str:
+    """The answer to a hold that comes after the merge: nothing is held; what happens instead."""
+    merged = f"#{pr} is already merged (`{merge_sha[:12]}`), so a hold cannot stop it"
+    if state is None:  # a bot PR no transaction carries (a memory PR): nothing follows it
+        return f"{merged}, and nothing is held. {_UNDO_NOW}"
+    if state.phase is Phase.MERGED:
+        return f"{merged}. gitmedic waits for the engine to deploy it, then verifies it; {_STILL}"
+    if state.phase is Phase.SYNCED:
+        return f"{merged}: it is deployed and in its verification window, which continues; {_STILL}"
+    if state.phase in _REVERTING:
+        revert = f" (#{state.revert_pr})" if state.revert_pr else ""
+        return f"{merged}; it made the app worse and gitmedic is already reverting it{revert}."
+    if state.phase is Phase.RESTORED:
+        return f"{merged}; it was already reverted: main is back where it was before it."
+    if state.phase is Phase.COMMITTED:
+        return f"{merged}; it was verified and kept, so nothing is left to hold. {_UNDO_NOW}"
+    return f"{merged} ({state.phase.value}: {state.reason or 'no reason recorded'}). {_UNDO_NOW}"
 
 
 def _txn_text(state: TxnState) -> str:

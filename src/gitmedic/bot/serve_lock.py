@@ -132,3 +132,14 @@ class YieldingClock:
             return
         with self.lock.released():
             self.inner.sleep(seconds)
+
+    def elapse(self, seconds: float) -> None:
+        """The monitor's interval on this clock: run it when sleeping is work, else nothing.
+
+        The sim's time passes only when its clock is slept on, so the monitor has
+        it run the interval it waits between two steps. A real cluster's time
+        passes by itself and the monitor already waits the interval on wall time
+        between steps: sleeping it here too would wait twice.
+        """
+        if not self.idle_sleep:
+            self.sleep(seconds)

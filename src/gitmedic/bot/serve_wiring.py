@@ -4,7 +4,11 @@ The monitor is the loop of ``gitmedic run`` in a thread of the same process: eac
 interval (system time, an :class:`threading.Event` wait so shutdown is prompt) it
 fetches the clone, evaluates and answers incidents, then lets
 :class:`~gitmedic.bot.actions_live.LiveActions` carry what people asked for
-(retries, watches, transactions waiting for approval). Comment commands and the
+(retries, watches, transactions waiting for approval). With ``--cluster sim``
+each step ends by running the sim for the interval (the sim's time passes only
+when its clock is slept on), so an incident outlives its debounce and reaches
+a transaction by monitor steps alone; a real cluster's clock is not slept on
+there, since the wall-clock wait between steps is that interval already. Comment commands and the
 monitor share one :class:`~gitmedic.bot.serve_lock.SharedLock`, so a webhook
 never acts while a step is half done, and :meth:`MonitorThread.stop` finishes
 the current step before returning.
@@ -36,6 +40,7 @@ from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Loop
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
+from gitmedic.bot.retry_resolve import retry_queued
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
 from gitmedic.bot.serve_metrics import MonitorMetrics
@@ -67,14 +72,18 @@ class MonitorThread:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
+    def step_once(self) -> None:
+        """One monitor step under the shared lock; a failure is logged, never raised."""
+        try:
+            with self.lock:
+                self.step()
+        except Exception:  # one failed step is logged; the next interval tries again
+            log.exception("monitor step failed")
+        self.steps += 1
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            try:
-                with self.lock:
-                    self.step()
-            except Exception:  # one failed step is logged; the next interval tries again
-                log.exception("monitor step failed")
-            self.steps += 1
+            self.step_once()
             self._stop.wait(self.interval_s)
 
 
@@ -129,23 +138,31 @@ def wire(
         )
         lock.yield_to_waiters()  # every event is reported between two steps
 
+    clocks: list[YieldingClock] = []
+
     def view(inner: Cluster) -> Cluster:
         # The sim's clock runs the simulated cluster when slept on: not an idle wait.
-        return YieldingCluster(inner, lock, idle_sleep=cluster != "sim")
+        yielding = YieldingCluster(inner, lock, idle_sleep=cluster != "sim")
+        clocks.append(yielding.clock)
+        return yielding
 
     loop = build_loop(config, cluster, forge, settings.state_dir, quiet=True,
                       on_event=on_event, view=view)  # fmt: skip
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
-        mu_now=loop.mu_now, retry=loop.retry, lock=lock,
+        mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
     )  # fmt: skip
 
     recorded.append(MonitorMetrics(metrics, loop.journal))
+    (clock,) = clocks
 
     def step() -> None:
-        loop.step()
-        actions.work()
-        recorded[0].after_step(loop)
+        try:
+            loop.step()
+            actions.work()
+            recorded[0].after_step(loop)
+        finally:  # the sim's time runs the interval even after a failed step
+            clock.elapse(interval)
 
     changed = _fetched(fetch, git_changed_files(repo))
     service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)

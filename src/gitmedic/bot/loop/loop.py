@@ -108,12 +108,14 @@ class Loop:
         self.incidents = Incidents(debounce_s=config.debounce_s, clock=self.clock.now)
         self.reports: dict[str, IncidentReport] = {}
         self.findings: tuple[Any, ...] = ()
+        self.evaluations = 0  # since this process started: has the loop looked at all yet
 
     # -- monitoring ------------------------------------------------------------------
 
     def evaluate(self) -> None:
         snapshot = self.cluster.snapshot()
         self.findings, transition = self.monitor.evaluate(snapshot, self.cluster.alerts())
+        self.evaluations += 1
         for f in transition.activated:
             self.emit("detected", f"{f.detector}: {f.summary}", finding=f.to_json())
         self.incidents, changed = self.incidents.observe(self.config.app, transition, live=snapshot)
@@ -145,12 +147,16 @@ class Loop:
 
     def retry(self, incident_id: str) -> str:
         """A person's ``/gitmedic retry``: new attempts for an incident still open."""
-        incident = self.incidents.open.get(incident_id)
+        incident = self.open_incident(incident_id)
         if incident is None:
             return f"incident {incident_id} is not open any more: nothing to retry"
         report = self.respond(incident)
         last = report.transactions[-1] if report.transactions else None
         return f"attempt {last.plan.attempt}: {last.outcome.value}" if last else "no new attempt"
+
+    def open_incident(self, incident_id: str) -> Incident | None:
+        """The open incident of that id (open incidents are kept by app, one per app)."""
+        return next((i for i in self.incidents.open.values() if i.id == incident_id), None)
 
     def ports(self, checks: Checks | None = None) -> Any:
         """The transaction ports of this app, verifying with ``checks`` (baselines taken now)."""

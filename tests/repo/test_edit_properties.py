@@ -148,3 +148,15 @@ def test_random_edit_and_inverse_round_trip(case: tuple[int, Edit]) -> None:
 @given(edits())
 def test_random_edit_and_inverse_round_trip_long(case: tuple[int, Edit]) -> None:
     check(case)
+
+
+def test_a_block_scalar_whose_text_has_hash_lines_is_replaced_whole() -> None:
+    """Found by the long property run: setting otel-demo's ``opensearch.yml`` (a ``|``
+    block whose text ends in ``#`` lines) to '' kept those lines as if they were YAML
+    comments, and the edit was refused. Inside a block scalar they are the value's text."""
+    file = "fixtures/data/apps/astronomy-shop-otel-demo/kubernetes/opentelemetry-demo.yaml"
+    ref = Resource("ConfigMap", "", "opensearch-config", "v1")
+    (at,) = [i for i, (f, text, index) in enumerate(targets())
+             if f == file and chunk_identity(split_chunks(split_lines(text))[index], f)
+             == ("ConfigMap", None, "opensearch-config")]  # fmt: skip
+    check((at, Edit(Op.SET, file, ref, ("data", "opensearch.yml"), "")))

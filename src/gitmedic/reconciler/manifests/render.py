@@ -22,6 +22,7 @@ any edit whose document does not read back as exactly the intended value.
 from __future__ import annotations
 
 import io
+import re
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -157,6 +158,7 @@ def splice(original: list[str], before: list[str], after: list[str]) -> list[str
     if unterminated:  # a file without a final newline keeps lacking it
         original = [*original[:-1], original[-1] + "\n"]
     spans = _align(original, before)
+    literal = _block_scalar_lines(original)
     out = list(original)
     ops = SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
     for tag, b1, b2, c1, c2 in reversed(ops):
@@ -171,7 +173,7 @@ def splice(original: list[str], before: list[str], after: list[str]) -> list[str
         )
         new = [_shift(line, delta) for line in after[c1:c2]]
         if tag == "delete":
-            new = _kept_comments(out[a1:a2])
+            new = _kept_comments(out[a1:a2], literal[a1:a2])
         out[a1:a2] = new
     if unterminated and out:
         out[-1] = out[-1].removesuffix("\n")
@@ -238,13 +240,38 @@ def _shift(line: str, delta: int) -> str:
     return line[cut:]
 
 
-def _kept_comments(removed: list[str]) -> list[str]:
-    """Full-line comments after the last removed content line introduce what follows."""
+def _kept_comments(removed: list[str], literal: list[bool]) -> list[str]:
+    """Full-line comments after the last removed content line introduce what follows.
+
+    A line inside a block scalar (``key: |``) that starts with ``#`` is text of the
+    value, not a comment: it goes with the value.
+    """
     last = max(
         (i for i, line in enumerate(removed) if line.strip() and not _is_comment(line)),
         default=-1,
     )
-    return [line for line in removed[last + 1 :] if _is_comment(line)]
+    return [
+        line
+        for i, line in enumerate(removed[last + 1 :], start=last + 1)
+        if _is_comment(line) and not literal[i]
+    ]
+
+
+_BLOCK_HEADER = re.compile(r"(?:^|:\s+|-\s+)[|>][1-9+-]{0,2}\s*(?:#.*)?$")  # on a stripped line
+
+
+def _block_scalar_lines(lines: list[str]) -> list[bool]:
+    """For each line, whether it is inside a block scalar's text (more indented than
+    its ``|``/``>`` header, or blank before the text ends)."""
+    inside: list[bool] = []
+    header: int | None = None  # the header line's indentation while in a block scalar
+    for line in lines:
+        if header is not None and (not line.strip() or _indent_of(line) > header):
+            inside.append(True)
+            continue
+        header = _indent_of(line) if _BLOCK_HEADER.search(line.strip()) else None
+        inside.append(False)
+    return inside
 
 
 def _is_comment(line: str) -> bool:

@@ -22,8 +22,8 @@ from gitmedic.bot.loop.sim_cluster import SimCluster
 from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.config import ProbeConfig
-from gitmedic.reconciler.oracles import AlertsOracle
-from gitmedic.reconciler.transaction import Journal, Outcome, Phase, Plan, TxnState
+from gitmedic.reconciler.oracles import AlertsOracle, AnalysisPhase, run_analysis
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Outcome, Phase, Plan, TxnState
 from gitmedic.reconciler.transaction.driver import step
 from gitmedic.sim.faults.runtime import database_auth_revoked
 from gitmedic.sim.server import serve
@@ -60,7 +60,7 @@ def start(loop: Loop, change: dict[str, Any]) -> tuple[str, Any]:
         txn_id="inc-1/attempt-1", app="shop", incident="inc-1", attempt=1,
         strategy="playbook", branch="gitmedic/inc-1/attempt-1", title="a change",
         edits=(change,), base_sha=git(loop.config.repo, "rev-parse", "main"),
-        mu_pre=checks.mu_before, targets=(), auto_merge=True,
+        mu_pre=checks.mu_before, targets=(), auto_merge=True, baselines=checks.baselines(),
     )  # fmt: skip
     loop.journal.create(plan, loop.clock.now())
     return plan.txn_id, loop.ports(checks)
@@ -217,3 +217,44 @@ def _machine(loop: Loop) -> Any:
     from gitmedic.reconciler.transaction import MachineConfig
 
     return MachineConfig(sync_timeout_s=loop.config.sync_timeout_s, poll_s=5.0)
+
+
+def test_a_transaction_resumed_after_merge_is_judged_against_its_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """gitmedic stops after the merge; when it comes back the change's damage is already
+    there (the alert fires). The plan recorded the checkpoint (mu before and each
+    oracle's reading), so the resumed window still sees the regression and reverts it."""
+    cluster = SimCluster(baseline_repo(tmp_path), APP, NAMESPACE)
+    loop = make_loop(tmp_path, cluster, window_s=120.0)
+    txn_id, ports = start(loop, MOVE_CATALOG_PORT)
+    state = loop.journal.load(txn_id)
+    while state.phase is not Phase.MERGED:
+        state, wait = step(loop.journal, txn_id, ports, loop.clock, MachineConfig())
+        loop.clock.sleep(wait)
+    cluster.sim.run(180)  # the process is down; the regression's alert fires meanwhile
+    assert any(a["labels"]["alertname"] == "HighErrorRate" for a in cluster.alerts())
+    restarted = make_loop(tmp_path, cluster, window_s=120.0)
+
+    resumed = restarted.drive(txn_id, restarted.ports(plan=restarted.journal.load(txn_id).plan))
+
+    assert resumed.outcome is Outcome.REVERTED, resumed.reason
+    assert any("HighErrorRate" in line for line in resumed.feedback)
+
+
+def test_checks_from_a_plans_baselines_keep_the_checkpoint_instead_of_reading_again(
+    tmp_path: Path,
+) -> None:
+    """What makes the resumed window above honest even where mu does not move: each
+    oracle compares with the checkpoint's reading, not with one taken at the restart."""
+    cluster = SimCluster(baseline_repo(tmp_path), APP, NAMESPACE)
+    loop = make_loop(tmp_path, cluster, window_s=60.0)
+    checkpoint = loop.checks().baselines()
+    database_auth_revoked(cluster.sim, "catalog")
+    cluster.sim.run(120)  # after the checkpoint, HighErrorRate fires
+
+    fresh, resumed = loop.checks(), loop.checks(checkpoint)
+
+    assert resumed.baselines() == checkpoint and fresh.baselines()[ALERTS_LINE]
+    assert run_analysis(list(resumed.oracles), loop.clock).phase is AnalysisPhase.FAILED
+    assert run_analysis(list(fresh.oracles), loop.clock).phase is AnalysisPhase.SUCCESSFUL

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitmedic.bot.actions import ActionRefused, DetectorRun, bot_pr, open_bot_pr
 from gitmedic.bot.pending import Item, PendingWork
@@ -51,7 +51,7 @@ from gitmedic.bot.serve_lock import SharedLock
 from gitmedic.detectors.finding import Severity
 from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.forge import Forge, PrState, StatusState
-from gitmedic.reconciler.transaction import Journal, MachineConfig, Phase, TxnState, step
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Phase, Plan, TxnState, step
 from gitmedic.reconciler.transaction.forge_ports import (
     APPROVED_LABEL,
     GATE_CONTEXT,
@@ -90,8 +90,11 @@ class LiveActions:
         retry: Callable[[str], str | None],  # None: not decidable yet, stays queued
         machine: MachineConfig | None = None,
         lock: SharedLock | None = None,
+        resume_ports: Callable[[Plan], ForgePorts] | None = None,
     ) -> None:
         self.forge, self.journal, self.ports, self.clock = forge, journal, ports, clock
+        # The ports of a transaction already planned: its recorded checkpoint, not a new one.
+        self.resume_ports = resume_ports or (lambda plan: ports())
         self.app, self.mu_now, self.retry_incident = app, mu_now, retry
         self.machine = machine or MachineConfig()
         self.lock = lock or SharedLock()
@@ -169,6 +172,7 @@ class LiveActions:
                 raise ActionRefused(f"#{pr} is {found.state.value}, not merged: nothing to revert.")
             ports = self.ports()
             plan = revert_plan(self.app, pr, ports.main_head(), self.mu_now(), found.title)
+            plan = replace(plan, baselines=ports.verifier.baselines())
             state = self.journal.create(plan, self.clock.now())
             if state.phase is Phase.PLANNED:
                 state, _ = step(self.journal, plan.txn_id, RevertPorts.of(ports), self.clock,
@@ -297,7 +301,7 @@ class LiveActions:
     # -- helpers ---------------------------------------------------------------------
 
     def _ports_for(self, state: TxnState) -> ForgePorts:
-        ports = self.ports()
+        ports = self.resume_ports(state.plan)
         return RevertPorts.of(ports) if reverted_pr(state.plan) is not None else ports
 
     def _txn_of(self, pr: int) -> TxnState | None:

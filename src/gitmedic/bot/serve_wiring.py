@@ -151,6 +151,7 @@ def wire(
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
         mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
+        resume_ports=lambda plan: loop.ports(plan=plan),
     )  # fmt: skip
 
     recorded.append(MonitorMetrics(metrics, loop.journal))

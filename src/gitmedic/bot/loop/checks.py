@@ -20,7 +20,7 @@ mu after cannot disagree about what is measured.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,12 +28,14 @@ from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.oracles import (
+    Baseline,
     ClusterStateOracle,
     DetectorOracle,
     HttpProbeOracle,
     NoWorse,
     Observation,
     Oracle,
+    recorded,
     severity,
 )
 
@@ -54,6 +56,10 @@ class Checks:
         """What the window checks, one line per oracle (the PR body's plan)."""
         return tuple(o.described for o in self.oracles)
 
+    def baselines(self) -> dict[str, dict[str, int] | None]:
+        """Each oracle's checkpoint reading, for the plan (see :func:`runtime_checks`)."""
+        return recorded(self.oracles)
+
     @property
     def mu_before(self) -> float:
         """mu at the checkpoint, from the same oracles' baseline readings."""
@@ -73,13 +79,16 @@ def runtime_checks(
     window_s: float,
     interval_s: float,
     failure_limit: int = 0,
+    baselines: Mapping[str, Mapping[str, int] | None] | None = None,
 ) -> Checks:
-    """The app's oracles over a window of ``window_s``, baselines taken now."""
+    """The app's oracles over a window of ``window_s``, baselines taken now, or, for a
+    transaction resumed after a restart, those its plan recorded at its checkpoint."""
     count = max(1, int(window_s // interval_s))
 
     def judged(oracle: Oracle, described: str) -> NoWorse:
         return NoWorse(oracle, interval=interval_s, count=count, described=described,
-                       failure_limit=failure_limit)  # fmt: skip
+                       failure_limit=failure_limit,
+                       baseline=_stored(baselines, described))  # fmt: skip
 
     cluster = ClusterStateOracle(snapshot, namespace)
     oracles = [
@@ -98,3 +107,16 @@ def runtime_checks(
         judged(DetectorOracle(snapshot, detectors), "detectors: no new critical finding")
     )
     return Checks(tuple(oracles))
+
+
+def _stored(
+    baselines: Mapping[str, Mapping[str, int] | None] | None, described: str
+) -> Baseline | None:
+    """The recorded checkpoint of one oracle; None (read now) for an oracle the plan did
+    not know (added to the config since): nothing better exists."""
+    if baselines is None or described not in baselines:
+        return None
+    problems = baselines[described]
+    if problems is None:
+        return Baseline(Observation(), None, "could not be read at the checkpoint")
+    return Baseline(Observation(), dict(problems))

@@ -28,7 +28,7 @@ deterministic strategies cannot explain: the steady state costs no tokens.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,14 @@ from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import LlmConfig, PolicyConfig, ProbeConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.manifests.repo import ManifestRepo
-from gitmedic.reconciler.transaction import Journal, MachineConfig, Outcome, Phase, TxnState
+from gitmedic.reconciler.transaction import (
+    Journal,
+    MachineConfig,
+    Outcome,
+    Phase,
+    Plan,
+    TxnState,
+)
 from gitmedic.reconciler.transaction.driver import step
 
 HOLDER = "gitmedic-loop"
@@ -158,19 +165,22 @@ class Loop:
         """The open incident of that id (open incidents are kept by app, one per app)."""
         return next((i for i in self.incidents.open.values() if i.id == incident_id), None)
 
-    def ports(self, checks: Checks | None = None) -> Any:
-        """The transaction ports of this app, verifying with ``checks`` (baselines taken now)."""
+    def ports(self, checks: Checks | None = None, *, plan: Plan | None = None) -> Any:
+        """The transaction ports of this app, verifying with ``checks`` (baselines taken
+        now), or for a transaction already planned, with its plan's recorded baselines."""
         cfg = self.config
+        if checks is None:
+            checks = self.checks(plan.baselines if plan is not None and plan.baselines else None)
         return build_ports(cfg.repo, cfg.path, cfg.namespace, self.forge, self.cluster,
-                           self.detectors, checks or self.checks())  # fmt: skip
+                           self.detectors, checks)  # fmt: skip
 
-    def checks(self) -> Checks:
-        """The oracles of the verification window, with their baselines taken now."""
+    def checks(self, baselines: Mapping[str, Mapping[str, int] | None] | None = None) -> Checks:
+        """The oracles of the verification window, with their baselines taken now (or given)."""
         cfg, cluster = self.config, self.cluster
         return runtime_checks(cluster.snapshot, cfg.namespace, cluster.alerts_oracle(),
                               cfg.probes, self.detectors, window_s=cfg.window_s,
                               interval_s=cfg.oracle_interval_s,
-                              failure_limit=cfg.failure_limit)  # fmt: skip
+                              failure_limit=cfg.failure_limit, baselines=baselines)  # fmt: skip
 
     def mu_now(self) -> float:
         return self.checks().mu_before
@@ -298,7 +308,7 @@ class Loop:
         base = git(cfg.repo, "rev-parse", self.forge.default_branch())
         plan = plan_of(proposal, incident, attempt=attempt, base_sha=base,
                        mu_pre=checks.mu_before, decision=decision, body=body,
-                       feedback=feedback)  # fmt: skip
+                       feedback=feedback, baselines=checks.baselines())  # fmt: skip
         ports = self.ports(checks)
         before = frozenset(f.fingerprint for f in self.findings)
         self.journal.create(plan, now)

@@ -17,7 +17,7 @@ against its reading when the checks were built.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -102,6 +102,7 @@ def plan_of(
     decision: Decision,
     body: str,
     feedback: Sequence[str],
+    baselines: Mapping[str, Mapping[str, int] | None] | None = None,
 ) -> Plan:
     return Plan(
         txn_id=f"{incident.id}/attempt-{attempt}",
@@ -119,6 +120,7 @@ def plan_of(
         body=body,
         feedback=tuple(feedback),
         tokens=proposal.tokens,
+        baselines=dict(baselines or {}),
     )
 
 

@@ -12,7 +12,7 @@ from gitmedic.reconciler.oracles.alerts import (
     AlertSource,
     AlertSourceError,
 )
-from gitmedic.reconciler.oracles.baseline import Baseline, NoWorse, problems
+from gitmedic.reconciler.oracles.baseline import Baseline, NoWorse, problems, recorded
 from gitmedic.reconciler.oracles.cluster import ClusterStateOracle
 from gitmedic.reconciler.oracles.expr import ConditionError, compile_condition
 from gitmedic.reconciler.oracles.findings import DetectorOracle
@@ -59,6 +59,7 @@ __all__ = [
     "Reading",
     "compile_condition",
     "problems",
+    "recorded",
     "run_analysis",
     "severity",
     "worst_phase",

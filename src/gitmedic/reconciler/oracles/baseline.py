@@ -23,7 +23,7 @@ and never Successful.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,11 +80,14 @@ class NoWorse:
         count: int,
         described: str,
         failure_limit: int = 0,
+        baseline: Baseline | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
         self.described = described
-        self.baseline = take_baseline(inner)
+        # A transaction resumed after a restart brings its checkpoint's baseline: read
+        # again now (after the merge) it would count the change's own damage as "before".
+        self.baseline = baseline if baseline is not None else take_baseline(inner)
         self.spec = MetricSpec(
             interval=interval,
             count=count,
@@ -109,6 +112,15 @@ class NoWorse:
             "result": reading.result,
         }
         return Reading(result, reading.observation)
+
+
+def recorded(oracles: Iterable[object]) -> dict[str, dict[str, int] | None]:
+    """Each no-worse oracle's checkpoint reading by its description, for a plan to keep."""
+    return {
+        o.described: dict(o.baseline.problems) if o.baseline.problems is not None else None
+        for o in oracles
+        if isinstance(o, NoWorse)
+    }
 
 
 def take_baseline(oracle: Oracle) -> Baseline:

@@ -69,6 +69,9 @@ class Plan:
     body: str = ""
     feedback: tuple[str, ...] = ()
     tokens: int = 0
+    # What each oracle saw at the checkpoint (its description -> problems, None when it
+    # could not see): the window compares with this, also after a restart.
+    baselines: Mapping[str, Mapping[str, int] | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +81,8 @@ class Plan:
             "base_sha": self.base_sha, "mu_pre": self.mu_pre, "targets": list(self.targets),
             "auto_merge": self.auto_merge, "snapshot_digest": self.snapshot_digest,
             "body": self.body, "feedback": list(self.feedback), "tokens": self.tokens,
+            "baselines": {k: dict(v) if v is not None else None
+                          for k, v in self.baselines.items()},
         }  # fmt: skip
 
     @classmethod

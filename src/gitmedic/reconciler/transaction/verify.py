@@ -26,6 +26,7 @@ from gitmedic.reconciler.oracles import (
     Observation,
     Oracle,
     Reading,
+    recorded,
     run_analysis,
 )
 from gitmedic.reconciler.transaction.model import Plan
@@ -51,6 +52,10 @@ class OracleVerifier:
         self.clock = clock
         self.live_findings = live_findings
         self.interfered = interfered
+
+    def baselines(self) -> dict[str, dict[str, int] | None]:
+        """The checkpoint readings of the oracles, for the plan to record."""
+        return recorded(self.oracles())
 
     def verify(self, plan: Plan, deployed_sha: str, *, restoring: bool = False) -> Verdict:
         oracles = self.oracles()

@@ -1,10 +1,9 @@
 """What the bot does when people (or GitHub events) ask: the seam between webhooks and the loop.
 
 The webhook service and the comment commands never touch transactions
-themselves; they call a :class:`BotActions`. ``gitmedic serve`` ships
-:class:`gitmedic.bot.intents.ForgeIntents` (records each request on the forge
-and in the state DB for the monitor); ``gitmedic run`` plugs in the transaction
-engine. Tests use a fake that records calls.
+themselves; they call a :class:`BotActions`. ``gitmedic serve`` plugs in
+:class:`gitmedic.bot.actions_live.LiveActions` (over the journal and the
+transactions, sharing the monitor's lock); tests use a fake that records calls.
 
 Each command verb returns the text of the bot's reply, and raises
 :class:`ActionRefused` when it cannot be done now (the message becomes the reply:

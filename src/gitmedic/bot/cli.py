@@ -133,7 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="the GitHub webhook service with the monitor in the same process"
     )
     p.add_argument("--repo", help="the manifest repo of the local forge (env GITMEDIC_REPO)")
-    p.add_argument("--state-dir", help="where deliveries and intents persist (GITMEDIC_STATE_DIR)")
+    p.add_argument(
+        "--state-dir",
+        help="where deliveries, the journal and pending work persist (GITMEDIC_STATE_DIR)",
+    )
     p.add_argument("--host", help="address to bind (GITMEDIC_HOST, default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port to bind (GITMEDIC_PORT, default 8080)")
     p.add_argument("--max-body-bytes", type=int, help="refuse larger webhook bodies (413)")

@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -138,7 +139,8 @@ def _forever(loop: Loop) -> bool:
 
 
 def _print_event(event: Event) -> None:
-    print(f"[{event.at:.0f}] {event.kind}: {event.text}", file=sys.stderr, flush=True)
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(event.at))  # the cluster's clock
+    print(f"{at} {event.kind}: {event.text}", file=sys.stderr, flush=True)
 
 
 def _config(repo: Path) -> Config | None:

@@ -4,9 +4,11 @@ Layers, each enough to stop the usual mistakes and together a real barrier:
 the AST check (see :mod:`ast_check`) before anything runs; a fresh interpreter
 (``-I``: no site, no user paths, no environment) with CPU, address-space and
 file-size limits; an audit hook that refuses sockets, subprocesses, writes and
-imports outside the allowlist; and, where the machine allows it, a network
-namespace of its own (``unshare --net``). The snapshot goes in on stdin as JSON,
-findings come out on stdout as JSON.
+imports outside the allowlist (and the module's own ``__import__`` refusing
+them too, as the audit event misses modules loaded already, such as ``os``);
+and, where the machine allows it, a network namespace of its own (``unshare
+--net``). The snapshot goes in on stdin as JSON, findings come out on stdout as
+JSON. :mod:`.worker` is the same sandbox kept alive across runs (the monitor's).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ TIME_LIMIT_S = 10
 MEMORY_LIMIT_BYTES = 512 * 1024 * 1024
 
 # The audit hook both the one-shot runner and the persistent worker (:mod:`.worker`)
-# install once they have loaded what they need; ``ALLOWED`` is formatted in.
+# install once they have loaded what they need, and the builtins a detector module
+# runs with (its imports checked even when the module is loaded already).
 HOOK = r"""
 ALLOWED = {allowed!r}
 def hook(event, args):
@@ -41,6 +44,14 @@ def hook(event, args):
         raise PermissionError("a learned detector may not write files")
     if event == "import" and args[0].split(".")[0] not in ALLOWED:
         raise PermissionError("a learned detector may not import " + args[0])
+import builtins
+def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+    # The "import" audit event fires only for modules not loaded yet (os, sys are):
+    # the module's own __import__ checks every import it makes.
+    if level != 0 or name.split(".")[0] not in ALLOWED:
+        raise PermissionError("a learned detector may not import " + ("." * level + name))
+    return builtins.__import__(name, globals, locals, fromlist, level)
+SAFE_BUILTINS = dict(vars(builtins), __import__=guarded_import)
 """
 
 # A detector run as JSON: its id, playbooks, SPEC fields and findings.
@@ -73,6 +84,7 @@ source = open({path!r}).read()
 payload = json.loads(sys.stdin.read())
 {hook}{result}sys.addaudithook(hook)
 code = compile(source, {path!r}, "exec")
+module.__dict__["__builtins__"] = SAFE_BUILTINS
 exec(code, module.__dict__)
 det = from_module(module)
 objs = [Obj(Resource(o["kind"], o["namespace"], o["name"], o["apiVersion"]), o["body"])

@@ -1,15 +1,21 @@
 """Benchmark: what a learned detector costs the monitor, side by side with the built-in it refines.
 
-A learned detector is untrusted code, so the monitor runs it in a sandboxed
-subprocess per evaluation (bot/memory/sandbox.py). This measures, on one live
-snapshot of the bundled shop (the sim, catalog's image never pushed):
+A learned detector is untrusted code, so it runs sandboxed: once a fresh
+subprocess per run (bot/memory/sandbox.py, still the memory guard's one-shot
+check), now the repo's persistent sandboxed worker (bot/memory/worker.py, the
+monitor's path). This measures, on one live snapshot of the bundled shop (the
+sim, catalog's image never pushed):
 
 - the built-in ``pod-image-pull`` in process;
 - the lesson detector reflection writes (``pod-image-pull`` on a container that
   also sets ``command``), its logic in process (no sandbox);
-- the same module through the sandbox, as the monitor runs it.
+- the same module through the one-shot sandbox (a fresh interpreter per run);
+- the same module through the persistent worker, a new snapshot object each run
+  (so the snapshot is encoded and sent every time, as on a monitor tick);
+- three such modules in one worker on one new snapshot (one evaluation of three
+  learned detectors: the snapshot is sent once, then only the module path).
 
-Median of RUNS each, interleaved; prints a Markdown table and the ratios.
+Median of RUNS each; prints a Markdown table and the ratios.
 
     .venv/bin/python bench/learned_detectors.py
 """
@@ -31,6 +37,7 @@ from gitmedic.bot.loop.sim_cluster import SimCluster
 from gitmedic.bot.memory.lesson import Lesson, render_detector
 from gitmedic.bot.memory.sandbox import run_sandboxed
 from gitmedic.bot.memory.templated import Context
+from gitmedic.bot.memory.worker import SandboxWorker
 from gitmedic.detectors.builtin import pod_image_pull
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Snapshot
@@ -82,30 +89,57 @@ def median_ms(fn: Callable[[], object]) -> float:
     return statistics.median(times)
 
 
+def fresh(snapshot: Snapshot) -> Snapshot:
+    """An equal snapshot, a new object: the worker resends it as it would on a new tick."""
+    return Snapshot(list(snapshot), mode=snapshot.mode)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gitmedic-bench-") as scratch:
         tmp = Path(scratch)
         snapshot = live_snapshot(tmp)
         source = lesson_module()
-        path = tmp / "learned.py"
-        path.write_text(source)
+        paths = [tmp / f"learned{i}.py" for i in range(3)]
+        for i, p in enumerate(paths):
+            p.write_text(source.replace("learned-bench", f"learned-bench-{i}"))
+        path = paths[0]
         module = ModuleType("learned")
         exec(compile(source, str(path), "exec"), module.__dict__)  # our own template
         found = list(module.detect(snapshot))
-        assert found and run_sandboxed(path, snapshot).findings, "the lesson must fire"
-        rows = {
-            "built-in pod-image-pull, in process": lambda: list(pod_image_pull.detect(snapshot)),
-            "lesson detector, in process": lambda: list(module.detect(snapshot)),
-            "lesson detector, sandboxed (as the monitor runs it)": lambda: run_sandboxed(
-                path, snapshot
-            ),
-        }
-        medians = {name: median_ms(fn) for name, fn in rows.items()}
+        with SandboxWorker(paths) as worker:
+            one_shot = run_sandboxed(path, snapshot)
+            assert found and one_shot.findings, "the lesson must fire"
+            assert worker.run(path, fresh(snapshot)) == one_shot, "both paths must agree"
+
+            def three() -> None:
+                shared = fresh(snapshot)
+                for p in paths:
+                    worker.run(p, shared)
+
+            rows = {
+                "built-in pod-image-pull, in process": lambda: list(
+                    pod_image_pull.detect(snapshot)
+                ),
+                "lesson detector, in process": lambda: list(module.detect(snapshot)),
+                "lesson detector, one-shot sandbox (fresh interpreter per run)": lambda: (
+                    run_sandboxed(path, snapshot)
+                ),
+                "lesson detector, persistent sandboxed worker (the monitor's path)": lambda: (
+                    worker.run(path, fresh(snapshot))
+                ),
+                "3 lesson detectors, one worker, one evaluation (snapshot sent once)": three,
+            }
+            medians = {name: median_ms(fn) for name, fn in rows.items()}
+            starts = worker.starts
     base = medians["built-in pod-image-pull, in process"]
-    print(f"live snapshot: {len(list(snapshot))} objects; median of {RUNS} runs\n")
+    print(f"live snapshot: {len(list(snapshot))} objects; median of {RUNS} runs; "
+          f"worker processes started: {starts}\n")  # fmt: skip
     print("| detector | median ms | ratio to built-in |\n|---|---:|---:|")
     for name, ms in medians.items():
         print(f"| {name} | {ms:.2f} | {ms / base:.0f} |")
+    one_shot_ms = medians["lesson detector, one-shot sandbox (fresh interpreter per run)"]
+    worker_ms = medians["lesson detector, persistent sandboxed worker (the monitor's path)"]
+    print(f"\none-shot / worker: {one_shot_ms / worker_ms:.0f}x")
     return 0
 
 

@@ -100,3 +100,10 @@ def test_the_sandbox_refuses_what_slips_past_the_ast_check(tmp_path: Path) -> No
     source = GOOD.replace("def detect(snapshot):", "def detect(snapshot):\n    import socket")
     with pytest.raises(SandboxError, match="may not import socket"):
         run_sandboxed(write(tmp_path, source), snapshot(0))
+
+
+def test_the_sandbox_refuses_a_module_already_loaded_by_the_interpreter(tmp_path: Path) -> None:
+    # os is in sys.modules before the hook goes in, so no audit event fires for it.
+    source = GOOD.replace("def detect(snapshot):", "def detect(snapshot):\n    import os")
+    with pytest.raises(SandboxError, match="may not import os"):
+        run_sandboxed(write(tmp_path, source), snapshot(0))

@@ -199,9 +199,9 @@ def _play(
     config = LoopConfig(EXAMPLE, repo, APP_PATH, NAMESPACE, policy=DEFAULT_POLICY)
     journal = Journal(workdir / "journal.sqlite")
     builtin = list(builtin_registry())
-    learned = load_learned(repo, taken=[d.id for d in builtin]).detectors  # memory so far
-    loop = Loop(config, cluster, forge, journal, [*builtin, *learned], on_event=show)
-    healthy = loop.run_once()
+    with load_learned(repo, taken=[d.id for d in builtin]) as learned:  # memory so far
+        loop = Loop(config, cluster, forge, journal, [*builtin, *learned.detectors], on_event=show)
+        healthy = loop.run_once()
     reports = list(loop.reports.values())
     txns = [t for r in reports for t in r.transactions]
     resolved = [r.resolved_at - r.incident.opened_at for r in reports if r.resolved_at]

@@ -4,10 +4,14 @@
 so they never run in the bot's process. Loading one means: the AST allowlist
 check, then one sandboxed run on an empty snapshot that reports the module's
 ``SPEC``; the returned :class:`~gitmedic.detectors.spec.Detector` carries that spec
-and a ``detect`` that runs the module in a fresh sandboxed subprocess per
-evaluation (time, memory and no network, see :mod:`.sandbox`). They therefore fit
+and a ``detect`` that runs the module in the repo's persistent sandboxed worker
+(time, memory and no network, see :mod:`.worker` and :mod:`.sandbox`): one
+interpreter start for all of them, not one per evaluation. They therefore fit
 :func:`~gitmedic.detectors.runner.run_detectors` next to ``builtin_registry()``;
-the runner's isolation turns a sandbox failure into an error entry.
+the runner's isolation turns a sandbox failure into an error entry. The worker
+is owned by the returned :class:`LearnedDetectors`: ``close()`` it (or use
+``with``) when the detectors are done; garbage collection and interpreter exit
+close it too.
 
 A module that fails the check or does not load, or whose id is already taken
 (by a built-in or another learned detector), is refused with the reason; the
@@ -19,11 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from gitmedic.bot.memory.ast_check import check_source
 from gitmedic.bot.memory.guard import MEMORY
-from gitmedic.bot.memory.sandbox import SandboxError, run_sandboxed
+from gitmedic.bot.memory.sandbox import SandboxError
+from gitmedic.bot.memory.worker import SandboxWorker, WorkerLimits
 from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import DetectFn, Detector, DetectorSpec, Scope
@@ -35,6 +41,19 @@ LEARNED_TIME_LIMIT_S = 4.0  # below the runner's default budget, so the sandbox 
 class LearnedDetectors:
     detectors: tuple[Detector, ...]
     refused: tuple[str, ...]  # "path: reason", one per module that did not load
+    worker: SandboxWorker | None = None  # runs the detectors; None when there are none
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+    def __enter__(self) -> LearnedDetectors:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
 
 def load_learned(
@@ -47,10 +66,20 @@ def load_learned(
     used = set(taken)
     detectors: list[Detector] = []
     refused: list[str] = []
+    checked = []
     for path in sorted((repo / MEMORY / "detectors").glob("*.py")):
+        problems = _problems(path, repo)
+        if problems:
+            refused.append(f"{path.relative_to(repo).as_posix()}: {problems}")
+        else:
+            checked.append(path)
+    if not checked:
+        return LearnedDetectors((), tuple(refused))
+    worker = SandboxWorker(checked, WorkerLimits(time_limit_s=time_limit_s))
+    for path in checked:
         rel = path.relative_to(repo).as_posix()
         try:
-            detector = _load(path, rel, time_limit_s)
+            detector = _load(worker, path)
         except (SandboxError, ValueError, KeyError, TypeError) as exc:
             refused.append(f"{rel}: {exc}")
             continue
@@ -59,16 +88,18 @@ def load_learned(
             continue
         used.add(detector.id)
         detectors.append(detector)
-    return LearnedDetectors(tuple(detectors), tuple(refused))
+    return LearnedDetectors(tuple(detectors), tuple(sorted(refused)), worker)
 
 
-def _load(path: Path, rel: str, time_limit_s: float) -> Detector:
+def _problems(path: Path, repo: Path) -> str:
+    rel = path.relative_to(repo).as_posix()
     problems = check_source(path.read_text(), rel)
-    if problems:
-        raise ValueError("; ".join(p.removeprefix(f"{rel}:").strip(" :") for p in problems))
-    probe = run_sandboxed(path, Snapshot(()), time_limit_s=time_limit_s)
-    spec = spec_from_json(probe.spec)
-    return Detector(spec, _sandboxed_detect(path, time_limit_s))
+    return "; ".join(p.removeprefix(f"{rel}:").strip(" :") for p in problems)
+
+
+def _load(worker: SandboxWorker, path: Path) -> Detector:
+    spec = spec_from_json(worker.run(path, Snapshot(())).spec)
+    return Detector(spec, _sandboxed_detect(worker, path))
 
 
 def spec_from_json(data: Mapping[str, Any]) -> DetectorSpec:
@@ -85,8 +116,8 @@ def spec_from_json(data: Mapping[str, Any]) -> DetectorSpec:
     )
 
 
-def _sandboxed_detect(path: Path, time_limit_s: float) -> DetectFn:
+def _sandboxed_detect(worker: SandboxWorker, path: Path) -> DetectFn:
     def detect(snapshot: Snapshot) -> list[Finding]:
-        return list(run_sandboxed(path, snapshot, time_limit_s=time_limit_s).findings)
+        return list(worker.run(path, snapshot).findings)
 
     return detect

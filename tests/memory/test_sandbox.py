@@ -107,3 +107,15 @@ def test_the_sandbox_refuses_a_module_already_loaded_by_the_interpreter(tmp_path
     source = GOOD.replace("def detect(snapshot):", "def detect(snapshot):\n    import os")
     with pytest.raises(SandboxError, match="may not import os"):
         run_sandboxed(write(tmp_path, source), snapshot(0))
+
+
+@pytest.mark.parametrize("lever", ["signal", "threading"])
+def test_the_sdk_hands_no_process_lever_to_a_learned_detector(tmp_path: Path, lever: str) -> None:
+    # The AST check allows any name from the SDK; the SDK's modules must not expose
+    # signal or threading as attributes (the runner imports them where it uses them).
+    source = GOOD.replace(
+        "def detect(snapshot):",
+        f"def detect(snapshot):\n    from gitmedic.detectors.runner import {lever}",
+    )
+    with pytest.raises(SandboxError, match=f"cannot import name '{lever}'"):
+        run_sandboxed(write(tmp_path, source), snapshot(0))

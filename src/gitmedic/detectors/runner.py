@@ -9,8 +9,6 @@ by the memory guard; this runner is for code we trust not to be hostile.
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -84,6 +82,11 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 @contextmanager
 def _time_budget(seconds: float) -> Iterator[None]:
+    # Imported here, not at module level: a learned detector may import from the SDK,
+    # and the SDK's modules must not hand it process-wide levers as attributes.
+    import signal
+    import threading
+
     if threading.current_thread() is not threading.main_thread() or seconds <= 0:
         yield
         return

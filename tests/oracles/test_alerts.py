@@ -106,6 +106,9 @@ def test_prometheus_firing_alerts(oracles: list[AlertsOracle]) -> None:
     respx.get(f"{PROM}/api/v1/alerts").mock(return_value=httpx.Response(200, json=body))
     pending = make(oracles, PROM, source=source, matchers={}).measure()
     assert pending.result["firing"] == 0
+    # not firing yet, but reported apart: a checkpoint counts its condition as "before"
+    assert [a.name for a in pending.observation.pending] == ["my-alert"]
+    assert pending.observation.alerts == ()
 
 
 @pytest.mark.parametrize(

@@ -162,3 +162,20 @@ def test_the_configured_failure_limit_tolerates_a_blip_but_not_a_lasting_regress
     assert run_analysis([_with_limit(blip(), 0)], FakeClock()).phase is P.FAILED
     lasting = Sequence_([], crash)
     assert run_analysis([_with_limit(lasting, 1)], FakeClock()).phase is P.FAILED
+
+
+def test_an_alert_pending_at_the_checkpoint_is_not_new_when_it_fires_in_the_window() -> None:
+    """Its condition held before the change (its ``for`` not yet elapsed): firing during
+    the window, it is the fault's alert catching up, not the change's doing."""
+    error_rate = alert("HighErrorRate", service="frontend", severity="critical")
+    firing = Sequence_([], [error_rate], [error_rate], [])
+    waiting = Sequence_([error_rate], [], [], [])
+
+    def oracle(pending: Source | None) -> NoWorse:
+        inner = AlertListOracle(firing.read, {"namespace": NS}, described="a test source",
+                                read_pending=pending.read if pending else None)  # fmt: skip
+        return NoWorse(inner, interval=10, count=6, described="alerts")
+
+    assert run_analysis([oracle(waiting)], FakeClock()).phase is P.SUCCESSFUL
+    firing.reads = [[], [error_rate], [error_rate], []]
+    assert run_analysis([oracle(None)], FakeClock()).phase is P.FAILED

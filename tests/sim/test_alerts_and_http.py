@@ -48,8 +48,12 @@ def test_alert_fires_exactly_after_its_for_duration_and_resolves_with_the_condit
     for t in (0.0, 10.0, 20.0):
         tracker = tracker.observe(EPOCH + t, [cond])
     assert tracker.firing(EPOCH + 20) == []
+    (waiting,) = tracker.pending(EPOCH + 20)  # Prometheus' pending: held, not yet for 30 s
+    assert waiting["labels"]["alertname"] == "TargetDown"
+    assert waiting["activeAt"] == "2026-01-01T00:00:00.000Z"
 
     tracker = tracker.observe(EPOCH + 30, [cond])
+    assert tracker.pending(EPOCH + 30) == []
     (alert,) = tracker.firing(EPOCH + 30)
     assert alert["startsAt"] == "2026-01-01T00:00:30.000Z"
     assert alert["status"]["state"] == "active"

@@ -67,6 +67,16 @@ class AlertTracker:
         ]
         return sorted(out, key=lambda a: (a["labels"]["alertname"], a["fingerprint"]))
 
+    def pending(self, now: float) -> list[dict[str, Any]]:
+        """Conditions holding but not yet for their ``for`` (Prometheus' pending alerts),
+        in the same shape; Alertmanager never receives these."""
+        out = [
+            {"labels": dict(sorted(cond.labels.items())), "activeAt": iso_ms(since)}
+            for cond, since in self.active.values()
+            if now - since < cond.for_s
+        ]
+        return sorted(out, key=lambda a: a["labels"]["alertname"])
+
 
 def conditions(observed: Observed, traffic: Traffic, rules: AlertRules) -> list[Condition]:
     out: list[Condition] = []

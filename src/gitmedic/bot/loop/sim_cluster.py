@@ -90,7 +90,11 @@ class SimCluster:
 
     def alerts_oracle(self) -> AlertListOracle:
         return AlertListOracle(self.alerts, {"namespace": self.namespace},
-                               described="the simulator's alert rules")  # fmt: skip
+                               described="the simulator's alert rules",
+                               read_pending=self.pending_alerts)  # fmt: skip
+
+    def pending_alerts(self) -> list[dict[str, Any]]:
+        return self.sim.tracker.pending(self.clock.now())
 
     def check(self, sha: str) -> SyncState:
         return SimWatcher(self.sim).check(sha)

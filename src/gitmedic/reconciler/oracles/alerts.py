@@ -3,8 +3,9 @@
 - Alertmanager API v2: ``GET /api/v2/alerts?active=true&silenced=false&inhibited=false``
   with one ``filter=label="value"`` per matcher; alerts whose ``status.state`` is
   ``active`` count (silenced and inhibited ones are ``suppressed``).
-- Prometheus: ``GET /api/v1/alerts``; alerts whose ``state`` is ``firing`` count
-  (``pending`` ones have not fired yet).
+- Prometheus: ``GET /api/v1/alerts``; alerts whose ``state`` is ``firing`` count;
+  ``pending`` ones have not fired yet and are reported apart (``Observation.pending``),
+  so a checkpoint knows a condition that already held (Alertmanager never sees them).
 
 Matchers (by default ``{"namespace": <the app's namespace>}``) are applied here
 too, since Prometheus does not filter and a proxy may ignore the parameters.
@@ -69,15 +70,14 @@ class AlertsOracle(HttpOracleBase):
         return f"{self.source.value.capitalize()} at {self.url}"
 
     def measure(self) -> Reading:
-        return _reading(self._firing_labels(), self.matchers)
-
-    def _firing_labels(self) -> list[Mapping[str, Any]]:
         if self.source is AlertSource.ALERTMANAGER:
             params = [("active", "true"), ("silenced", "false"), ("inhibited", "false")]
             params += [("filter", f'{k}="{v}"') for k, v in sorted(self.matchers.items())]
             body = self._get("/api/v2/alerts", params)
-            return _alertmanager_firing(body)
-        return _prometheus_firing(self._get("/api/v1/alerts", []))
+            return _reading(_alertmanager_firing(body), self.matchers)
+        body = self._get("/api/v1/alerts", [])
+        return _reading(_prometheus_in(body, "firing"), self.matchers,
+                        _prometheus_in(body, "pending"))  # fmt: skip
 
     def _get(self, path: str, params: list[tuple[str, str]]) -> Any:
         import httpx
@@ -95,7 +95,8 @@ class AlertsOracle(HttpOracleBase):
 
 
 class AlertListOracle:
-    """Alerts from a function answering Alertmanager's ``GET /api/v2/alerts`` list."""
+    """Alerts from a function answering Alertmanager's ``GET /api/v2/alerts`` list, and
+    optionally one answering the pending ones in the same shape (the sim's rules)."""
 
     def __init__(
         self,
@@ -105,25 +106,40 @@ class AlertListOracle:
         described: str,
         spec: MetricSpec = DEFAULT_SPEC,
         name: str = "alerts",
+        read_pending: Callable[[], Any] | None = None,
     ) -> None:
         self.read = read
+        self.read_pending = read_pending
         self.matchers = dict(matchers)
         self.described = described
         self.spec = spec
         self.name = name
 
     def measure(self) -> Reading:
-        return _reading(_alertmanager_firing(self.read()), self.matchers)
+        pending = [_labels(a) for a in self.read_pending()] if self.read_pending else []
+        return _reading(_alertmanager_firing(self.read()), self.matchers, pending)
 
 
-def _reading(firing: list[Mapping[str, Any]], matchers: Mapping[str, str]) -> Reading:
-    alerts = sorted(
-        FiringAlert.from_labels(labels)
-        for labels in firing
-        if all(labels.get(k) == v for k, v in matchers.items())
-    )
+def _reading(
+    firing: list[Mapping[str, Any]],
+    matchers: Mapping[str, str],
+    pending: list[Mapping[str, Any]] | None = None,
+) -> Reading:
+    alerts, waiting = _matching(firing, matchers), _matching(pending or [], matchers)
     result = {"firing": len(alerts), "alerts": [a.name for a in alerts]}
-    return Reading(result, Observation(alerts=tuple(alerts)))
+    return Reading(result, Observation(alerts=alerts, pending=waiting))
+
+
+def _matching(
+    labelled: list[Mapping[str, Any]], matchers: Mapping[str, str]
+) -> tuple[FiringAlert, ...]:
+    return tuple(
+        sorted(
+            FiringAlert.from_labels(labels)
+            for labels in labelled
+            if all(labels.get(k) == v for k, v in matchers.items())
+        )
+    )
 
 
 def _labels(alert: Any) -> Mapping[str, Any]:
@@ -145,7 +161,7 @@ def _state(status: Any) -> Any:
     return status.get("state") if isinstance(status, Mapping) else None
 
 
-def _prometheus_firing(body: Any) -> list[Mapping[str, Any]]:
+def _prometheus_in(body: Any, state: str) -> list[Mapping[str, Any]]:
     data = body.get("data") if isinstance(body, Mapping) else None
     alerts = data.get("alerts") if isinstance(data, Mapping) else None
     if (
@@ -154,4 +170,4 @@ def _prometheus_firing(body: Any) -> list[Mapping[str, Any]]:
         or not isinstance(alerts, list)
     ):
         raise AlertSourceError("Prometheus /api/v1/alerts did not answer success with alerts")
-    return [_labels(a) for a in alerts if isinstance(a, Mapping) and a.get("state") == "firing"]
+    return [_labels(a) for a in alerts if isinstance(a, Mapping) and a.get("state") == state]

@@ -130,7 +130,17 @@ def take_baseline(oracle: Oracle) -> Baseline:
         return Baseline(Observation(), None, f"{type(err).__name__}: {err}")
     finally:
         _close(oracle)
-    return Baseline(reading.observation, problems(reading.observation))
+    return Baseline(reading.observation, _before(reading.observation))
+
+
+def _before(obs: Observation) -> Counter[str]:
+    """The checkpoint's problems, an alert still pending there included: its condition
+    held before the change, so its firing during the window is not the change's doing."""
+    found = problems(obs)
+    for alert in obs.pending:
+        key = f"alert {alert.name}{_labels(alert.labels)} firing"
+        found[key] = max(found[key], 1)
+    return found
 
 
 def _close(oracle: Oracle) -> None:

@@ -68,6 +68,9 @@ class Observation:
     critical_findings: tuple[str, ...] = ()  # fingerprints
     degraded: tuple[Resource, ...] = ()  # objects Degraded, Missing or Unknown
     notes: tuple[str, ...] = field(default=(), compare=False)
+    # Alerts whose condition holds but whose ``for`` has not elapsed (not scored in mu):
+    # at a checkpoint they are already "before", though they fire only later.
+    pending: tuple[FiringAlert, ...] = ()
 
     def merge(self, other: Observation) -> Observation:
         return Observation(
@@ -77,6 +80,7 @@ class Observation:
             self.critical_findings + other.critical_findings,
             self.degraded + other.degraded,
             self.notes + other.notes,
+            self.pending + other.pending,
         )
 
 

@@ -47,9 +47,9 @@ from gitmedic.bot.loop.wiring import (
 )
 from gitmedic.bot.render.pr_body import VerificationPlan
 from gitmedic.bot.responder.incident import Incident, Incidents
-from gitmedic.bot.responder.llm import Completion
+from gitmedic.bot.responder.llm import Completion, with_feedback
 from gitmedic.bot.responder.playbooks import Playbook
-from gitmedic.bot.responder.proposal import Proposal
+from gitmedic.bot.responder.proposal import Proposal, hand_over
 from gitmedic.bot.responder.responder import Responder, _all_playbooks
 from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.runner import run_detectors
@@ -243,7 +243,7 @@ class Loop:
             if not proposal.is_fix or edits in tried:
                 # Nothing new to try: a person decides, with what was tried in the issue.
                 why = f"attempt {attempt} would repeat a candidate already undone"
-                self._escalate(incident, _hand_over(proposal, why) if proposal.is_fix
+                self._escalate(incident, hand_over(proposal, why) if proposal.is_fix
                                else proposal, report)  # fmt: skip
                 return
             tried.append(edits)
@@ -262,7 +262,7 @@ class Loop:
                         f"{state.reason}", *state.feedback]  # fmt: skip
         if undone is not None:  # every attempt was undone
             why = f"all {self.config.attempts} attempt(s) were undone ({'; '.join(feedback)[:500]})"
-            self._escalate(incident, _hand_over(undone[0], why), report)
+            self._escalate(incident, hand_over(undone[0], why), report)
 
     def _retry_proposal(
         self, incident: Incident, undone: tuple[Proposal, TxnState], report: IncidentReport
@@ -380,36 +380,7 @@ class Loop:
         self.on_event(Event(self.clock.now(), kind, text, data))
 
 
-def _hand_over(proposal: Proposal, why: str) -> Proposal:
-    """An escalation to a person when the attempts found nothing new to deploy."""
-    from gitmedic.bot.responder.proposal import Escalation
-
-    reason = f"{why}; a person has to decide. Last diagnosis: {proposal.diagnosis}"
-    return Proposal(proposal.incident, "escalate", diagnosis=reason, evidence=proposal.evidence,
-                    escalation=Escalation(reason, proposal.evidence))  # fmt: skip
-
-
 def _registry(detectors: Sequence[Detector]) -> Any:
     from gitmedic.detectors.registry import Registry
 
     return Registry(detectors)
-
-
-def with_feedback(completion: Completion | None, feedback: Sequence[str]) -> Completion:
-    """The completion, with the previous attempt's outcome told to the model first."""
-    note = {
-        "role": "user",
-        "content": "A previous candidate fix was undone:\n" + "\n".join(feedback),
-    }
-
-    def complete(**kw: Any) -> Any:
-        messages = list(kw.get("messages", ()))
-        at = next((i + 1 for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
-        kw["messages"] = [*messages[:at], note, *messages[at:]]
-        if completion is not None:
-            return completion(**kw)
-        import litellm
-
-        return litellm.completion(**kw)
-
-    return complete

@@ -310,3 +310,23 @@ _SUBMIT = {
         },
     },
 }
+
+
+def with_feedback(completion: Completion | None, feedback: Sequence[str]) -> Completion:
+    """The completion, with the previous attempt's outcome told to the model first."""
+    note = {
+        "role": "user",
+        "content": "A previous candidate fix was undone:\n" + "\n".join(feedback),
+    }
+
+    def complete(**kw: Any) -> Any:
+        messages = list(kw.get("messages", ()))
+        at = next((i + 1 for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
+        kw["messages"] = [*messages[:at], note, *messages[at:]]
+        if completion is not None:
+            return completion(**kw)
+        import litellm
+
+        return litellm.completion(**kw)
+
+    return complete

@@ -95,3 +95,10 @@ class Proposal:
 def evidence_of(findings: Iterable[Finding]) -> tuple[Mapping[str, Any], ...]:
     """The findings' JSON, redacted (params are masked by detectors; prose may not be)."""
     return tuple(redact_object(f.to_json()) for f in findings)
+
+
+def hand_over(proposal: Proposal, why: str) -> Proposal:
+    """An escalation to a person when the attempts found nothing new to deploy."""
+    reason = f"{why}; a person has to decide. Last diagnosis: {proposal.diagnosis}"
+    return Proposal(proposal.incident, "escalate", diagnosis=reason, evidence=proposal.evidence,
+                    escalation=Escalation(reason, proposal.evidence))  # fmt: skip

@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gitmedic.reconciler.oracles.http import HttpOracleBase
+from gitmedic.reconciler.http_client import LazyHttpClient
 from gitmedic.reconciler.oracles.metric import MetricSpec, Reading
 from gitmedic.reconciler.oracles.observation import FiringAlert, Observation
 
@@ -43,7 +43,7 @@ class AlertSourceError(Exception):
     """The alert source could not be read."""
 
 
-class AlertsOracle(HttpOracleBase):
+class AlertsOracle(LazyHttpClient):
     def __init__(
         self,
         url: str,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gitmedic.reconciler.oracles.http import HttpOracleBase
+from gitmedic.reconciler.http_client import LazyHttpClient
 from gitmedic.reconciler.oracles.metric import MetricSpec, Reading
 from gitmedic.reconciler.oracles.observation import Observation, ProbeResult
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 DEFAULT_SPEC = MetricSpec(failure_condition='result["failing"] > 0')
 
 
-class HttpProbeOracle(HttpOracleBase):
+class HttpProbeOracle(LazyHttpClient):
     def __init__(
         self,
         urls: Sequence[str],

@@ -16,9 +16,10 @@ judges the answer with the shared Application rule. HTTP outcomes map to phases:
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 from gitmedic.reconciler.clock import Clock, SystemClock
+from gitmedic.reconciler.http_client import LazyHttpClient
 from gitmedic.reconciler.sync.argo_rules import assess_application
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     import httpx
 
 
-class ArgoCDRestWatcher:
+class ArgoCDRestWatcher(LazyHttpClient):
     def __init__(
         self,
         server: str,
@@ -44,21 +45,10 @@ class ArgoCDRestWatcher:
         self._token = token
         self.app_namespace = app_namespace
         self.clock = clock or SystemClock()
-        self.request_timeout = request_timeout
-        self.verify_tls = verify_tls
-        self.transport = transport
-        self._client: httpx.Client | None = None
-
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        # One client (and TLS context) for all polls of a wait, not one per poll.
+        super().__init__(
+            request_timeout=request_timeout, transport=transport, verify_tls=verify_tls
+        )
 
     def check(self, sha: str) -> SyncState:
         import httpx
@@ -77,17 +67,10 @@ class ArgoCDRestWatcher:
         return assess_application(app, sha, at)
 
     def _get(self) -> httpx.Response:
-        import httpx
-
         params = {"refresh": "hard"}
         if self.app_namespace:
             params["appNamespace"] = self.app_namespace
-        if self._client is None:
-            # One client (and TLS context) for all polls of a wait, not one per poll.
-            self._client = httpx.Client(
-                timeout=self.request_timeout, verify=self.verify_tls, transport=self.transport
-            )
-        return self._client.get(
+        return self.client().get(
             f"{self.server}/api/v1/applications/{self.application}",
             params=params,
             headers={"Authorization": f"Bearer {self._token}"},

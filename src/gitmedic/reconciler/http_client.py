@@ -1,8 +1,9 @@
-"""A lazily created httpx client shared by the HTTP oracles' measurements.
+"""A lazily created httpx client, for what polls one server many times.
 
-One client (and TLS context) per oracle, made on its first measurement, so a
-verification window of many measurements does not pay for a new connection
-pool each time; httpx is imported only then. ``close()`` (or ``with``) ends it.
+The HTTP oracles measure every few seconds over a verification window and the
+Argo CD watcher polls until a sync is deployed: one client (and TLS context)
+each, made on first use, so neither pays for a new connection pool per request;
+httpx is imported only then. ``close()`` (or ``with``) ends it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     import httpx
 
 
-class HttpOracleBase:
+class LazyHttpClient:
     def __init__(
         self, *, request_timeout: float, transport: httpx.BaseTransport | None, verify_tls: bool
     ) -> None:

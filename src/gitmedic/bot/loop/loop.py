@@ -56,6 +56,7 @@ from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import LlmConfig, PolicyConfig, ProbeConfig
 from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.transaction import (
     Journal,
@@ -249,7 +250,6 @@ class Loop:
             tried.append(edits)
             state = self._transact(incident, proposal, attempt, feedback)
             report.transactions.append(state)
-            report.proposals[state.plan.txn_id] = proposal
             if state.outcome is Outcome.COMMITTED:
                 self._remember(incident, proposal, state, report)
                 return
@@ -369,8 +369,7 @@ class Loop:
         undone = [t for t in report.transactions if t.outcome is not Outcome.COMMITTED]
         caused = tuple(f for t in undone for f in report.caused.get(t.plan.txn_id, ()))
         pr = remember(self.config, self.forge, incident, proposal, state, self.clock.now(),
-                      undone=tuple(report.proposals[t.plan.txn_id] for t in undone
-                                   if t.plan.txn_id in report.proposals),
+                      undone=tuple(Edit.from_json(e) for t in undone for e in t.plan.edits),
                       caused=caused, live_after=self.cluster.snapshot())  # fmt: skip
         report.memory_pr = pr
         if pr is not None:

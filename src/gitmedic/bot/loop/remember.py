@@ -30,6 +30,7 @@ from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.transaction import TxnState
 
@@ -47,13 +48,13 @@ def remember(
     state: TxnState,
     now: float,
     *,
-    undone: tuple[Proposal, ...] = (),
+    undone: tuple[Edit, ...] = (),
     caused: tuple[Finding, ...] = (),
     live_after: Snapshot | None = None,
 ) -> int | None:
     """Reflect, open the memory PR and merge it when the guard passes; its number.
 
-    ``undone``: the candidates deployed and reverted before this one, with what
+    ``undone``: the edits of the candidates deployed and reverted before this one, with what
     they ``caused``; with the live snapshots (the incident's, and ``live_after``
     the fix) reflection can learn the lesson of the undone attempts.
     """
@@ -70,7 +71,7 @@ def remember(
         introducing_commit=proposal.commit.sha if proposal.commit else "",
         snapshots=Snapshots(before, after, after),
         outcome=_outcome(config.app, incident, proposal, state, now),
-        undone=tuple(e for p in undone for e in p.edits),
+        undone=undone,
         caused=caused,
         live=Snapshots(incident.live, live_after, live_after)
         if incident.live is not None and live_after is not None

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmedic.bot.responder.incident import Incident
-from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
 from gitmedic.reconciler.transaction import Outcome, Phase, TxnState
 
@@ -31,7 +30,6 @@ class IncidentReport:
     transactions: list[TxnState] = field(default_factory=list)
     # txn id -> findings its candidate caused, seen live when the machine decided to undo it
     caused: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
-    proposals: dict[str, Proposal] = field(default_factory=dict)  # txn id -> its proposal
     escalated: str = ""
     resolved_at: float | None = None
     memory_pr: int | None = None

@@ -29,3 +29,11 @@ def real_apps() -> list[App]:
 def real_app(request: pytest.FixtureRequest) -> App:
     app: App = request.param
     return app
+
+
+def isolate_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git with no user or system config (signing, hooks, aliases): for suites that commit."""
+    config = tmp_path_factory.mktemp("gitconfig") / "config"
+    config.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -9,15 +9,12 @@ from pathlib import Path
 import pytest
 
 from gitmedic.reconciler.git import Git
-from tests.conftest import APPS
+from tests.conftest import APPS, isolate_git
 
 
 @pytest.fixture(autouse=True)
 def hermetic_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = tmp_path_factory.mktemp("gitconfig") / "config"
-    config.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    isolate_git(tmp_path_factory, monkeypatch)
 
 
 MakeRepo = Callable[..., Git]

@@ -8,15 +8,13 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import isolate_git
 from tests.responder.support import AppRepo, app_repo
 
 
 @pytest.fixture(autouse=True)
 def hermetic_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = tmp_path_factory.mktemp("gitconfig") / "config"
-    config.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    isolate_git(tmp_path_factory, monkeypatch)
     monkeypatch.delenv("GITMEDIC_LLM_MODEL", raising=False)
     # litellm prices usage from its bundled map; never from the network in tests.
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -129,7 +129,24 @@ def commit_files(repo: Path, branch: str, files: Mapping[str, str | None], base:
     return sha
 
 
-class LocalBackend:
+class _GitReads:
+    """What the contract reads straight from the git repository behind either forge."""
+
+    repo: Path
+
+    def branches(self) -> set[str]:
+        names = git(self.repo, "for-each-ref", "--format=%(refname:short)", "refs/heads")
+        return set(names.split())
+
+    def files_at(self, sha: str) -> dict[str, str]:
+        names = git(self.repo, "ls-tree", "-r", "--name-only", sha).splitlines()
+        return {name: _show(self.repo, f"{sha}:{name}") for name in names}
+
+    def parents(self, sha: str) -> tuple[str, ...]:
+        return tuple(git(self.repo, "rev-list", "--parents", "-n1", sha).split()[1:])
+
+
+class LocalBackend(_GitReads):
     """LocalForge over a non-bare repo with ``main`` checked out in ``tmp_path/repo``."""
 
     def __init__(self, tmp_path: Path) -> None:
@@ -153,17 +170,6 @@ class LocalBackend:
         ref = f"refs/heads/{branch}"
         return git(self.repo, "rev-parse", "--verify", "-q", ref, check=False) or None
 
-    def branches(self) -> set[str]:
-        names = git(self.repo, "for-each-ref", "--format=%(refname:short)", "refs/heads")
-        return set(names.split())
-
-    def files_at(self, sha: str) -> dict[str, str]:
-        names = git(self.repo, "ls-tree", "-r", "--name-only", sha).splitlines()
-        return {name: _show(self.repo, f"{sha}:{name}") for name in names}
-
-    def parents(self, sha: str) -> tuple[str, ...]:
-        return tuple(git(self.repo, "rev-list", "--parents", "-n1", sha).split()[1:])
-
     def comment_as(self, user: str, number: int, body: str) -> Comment:
         return self.local.comment_as(user, number, body)
 
@@ -183,7 +189,7 @@ class LocalBackend:
         return git(self.repo, "log", "-1", "--format=%an <%ae>", sha)
 
 
-class GitHubBackend:
+class GitHubBackend(_GitReads):
     """GitHubForge over HTTP against the stand-in: a fresh store per test, one server."""
 
     TOKEN = "ghp_" + "contract0test0token0000000000000000"
@@ -206,18 +212,6 @@ class GitHubBackend:
 
     def branch_sha(self, branch: str) -> str | None:
         return self.store.branch_sha(branch)
-
-    def branches(self) -> set[str]:
-        return set(
-            git(self.repo, "for-each-ref", "--format=%(refname:short)", "refs/heads").split()
-        )
-
-    def files_at(self, sha: str) -> dict[str, str]:
-        names = git(self.repo, "ls-tree", "-r", "--name-only", sha).splitlines()
-        return {name: _show(self.repo, f"{sha}:{name}") for name in names}
-
-    def parents(self, sha: str) -> tuple[str, ...]:
-        return tuple(git(self.repo, "rev-list", "--parents", "-n1", sha).split()[1:])
 
     def comment_as(self, user: str, number: int, body: str) -> Comment:
         assert number in self.store.pulls or number in self.store.issues

@@ -40,8 +40,8 @@ actionlint: tools
 # The wheel and sdist (the wheel is built from the sdist, so the sdist is complete);
 # the packaging tests install the wheel in fresh venvs.
 dist: $(STAMP)
-	rm -rf $(DIST)
-	$(BIN)/python -m build --outdir $(DIST) . >/dev/null
+	rm -rf $(DIST) && mkdir $(DIST)
+	$(BIN)/python -m build --outdir $(DIST) . >$(DIST)/build.log 2>&1 || { cat $(DIST)/build.log; exit 1; }
 
 # The chart's ClusterRole rules, generated from the detector registry.
 chart-rbac: $(STAMP)

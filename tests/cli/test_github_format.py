@@ -34,7 +34,8 @@ def test_findings_are_annotations_at_their_files_and_lines(cli: Cli, tmp_path: P
     assert [line.split("::")[1] for line in lines] == [
         "notice file=deploy/app.yaml,line=21,title=gitmedic env-service-address (service-missing)",
         "error file=deploy/app.yaml,line=114,title=gitmedic service-selector-unmatched",
-        "error file=deploy/app.yaml,line=204,title=gitmedic service-target-port (target-port-undeclared)",
+        "error file=deploy/app.yaml,line=204,title=gitmedic service-target-port"
+        " (target-port-undeclared)",
     ]
     assert lines[1].split("::", 2)[2].startswith("Service/boutique/frontend: ")
     assert all(len(line.split("::")) == 3 for line in lines)

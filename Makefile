@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The pinned Go tools (.ci/tools.txt), built once per machine into
+# $GITMEDIC_TOOLS (default ~/.cache/gitmedic-tools) and put first on PATH.
+TOOLS_PATH = $(shell .ci/tools.sh)
+DIST := dist
 
-.PHONY: demo test lint typecheck layers unit integration bench clean
+.PHONY: demo test lint typecheck layers actionlint unit integration tools dist chart-rbac \
+	bench install-size clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,17 +30,38 @@ typecheck: $(STAMP)
 layers: $(STAMP)
 	$(BIN)/lint-imports
 
+tools:
+	.ci/tools.sh >/dev/null
+
+# Every workflow of this repo (the one `gitmedic init` writes is linted by its test).
+actionlint: tools
+	PATH="$(TOOLS_PATH):$$PATH" actionlint .github/workflows/*.yml
+
+# The wheel and sdist (the wheel is built from the sdist, so the sdist is complete);
+# the packaging tests install the wheel in fresh venvs.
+dist: $(STAMP)
+	rm -rf $(DIST) && mkdir $(DIST)
+	$(BIN)/python -m build --outdir $(DIST) . >$(DIST)/build.log 2>&1 || { cat $(DIST)/build.log; exit 1; }
+
+# The chart's ClusterRole rules, generated from the detector registry.
+chart-rbac: $(STAMP)
+	$(BIN)/python -m gitmedic.bot.rbac charts/gitmedic/files/clusterrole-rules.yaml
+
 unit: $(STAMP)
 	$(BIN)/pytest -q -n auto -m 'not integration'
 
-integration: $(STAMP)
-	$(BIN)/pytest -q -m integration
+integration: $(STAMP) tools dist
+	PATH="$(TOOLS_PATH):$$PATH" GITMEDIC_DIST=$(DIST) $(BIN)/pytest -q -m integration
 
-test: lint typecheck layers $(STAMP)
-	$(BIN)/pytest -q -n auto
+test: lint typecheck layers actionlint dist $(STAMP)
+	PATH="$(TOOLS_PATH):$$PATH" GITMEDIC_DIST=$(DIST) $(BIN)/pytest -q -n auto
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# The install size and package count of the core and of [all] (bench/RESULTS.md).
+install-size: dist
+	bench/install_size.sh $(DIST)
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DIST) .mypy_cache .pytest_cache .ruff_cache

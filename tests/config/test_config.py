@@ -54,6 +54,7 @@ def test_yaml_problems_name_the_file_and_line(tmp_path: Path) -> None:
 
 
 def test_the_init_template_is_valid_against_the_schema(tmp_path: Path) -> None:
+    (tmp_path / "apps/shop").mkdir(parents=True)
     assert main(["init", str(tmp_path), "--name", "shop", "--path", "apps/shop"]) == 0
     config = load_config(tmp_path / ".gitmedic" / "config.yaml")
     assert config.app("shop").engine.kind == "argocd"
@@ -66,7 +67,9 @@ def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (tmp_path / ".gitmedic/config.yaml").write_text("mine: true\n")
     main(["init", str(tmp_path)])
     assert (tmp_path / ".gitmedic/config.yaml").read_text() == "mine: true\n"
-    assert "kept     .gitmedic/config.yaml (exists)" in capsys.readouterr().out
+    assert (
+        "kept     .gitmedic/config.yaml (exists; --force overwrites it)" in capsys.readouterr().out
+    )
 
 
 def test_the_schema_is_a_valid_json_schema() -> None:

@@ -185,3 +185,18 @@ def test_lists_are_followed_page_by_page(cluster: KmockThread, tmp_path: Path) -
     assert [o.name for o in snapshot.of_kind("Pod")] == ["a", "b"]
     pages = [r.params for r in cluster.requests() if r.url.path == "/api/v1/pods"]
     assert pages == [{"limit": "500"}, {"limit": "500", "continue": "p2"}]
+
+
+def test_secrets_the_rbac_does_not_grant_are_skipped(cluster: KmockThread, tmp_path: Path) -> None:
+    """The chart grants no list on Secrets by default: their 403 is not a failure."""
+
+    def forbid() -> None:
+        cluster.emulator["get /api/v1/secrets"] << 403 << {"message": "secrets is forbidden"}
+
+    cluster.call(forbid)
+    cluster.add([_pod("web-1", "shop")])
+
+    snapshot = load_live(kubeconfig=str(cluster.kubeconfig(tmp_path)))
+
+    assert [str(o.ref) for o in snapshot] == ["Pod/shop/web-1"]
+    assert "Secret" not in snapshot.kinds()

@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="manifest file, folder or repo")
     p.add_argument("--rev", help="read PATH at this git revision (no checkout)")
     p.add_argument("--namespace", default=None, help="namespace for objects that name none")
-    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     p.add_argument(
         "--detector", action="append", default=[], metavar="ID", help="run only these (repeat)"
     )
@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="the app's name (default: the folder's name)")
     p.add_argument("--path", dest="app_path", help="the app's manifest folder in the repo")
     p.add_argument("--namespace", help="namespace for objects that name none")
+    p.add_argument("--force", action="store_true", help="overwrite the files init writes")
     p.set_defaults(func=_init)
 
     p = sub.add_parser("memory", help="operational memory in a manifest repo")
@@ -195,10 +196,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
-    except Exception:  # a bug of ours: exit 2 (error), never 1 (which means "findings")
-        traceback.print_exc()
-        print("gitmedic: internal error (the traceback above is a bug report)", file=sys.stderr)
+    except ModuleNotFoundError as exc:
+        from gitmedic.bot.extras import missing_extra_message
+
+        message = missing_extra_message(exc, args.command)
+        if message is None:
+            return _internal_error()
+        print(f"gitmedic: error: {message}", file=sys.stderr)
         return EXIT_ERROR
+    except Exception:
+        return _internal_error()
+
+
+def _internal_error() -> int:
+    """A bug of ours: exit 2 (error), never 1 (which means "findings")."""
+    traceback.print_exc()
+    print("gitmedic: internal error (the traceback above is a bug report)", file=sys.stderr)
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":

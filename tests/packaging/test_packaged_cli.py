@@ -1,0 +1,123 @@
+"""The packaged CLI, installed from the wheel with the core only (`pip install gitmedic`).
+
+These run the installed `gitmedic` script in a fresh venv that holds nothing of
+the dev environment: what a CI job on a manifest repository gets.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gitmedic import __version__
+from tests.cli.conftest import faulty_boutique
+from tests.conftest import APPS
+from tests.manifests.helpers import commit_all, init_repo
+from tests.packaging.conftest import Venv
+
+pytestmark = pytest.mark.integration
+
+
+def test_version(core_venv: Venv) -> None:
+    result = core_venv.run(core_venv.bin / "gitmedic", "--version")
+    assert (result.returncode, result.stdout) == (0, f"gitmedic {__version__}\n")
+
+
+def test_detect_finds_faults_in_every_format(core_venv: Venv, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    faulty_boutique(repo / "deploy/app.yaml", "selector")
+    commit_all(repo)
+    gitmedic = core_venv.bin / "gitmedic"
+    as_json = core_venv.run(
+        gitmedic, "detect", "deploy", "--namespace", "shop", "--format", "json", cwd=repo
+    )
+    assert as_json.returncode == 1, as_json.stderr
+    detectors = {f["detector"] for f in json.loads(as_json.stdout)["findings"]}
+    assert "service-selector-unmatched" in detectors
+    github = core_venv.run(
+        gitmedic, "detect", "deploy", "--namespace", "shop", "--format", "github", cwd=repo
+    )
+    assert github.returncode == 1
+    assert "::error file=deploy/app.yaml,line=114,title=gitmedic service-selector-unmatched::" in (
+        github.stdout
+    )
+    sarif = core_venv.run(gitmedic, "detect", "deploy", "--format", "sarif", cwd=repo)
+    assert json.loads(sarif.stdout)["version"] == "2.1.0"
+
+
+def test_detect_on_a_clean_app_exits_0(core_venv: Venv) -> None:
+    clean = APPS / "sock-shop/deploy/kubernetes/complete-demo.yaml"
+    result = core_venv.run(core_venv.bin / "gitmedic", "detect", clean)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_sim_status_runs_on_the_core(core_venv: Venv, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    faulty_boutique(repo / "deploy/app.yaml")
+    commit_all(repo)
+    result = core_venv.run(
+        core_venv.bin / "gitmedic",
+        "sim",
+        "status",
+        repo / "deploy",
+        "--namespace",
+        "shop",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["objects"]
+
+
+def test_init_then_memory_check(core_venv: Venv, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    (repo / "apps/shop").mkdir(parents=True)
+    gitmedic = core_venv.bin / "gitmedic"
+    init = core_venv.run(gitmedic, "init", repo, "--path", "apps/shop", "--namespace", "shop")
+    assert init.returncode == 0, init.stderr
+    assert "Next steps:" in init.stdout
+    check = core_venv.run(gitmedic, "memory", "check", repo)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "extra", "module"),
+    [
+        (("serve",), "serve", "prometheus_client"),
+        (("detect", "--live"), "kube", "kubernetes"),
+    ],
+    ids=["serve", "detect-live"],
+)
+def test_a_command_whose_extra_is_missing_names_it(
+    core_venv: Venv, tmp_path: Path, argv: tuple[str, ...], extra: str, module: str
+) -> None:
+    result = core_venv.run(
+        "env",
+        "GITMEDIC_WEBHOOK_SECRET=s",
+        f"GITMEDIC_STATE_DIR={tmp_path}",
+        core_venv.bin / "gitmedic",
+        *argv,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"gitmedic: error: gitmedic {argv[0]} needs the optional dependency {module!r}, which "
+        f"the [{extra}] extra installs: pip install 'gitmedic[{extra}]' (or 'gitmedic[all]')\n"
+    )
+
+
+def test_a_kustomization_without_kubectl_names_the_extra(core_venv: Venv, tmp_path: Path) -> None:
+    (tmp_path / "kustomization.yaml").write_text("resources: []\n")
+    only_git = tmp_path / "bin"  # this machine has a kubectl in /usr/bin
+    only_git.mkdir()
+    (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    result = core_venv.run(core_venv.bin / "gitmedic", "detect", tmp_path, path=str(only_git))
+    assert result.returncode == 2
+    assert "pip install 'gitmedic[kustomize]'" in result.stderr
+
+
+def test_the_demo_runs_on_the_core(core_venv: Venv, tmp_path: Path) -> None:
+    result = core_venv.run(core_venv.bin / "gitmedic", "demo", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr

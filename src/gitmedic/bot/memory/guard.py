@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from gitmedic.bot.responder.playbooks import (
 )
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
+from gitmedic.reconciler.git import Git, GitError
 
 MEMORY = ".gitmedic"
 OUTCOME_KEYS = frozenset(
@@ -206,10 +206,7 @@ def _check_architecture(repo: Path, problems: list[Problem]) -> None:
 
 
 def _show(repo: Path, rev: str, rel: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "show", f"{rev}:{rel}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return proc.stdout if proc.returncode == 0 else ""
+    try:  # Git.show_file refuses a symbolic link at ``rev``
+        return Git(repo).show_file(rev, rel).decode("utf-8", errors="replace")
+    except GitError:
+        return ""

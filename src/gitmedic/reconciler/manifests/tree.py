@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 import tarfile
 import tempfile
 import weakref
@@ -13,6 +12,8 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from gitmedic.reconciler import gitcmd
+from gitmedic.reconciler.gitcmd import Popen
 from gitmedic.reconciler.manifests.parse import MAX_FILE_BYTES
 
 
@@ -37,12 +38,7 @@ def git_toplevel(path: Path) -> Path | None:
     start = path if path.is_dir() else path.parent
     while not start.exists():
         start = start.parent
-    proc = subprocess.run(
-        ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = gitcmd.run(start, "rev-parse", "--show-toplevel")
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None
 
 
@@ -113,7 +109,7 @@ class GitTree:
             _mode, kind, sha, size = meta.split()
             if kind == b"blob":
                 self._entries[name.decode()] = (sha.decode(), int(size))
-        self._batch: subprocess.Popen[bytes] | None = None
+        self._batch: Popen[bytes] | None = None
 
     @classmethod
     def at(cls, path: Path, rev: str) -> tuple[GitTree, str]:
@@ -169,13 +165,9 @@ class GitTree:
                 tar.extractall(tmp, filter="data")
             yield Path(tmp) / rel
 
-    def _cat_file(self) -> subprocess.Popen[bytes]:
+    def _cat_file(self) -> Popen[bytes]:
         if self._batch is None:
-            self._batch = subprocess.Popen(
-                ["git", "-C", str(self.root), "cat-file", "--batch"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
+            self._batch = gitcmd.start(self.root, "cat-file", "--batch")
             weakref.finalize(self, _close, self._batch)
         return self._batch
 
@@ -185,7 +177,7 @@ def _hidden(rel: str) -> bool:
     return any(p.startswith(".") for p in PurePosixPath(rel).parts)
 
 
-def _close(proc: subprocess.Popen[bytes]) -> None:
+def _close(proc: Popen[bytes]) -> None:
     if proc.stdin:
         proc.stdin.close()
     if proc.stdout:
@@ -193,8 +185,8 @@ def _close(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=10)
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+def _git(root: Path, *args: str, check: bool = True) -> gitcmd.CompletedProcess[bytes]:
+    proc = gitcmd.run_bytes(root, args[0], *args[1:])
     if check and proc.returncode != 0:
         raise LoadFailure(f"git {args[0]} failed: {proc.stderr.decode().strip()}")
     return proc

@@ -146,3 +146,19 @@ def test_the_secret_config_is_in_the_environment_not_argv(
     header = {"http.extraHeader": "Authorization: Basic s3cret"}
     proc = gitcmd.run(tmp_path, "config", "--get", "http.extraHeader", secret_config=header)
     assert proc.stdout.strip() == "Authorization: Basic s3cret"
+
+
+def test_drivers_the_repo_config_defines_are_overridden_and_rescanned(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert not [f for f in gitcmd._argv(tmp_path, "status", []) if "evil" in f]
+    config = ["git", "-C", str(tmp_path), "config"]
+    subprocess.run([*config, "filter.evil.smudge", "sh -c exit"], check=True)
+    subprocess.run([*config, "merge.evil.driver", "sh -c exit"], check=True)
+    subprocess.run([*config, "remote.origin.uploadpack", "sh -c exit"], check=True)
+    argv = gitcmd._argv(tmp_path / "sub", "status", [])
+    assert {
+        "filter.evil.smudge=",
+        "filter.evil.required=false",
+        "merge.evil.driver=false",
+        "remote.origin.uploadpack=git-upload-pack",
+    } <= set(argv)

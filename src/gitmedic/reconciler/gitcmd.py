@@ -219,15 +219,16 @@ def _is_empty_private_dir(path: Path) -> bool:
 
 def _driver_overrides(cwd: Path) -> tuple[tuple[str, str], ...]:
     """Neutral values for every driver and remote program the repository's config defines."""
-    files = _config_files(cwd)
-    if files is None:
+    found = _config_files(cwd)
+    if found is None:
         return ()
+    top, files = found
     key = tuple(_stat_key(f) for f in files)
     cached = _driver_cache.get(files[0])
     if cached is not None and cached[0] == key:
         return cached[1]
     listing = subprocess.run(
-        ["git", "-C", str(cwd), "config", "--list", "-z", "--show-scope", "--includes"],
+        ["git", "-C", str(top), "config", "--list", "-z", "--show-scope", "--includes"],
         capture_output=True,
         text=True,
         env=_environment(None, None),
@@ -243,9 +244,9 @@ def _neutralise(listing: str) -> tuple[tuple[tuple[str, str], ...], bool]:
     """Overrides for ``git config --list -z --show-scope`` entries of the repository's scopes."""
     found: dict[str, str] = {}
     includes = False
-    for record in listing.split("\0"):
-        scope, _, rest = record.partition("\t")
-        name = rest.split("\n", 1)[0].lower()
+    fields = listing.split("\0")  # scope, key and value, scope, key and value, ...
+    for scope, entry in zip(fields[::2], fields[1::2], strict=False):
+        name = entry.split("\n", 1)[0].lower()
         if scope not in ("local", "worktree") or not name:
             continue
         includes = includes or name.startswith(("include.", "includeif."))
@@ -258,22 +259,23 @@ def _neutralise(listing: str) -> tuple[tuple[tuple[str, str], ...], bool]:
     return tuple(sorted(found.items())), includes
 
 
-def _config_files(cwd: Path) -> tuple[Path, ...] | None:
-    """The repository's ``config`` (and ``config.worktree``) above ``cwd``, found without git."""
+def _config_files(cwd: Path) -> tuple[Path, tuple[Path, ...]] | None:
+    """The repository's top folder and its ``config`` (and ``config.worktree``), found
+    without git from ``cwd`` (or the nearest folder above it)."""
     start = cwd.absolute()
     for folder in (start, *start.parents):
         dotgit = folder / ".git"
         if dotgit.is_dir():
-            return (dotgit / "config", dotgit / "config.worktree")
+            return folder, (dotgit / "config", dotgit / "config.worktree")
         if dotgit.is_file():
             text = dotgit.read_text(errors="replace").strip()
             gitdir = (folder / text.removeprefix("gitdir:").strip()).resolve()
             common = gitdir
             if (gitdir / "commondir").is_file():
                 common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
-            return (common / "config", gitdir / "config.worktree")
+            return folder, (common / "config", gitdir / "config.worktree")
         if (folder / "HEAD").is_file() and (folder / "objects").is_dir():
-            return (folder / "config",)  # a bare repository
+            return folder, (folder / "config",)  # a bare repository
     return None
 
 

@@ -110,7 +110,16 @@ def test_run_once_runs_no_planted_hook_or_configured_program(tmp_path: Path) -> 
     marker = tmp_path / "ran"
     plant(repo, marker)
     with_fault(repo, app, namespace, "service-target-port", target="productcatalogservice")
-    argv = ["run", repo, "--path", app, "--namespace", namespace, "--cluster", "sim"]
+    argv: list[str | Path] = [
+        "run",
+        repo,
+        "--path",
+        app,
+        "--namespace",
+        namespace,
+        "--cluster",
+        "sim",
+    ]
 
     proc = gitmedic(*argv, "--forge", "local", "--once", "--json", cwd=tmp_path)
 

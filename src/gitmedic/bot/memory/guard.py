@@ -34,6 +34,7 @@ from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
 from gitmedic.reconciler.git import Git, GitError
 
 MEMORY = ".gitmedic"
+LINK_PROBLEM = "a symbolic link: gitmedic does not follow links in the repository"
 OUTCOME_KEYS = frozenset(
     {
         "id",
@@ -64,7 +65,9 @@ def check_memory(
     repo: Path, *, base_rev: str | None = None, app_names: frozenset[str] = frozenset()
 ) -> list[Problem]:
     """Every problem of the memory in ``repo`` (empty: it may be committed)."""
-    problems: list[Problem] = []
+    problems = _links(repo)
+    if problems:  # nothing is read through a link, not even to report on it
+        return problems
     _check_config(repo, problems)
     learned = _check_playbooks(repo, app_names, problems)
     known = {p.id for p in builtin_playbooks()} | {p.id for p in learned}
@@ -72,6 +75,15 @@ def check_memory(
     _check_outcomes(repo, base_rev, problems)
     _check_architecture(repo, problems)
     return problems
+
+
+def _links(repo: Path) -> list[Problem]:
+    """Symbolic links in the memory folder: refused, whatever they point at."""
+    root = repo / MEMORY
+    found = [root] if root.is_symlink() else []
+    if not found and root.is_dir():
+        found = sorted(p for p in root.rglob("*") if p.is_symlink())
+    return [Problem(p.relative_to(repo).as_posix(), LINK_PROBLEM) for p in found]
 
 
 def _check_config(repo: Path, problems: list[Problem]) -> None:

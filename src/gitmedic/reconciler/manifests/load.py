@@ -24,6 +24,10 @@ from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+LINK_REFUSED = (
+    "a symbolic link: gitmedic does not follow links in the repository "
+    "(commit the file or folder itself)"
+)
 
 __all__ = ["DesiredState", "LoadFailure", "ManifestError", "load_desired", "open_tree"]
 
@@ -40,6 +44,8 @@ def open_tree(path: str | os.PathLike[str], rev: str | None = None) -> tuple[Tre
     """The tree holding ``path`` and the path's name inside it."""
     p = Path(path)
     if rev is None:
+        if p.is_symlink():
+            raise LoadFailure(f"{path} is a symbolic link: gitmedic does not follow links")
         if not p.exists():
             raise LoadFailure(f"{path}: no such file or directory")
         return FsTree.around(p)
@@ -64,6 +70,8 @@ def load_desired(
 def _load_dir(
     tree: Tree, rel: str, namespace: str, objects: list[Obj], state: DesiredState
 ) -> None:
+    for link in tree.links(rel):
+        state.errors.append(ManifestError(link, 0, LINK_REFUSED))
     files = tree.files(rel)
     kustomize_roots = sorted(
         {

@@ -1,4 +1,9 @@
-"""Where manifest files are read from: the working tree, or a git revision without checkout."""
+"""Where manifest files are read from: the working tree, or a git revision without checkout.
+
+Neither follows a symbolic link: the work tree is read through
+:mod:`gitmedic.reconciler.repofs` and a revision's links (mode 120000) are not
+files; :meth:`Tree.links` lists them so the loader can say why they are refused.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from gitmedic.reconciler import gitcmd
+from gitmedic.reconciler import gitcmd, repofs
+from gitmedic.reconciler.git import SYMLINK_MODE
 from gitmedic.reconciler.gitcmd import Popen
 from gitmedic.reconciler.manifests.parse import MAX_FILE_BYTES
 
@@ -31,6 +37,8 @@ class Tree(Protocol):
     def is_file(self, rel: str) -> bool: ...
     def files(self, rel: str) -> list[str]: ...
     def read_text(self, rel: str) -> str: ...
+    def links(self, rel: str) -> list[str]: ...
+    def is_link(self, rel: str) -> bool: ...
     def materialize(self, rel: str) -> AbstractContextManager[Path]: ...
 
 
@@ -68,7 +76,24 @@ class FsTree:
         return cls(root), "" if rel == "." else rel
 
     def is_file(self, rel: str) -> bool:
-        return (self.root / rel).is_file()
+        return not self.is_link(rel) and (self.root / rel).is_file()
+
+    def is_link(self, rel: str) -> bool:
+        try:
+            repofs.check_no_link(self.root, rel)
+        except (repofs.LinkRefused, PermissionError):
+            return True
+        return False
+
+    def links(self, rel: str) -> list[str]:
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.root / rel):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted([*dirnames, *filenames]):
+                path = Path(dirpath) / name
+                if not name.startswith(".") and path.is_symlink():
+                    out.append(path.relative_to(self.root).as_posix())
+        return sorted(out)
 
     def files(self, rel: str) -> list[str]:
         base = self.root / rel
@@ -76,16 +101,15 @@ class FsTree:
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(n for n in filenames if not n.startswith(".")):
-                out.append((Path(dirpath) / name).relative_to(self.root).as_posix())
+                if not (Path(dirpath) / name).is_symlink():  # listed by links()
+                    out.append((Path(dirpath) / name).relative_to(self.root).as_posix())
         return out
 
     def read_text(self, rel: str) -> str:
-        path = self.root / rel
         try:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                raise LoadFailure(f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}")
-            return _decode(path.read_bytes(), rel)
+            return _decode(repofs.read_bytes(self.root, rel, MAX_FILE_BYTES), rel)
+        except repofs.LinkRefused as exc:
+            raise LoadFailure(str(exc)) from None
         except OSError as exc:
             raise LoadFailure(exc.strerror or str(exc)) from None
 
@@ -101,13 +125,16 @@ class GitTree:
         self.root = root
         self.revision = revision
         self._entries: dict[str, tuple[str, int]] = {}
+        self._links: set[str] = set()
         out = _git(root, "ls-tree", "-r", "-z", "-l", "--full-tree", revision).stdout
         for record in out.split(b"\0"):
             if not record:
                 continue
             meta, _, name = record.partition(b"\t")
-            _mode, kind, sha, size = meta.split()
-            if kind == b"blob":
+            mode, kind, sha, size = meta.split()
+            if mode == SYMLINK_MODE.encode():
+                self._links.add(name.decode())
+            elif kind == b"blob":
                 self._entries[name.decode()] = (sha.decode(), int(size))
         self._batch: Popen[bytes] | None = None
 
@@ -128,12 +155,24 @@ class GitTree:
             else (os.path.relpath(path, root))
         )
         rel = "" if rel == "." else rel
+        if tree.is_link(rel):
+            raise LoadFailure(f"{rel} is a symbolic link at {rev}: gitmedic does not follow links")
         if rel and not tree.is_file(rel) and not tree.files(rel):
             raise LoadFailure(f"{rel} does not exist at revision {rev}")
         return tree, rel
 
     def is_file(self, rel: str) -> bool:
         return rel in self._entries
+
+    def is_link(self, rel: str) -> bool:
+        parts = PurePosixPath(rel).parts
+        return any(str(PurePosixPath(*parts[:n])) in self._links for n in range(1, len(parts) + 1))
+
+    def links(self, rel: str) -> list[str]:
+        prefix = f"{rel.rstrip('/')}/" if rel else ""
+        return sorted(
+            n for n in self._links if n.startswith(prefix) and not _hidden(n[len(prefix) :])
+        )
 
     def files(self, rel: str) -> list[str]:
         prefix = f"{rel.rstrip('/')}/" if rel else ""
@@ -143,6 +182,11 @@ class GitTree:
 
     def read_text(self, rel: str) -> str:
         sha, size = self._entries.get(rel, ("", 0))
+        if self.is_link(rel):
+            raise LoadFailure(
+                f"{rel} is a symbolic link at {self.revision[:12]}: "
+                "gitmedic does not follow links in the repository"
+            )
         if not sha:
             raise LoadFailure(f"{rel} does not exist at {self.revision[:12]}")
         if size > MAX_FILE_BYTES:
@@ -162,7 +206,7 @@ class GitTree:
         archive = _git(self.root, "archive", "--format=tar", self.revision).stdout
         with tempfile.TemporaryDirectory(prefix="gitmedic-rev-") as tmp:
             with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-                tar.extractall(tmp, filter="data")
+                tar.extractall(tmp, filter=_no_links)
             yield Path(tmp) / rel
 
     def _cat_file(self) -> Popen[bytes]:
@@ -170,6 +214,13 @@ class GitTree:
             self._batch = gitcmd.start(self.root, "cat-file", "--batch")
             weakref.finalize(self, _close, self._batch)
         return self._batch
+
+
+def _no_links(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """The tar "data" filter, and no links at all: kustomize must not follow one."""
+    if member.issym() or member.islnk():
+        return None
+    return tarfile.data_filter(member, dest)
 
 
 def _hidden(rel: str) -> bool:

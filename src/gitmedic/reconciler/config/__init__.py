@@ -88,9 +88,15 @@ class LlmConfig:
 
 
 @dataclass(frozen=True)
+class ManifestsConfig:
+    allow_remote_bases: bool = False  # kustomize resources/bases/components fetched remotely
+
+
+@dataclass(frozen=True)
 class Config:
     apps: tuple[AppConfig, ...]
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    manifests: ManifestsConfig = field(default_factory=ManifestsConfig)
     llm: LlmConfig = field(default_factory=LlmConfig)
     attempts: int = 3
     version: int = 1
@@ -147,6 +153,7 @@ def parse_config(data: Any, source: str = CONFIG_PATH) -> Config:
         apps=tuple(_app(a) for a in data["apps"]),
         policy=_policy(data.get("policy") or {}),
         llm=LlmConfig(**(data.get("llm") or {})),
+        manifests=ManifestsConfig(**(data.get("manifests") or {})),
         attempts=int(data.get("attempts", 3)),
         version=int(data["version"]),
     )

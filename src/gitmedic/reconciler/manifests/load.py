@@ -19,7 +19,8 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
-from gitmedic.reconciler.manifests.kustomize import KUSTOMIZATION_FILES, render_kustomization
+from gitmedic.reconciler.manifests.kustomize import render_kustomization
+from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
 

@@ -32,6 +32,7 @@ class LoadFailure(Exception):
 
 
 class Tree(Protocol):
+    root: Path  # the repository's work tree
     revision: str
 
     def is_file(self, rel: str) -> bool: ...

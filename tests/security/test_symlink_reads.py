@@ -26,6 +26,7 @@ from gitmedic.reconciler.config import ConfigError, load_config
 from gitmedic.reconciler.forge import Validation
 from gitmedic.reconciler.git import Git, GitError
 from gitmedic.reconciler.manifests.documents import EditError
+from gitmedic.reconciler.manifests.load import LoadFailure, load_desired
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from tests.conftest import isolate_git
 from tests.responder.support import app_repo
@@ -176,3 +177,13 @@ def test_the_llm_tools_read_and_edit_nothing_through_a_link(tmp_path: Path) -> N
     sent = "\n".join(model.sent)
     assert sent.count("symbolic link") >= 5 + 4  # five reads refused, four links listed
     assert leaked(sent) == []
+
+
+@pytest.mark.parametrize("rev", [None, "HEAD"])
+def test_a_path_through_a_linked_folder_is_refused(
+    plain_repo: tuple[Path, list[str]], rev: str | None
+) -> None:
+    root, _ = plain_repo
+    for path in (root / "apps/web/elsewhere", root / "apps/web/elsewhere/svc.yaml"):
+        with pytest.raises(LoadFailure, match="symbolic link"):
+            load_desired(path, rev=rev)

@@ -44,13 +44,24 @@ class DesiredState:
 def open_tree(path: str | os.PathLike[str], rev: str | None = None) -> tuple[Tree, str]:
     """The tree holding ``path`` and the path's name inside it."""
     p = Path(path)
+    _refuse_links_to(p)
     if rev is None:
-        if p.is_symlink():
-            raise LoadFailure(f"{path} is a symbolic link: gitmedic does not follow links")
         if not p.exists():
             raise LoadFailure(f"{path}: no such file or directory")
         return FsTree.around(p)
     return GitTree.at(p, rev)
+
+
+def _refuse_links_to(path: Path) -> None:
+    """A path that is, or goes through, a link inside its repository is refused (links
+    above the repository, like a linked ``/tmp``, are the machine's, not the repo's)."""
+    link = None
+    for part in (path.absolute(), *path.absolute().parents):
+        if (part / ".git").exists():
+            if link is not None:
+                raise LoadFailure(f"{link} is a symbolic link: gitmedic does not follow links")
+            return
+        link = link or (part if part.is_symlink() else None)
 
 
 def load_desired(

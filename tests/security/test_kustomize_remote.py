@@ -14,7 +14,6 @@ import http.server
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 from gitmedic.reconciler.git import Git
 from gitmedic.reconciler.manifests.load import load_desired
 from tests.conftest import isolate_git
+from tests.security.local_http import serving
 
 REMOTE = """\
 apiVersion: v1
@@ -69,15 +69,8 @@ class _Counter(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[str]]]:
     hits: list[str] = []
-    httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), type("Handler", (_Counter,), {"hits": hits})
-    )
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(type("Handler", (_Counter,), {"hits": hits})) as url:
+        yield url, hits
 
 
 def repo_with(tmp_path: Path, kustomization: str) -> Path:

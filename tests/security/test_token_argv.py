@@ -16,13 +16,13 @@ import http.server
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gitmedic.bot.github_env import Clone
+from tests.security.local_http import serving
 
 TOKEN = "ghs_argv_must_never_hold_this_0123456789"
 
@@ -51,15 +51,8 @@ def served_repo(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     subprocess.run(["git", "-C", str(bare), "update-server-info"], check=True)
     seen: list[str] = []
     handler = type("Handler", (_Recorder,), {"seen": seen})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), lambda *a: handler(*a, directory=str(tmp_path / "srv"))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/repo.git", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(lambda *a: handler(*a, directory=str(tmp_path / "srv"))) as url:
+        yield f"{url}/repo.git", seen
 
 
 @pytest.fixture

@@ -35,17 +35,23 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import tempfile
 import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from gitmedic.reconciler import gitcmd
+
 EXAMPLE = "shop"
 NAMESPACE = "shop"
 APP_PATH = f"apps/{EXAMPLE}"
-IDENT = ["-c", "user.name=Alice", "-c", "user.email=alice@example.com"]
+IDENT = {
+    "GIT_AUTHOR_NAME": "Alice",
+    "GIT_AUTHOR_EMAIL": "alice@example.com",
+    "GIT_COMMITTER_NAME": "Alice",
+    "GIT_COMMITTER_EMAIL": "alice@example.com",
+}
 
 
 def example_app_dir() -> Path:
@@ -235,10 +241,10 @@ def _print_summary(console: Any, summary: dict[str, Any]) -> None:
 
 def _git(repo: Path, *argv: str) -> None:
     repo.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "-C", str(repo), *IDENT, *argv], check=True, capture_output=True)
+    gitcmd.output(repo, argv[0], *argv[1:], env=IDENT)
 
 
 def _git_out(repo: Path, *argv: str) -> str:
     """What git prints, or nothing when it fails (a path main does not have)."""
-    proc = subprocess.run(["git", "-C", str(repo), *argv], capture_output=True, text=True)
+    proc = gitcmd.run(repo, argv[0], *argv[1:])
     return proc.stdout.strip() if proc.returncode == 0 else ""

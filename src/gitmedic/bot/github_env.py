@@ -12,18 +12,20 @@ The clone lives in the state directory and is fetched before each use: the
 loop, the gate and the responder read files with git, so ``main`` of the clone
 is reset to ``origin/main`` (the clone is gitmedic's own; nobody works in it) and
 every branch is fetched, so a commit the forge just made through the API can be
-read by its SHA. git authenticates with the forge's token in an HTTP header,
-never in the URL or on disk.
+read by its SHA. git authenticates with the forge's token in an HTTP header
+passed in git's environment (``GIT_CONFIG_COUNT``), never in the URL, argv or on
+disk.
 """
 
 from __future__ import annotations
 
 import base64
-import subprocess
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from gitmedic.reconciler import gitcmd
 
 if TYPE_CHECKING:
     from gitmedic.bot.forges.github import GitHubForge
@@ -77,11 +79,13 @@ class Clone:
         return self.path
 
     def _git(self, cwd: Path | None, *args: str) -> None:
-        auth = base64.b64encode(f"x-access-token:{self.token()}".encode()).decode()
-        header = [] if not self.url.startswith("http") else [
-            "-c", f"http.extraHeader=Authorization: Basic {auth}"
-        ]  # fmt: skip
-        where = ["-C", str(cwd)] if cwd is not None else []
-        proc = subprocess.run(["git", *header, *where, *args], capture_output=True, text=True)
+        proc = gitcmd.run(cwd, args[0], *args[1:], secret_config=self._auth())
         if proc.returncode != 0:
             raise GitHubEnvError(f"git {args[0]} of {self.url} failed: {proc.stderr.strip()}")
+
+    def _auth(self) -> dict[str, str]:
+        """The token as an HTTP header, handed to git in its environment (never its argv)."""
+        if not self.url.startswith("http"):
+            return {}
+        auth = base64.b64encode(f"x-access-token:{self.token()}".encode()).decode()
+        return {"http.extraHeader": f"Authorization: Basic {auth}"}

@@ -1,8 +1,9 @@
 """A thin, typed wrapper over the git command line.
 
 Every call is ``git -C <root> <args...>`` with an argument list (never a shell
-string), output captured, and failures turned into typed errors that carry the
-command and git's stderr:
+string), through :mod:`gitmedic.reconciler.gitcmd` (so no hook or configured
+program of the repository runs), output captured, and failures turned into
+typed errors that carry the command and git's stderr:
 
 - :class:`GitError` (any failure), and its subclasses
 - :class:`UnknownRevision` (a revision, branch or path at a revision that does not exist),
@@ -25,10 +26,11 @@ methods ``head``, ``current_branch``, ``rev_parse``, ``branch_create``,
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gitmedic.reconciler import gitcmd
 
 __all__ = [
     "BOT",
@@ -39,6 +41,7 @@ __all__ = [
     "Identity",
     "MergeConflict",
     "NothingToCommit",
+    "SymlinkRefused",
     "UnknownRevision",
 ]
 
@@ -54,6 +57,10 @@ class GitError(Exception):
 
 class UnknownRevision(GitError):
     """The revision (or the path at that revision) does not exist."""
+
+
+class SymlinkRefused(UnknownRevision):
+    """The path is a symbolic link in the commit: gitmedic reads no link's target."""
 
 
 class NothingToCommit(GitError):
@@ -77,6 +84,7 @@ class Identity:
 
 
 BOT = Identity("gitmedic[bot]", "gitmedic[bot]@users.noreply.github.com")
+SYMLINK_MODE = "120000"  # a tree entry's mode for a symbolic link
 _SEP = "\x1f"
 _FORMAT = _SEP.join(["%H", "%P", "%an", "%ae", "%at", "%s"])
 
@@ -118,7 +126,7 @@ class Git:
         _run(["clone", "-q", "--", url, str(dest)], None, {})
         return cls(dest, **kw)
 
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, check: bool = True) -> gitcmd.CompletedProcess[str]:
         env = {
             "GIT_AUTHOR_NAME": self.identity.name,
             "GIT_AUTHOR_EMAIL": self.identity.email,
@@ -233,8 +241,20 @@ class Git:
         return [_commit(record) for record in out.split("\0") if record.strip()]
 
     def show_file(self, rev: str, path: str) -> bytes:
+        """The content of ``path`` at ``rev``; a symbolic link is refused, never followed."""
         sha = self.rev_parse(rev)
-        proc = _run(["cat-file", "blob", f"{sha}:{path}"], self.root, {}, check=False, text=False)
+        entry = _run(["ls-tree", "-z", sha, "--", path], self.root, {}, check=False).stdout
+        mode, _, rest = entry.partition(" ")
+        if not entry or rest.split(" ", 1)[0] != "blob":
+            raise UnknownRevision(["show", f"{rev}:{path}"], "", f"{path} does not exist at {rev}")
+        if mode == SYMLINK_MODE:
+            raise SymlinkRefused(
+                ["show", f"{rev}:{path}"],
+                "",
+                f"{path} is a symbolic link at {rev[:12]}; gitmedic does not follow links",
+            )
+        blob = rest.split(" ", 1)[1].split("\t", 1)[0]
+        proc = _run(["cat-file", "blob", blob], self.root, {}, check=False, text=False)
         if proc.returncode != 0:
             raise UnknownRevision(["show", f"{rev}:{path}"], "", f"{path} does not exist at {rev}")
         out: bytes = proc.stdout
@@ -281,11 +301,13 @@ def _run(
     *,
     check: bool = True,
     text: bool = True,
-) -> subprocess.CompletedProcess[Any]:
-    cmd = ["git", *(["-C", str(root)] if root else []), *args]
-    full_env = {**os.environ, **env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    proc = subprocess.run(cmd, capture_output=True, text=text, env=full_env, check=False)
+) -> gitcmd.CompletedProcess[Any]:
+    if not text:
+        raw = gitcmd.run_bytes(root, args[0], *args[1:], env=env)
+        if check and raw.returncode != 0:
+            raise GitError(args, raw.stderr.decode(errors="replace"))
+        return raw
+    proc = gitcmd.run(root, args[0], *args[1:], env=env)
     if check and proc.returncode != 0:
-        stderr = proc.stderr if text else proc.stderr.decode(errors="replace")
-        raise GitError(args, stderr)
+        raise GitError(args, proc.stderr)
     return proc

@@ -15,12 +15,12 @@ A revision whose manifests do not load makes the operation ``Error``.
 from __future__ import annotations
 
 import enum
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.clock import Clock
 from gitmedic.sim.cluster import Cluster
 from gitmedic.sim.health import Status, health_of, worst
@@ -260,12 +260,7 @@ class GitSource:
     branch: str = "main"
 
     def head(self) -> str:
-        proc = subprocess.run(
-            ["git", "-C", str(self._dir()), "rev-parse", self.branch],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        proc = gitcmd.run(self._dir(), "rev-parse", self.branch)
         if proc.returncode != 0:
             raise ManifestLoadError(f"{self.path}: no branch {self.branch}: {proc.stderr.strip()}")
         return proc.stdout.strip()

@@ -9,11 +9,11 @@ earlier commit (or no git at all) the state at ``rev`` is its own baseline.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
 from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.sim.catalog import ImageCatalog
 
@@ -42,22 +42,8 @@ def baseline_catalog(
 
 def _earlier(path: Path, rev: str | None, depth: int) -> list[str]:
     where = path if path.is_dir() else path.parent
-    proc = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(where),
-            "log",
-            "--first-parent",
-            "--format=%H",
-            f"-{depth + 1}",
-            rev or "HEAD",
-            "--",
-            ".",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = gitcmd.run(
+        where, "log", "--first-parent", "--format=%H", f"-{depth + 1}", rev or "HEAD", "--", "."
     )
     if proc.returncode != 0:
         return []
@@ -68,10 +54,5 @@ def _earlier(path: Path, rev: str | None, depth: int) -> list[str]:
 
 
 def _dirty(where: Path) -> bool:
-    proc = subprocess.run(
-        ["git", "-C", str(where), "status", "--porcelain", "--", "."],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = gitcmd.run(where, "status", "--porcelain", "--", ".")
     return bool(proc.stdout.strip())

@@ -42,6 +42,12 @@ def commit_files(
         raise Validation(f"no commit found for base sha {base_sha!r}")
     head = _git.branch_sha(repo, branch)
     parent = head if head is not None and _git.is_ancestor(repo, base, head) else base
+    links = _git.symlinks_in(repo, parent, files)
+    if links:
+        raise Validation(
+            f"{', '.join(links)} is a symbolic link on {parent[:12]}: the bot does not "
+            "edit or commit through links"
+        )
     tree = _write_tree(repo, parent, files)
     if tree == _git.tree_of(repo, parent):
         if parent == head and head != base:

@@ -9,13 +9,13 @@ with compare-and-swap ``update-ref``.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.forge import ServerError
+from gitmedic.reconciler.git import SYMLINK_MODE
 
 ZERO_OLD = ""  # update-ref's "the ref must not exist yet"
 
@@ -55,16 +55,8 @@ def run(
     env: dict[str, str] | None = None,
     check: bool = True,
     input: str | None = None,
-) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        input=input,
-        check=False,
-    )
+) -> gitcmd.CompletedProcess[str]:
+    proc = gitcmd.run(repo, args[0], *args[1:], env=env, input=input)
     if check and proc.returncode != 0:
         raise GitFailed(args, proc.returncode, proc.stderr)
     return proc
@@ -135,6 +127,23 @@ class Refs:
         return cls(tips, contained)
 
 
+def symlinks_in(repo: Path, commit: str, paths: Iterable[str]) -> list[str]:
+    """Those of ``paths`` (or a folder above one) that are symbolic links in ``commit``."""
+    wanted = {str(prefix) for p in paths for prefix in _with_parents(PurePosixPath(p))}
+    if not wanted:
+        return []
+    listing = run(repo, "ls-tree", "-z", commit, "--", *sorted(wanted)).stdout
+    return sorted(
+        name
+        for meta, _, name in (r.partition("\t") for r in listing.split("\0") if r)
+        if meta.startswith(f"{SYMLINK_MODE} ")
+    )
+
+
+def _with_parents(path: PurePosixPath) -> list[PurePosixPath]:
+    return [path, *(p for p in path.parents if p.parts)]
+
+
 def valid_branch_name(repo: Path, branch: str) -> bool:
     return run(repo, "check-ref-format", "--branch", branch, check=False).returncode == 0
 
@@ -195,17 +204,7 @@ def fast_forward_worktree(worktree: Path, target: str) -> bool:
 
     ``False`` (nothing changed) when local changes touch the files that would move.
     """
-    proc = run(
-        worktree,
-        "-c",
-        "core.hooksPath=/dev/null",
-        "merge",
-        "--ff-only",
-        "-q",
-        "--no-stat",
-        target,
-        check=False,
-    )
+    proc = run(worktree, "merge", "--ff-only", "-q", "--no-stat", target, check=False)
     return proc.returncode == 0
 
 

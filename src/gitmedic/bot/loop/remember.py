@@ -15,7 +15,6 @@ incident, idempotent) with the diagnosis and the evidence, and no pull request.
 from __future__ import annotations
 
 import json
-import subprocess
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.load import load_desired
@@ -138,7 +138,4 @@ def _iso(t: float) -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    )
-    return proc.stdout.strip()
+    return gitcmd.output(repo, args[0], *args[1:])

@@ -16,7 +16,6 @@ against its reading when the checks were built.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,9 +35,11 @@ from gitmedic.detectors.finding import Severity
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
+from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.config import PolicyConfig
 from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.git import Git
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.sync.state import SyncState
@@ -185,13 +186,11 @@ def build_ports(
 
 def _reader(repo: Path) -> Callable[[str, str], str]:
     def read(file: str, rev: str) -> str:
-        return git(repo, "show", f"{rev}:{file}") + "\n"
+        # through Git.show_file: a symbolic link at ``rev`` is refused, not read
+        return Git(repo).show_file(rev, file).decode("utf-8").strip() + "\n"
 
     return read
 
 
 def git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    )
-    return proc.stdout.strip()
+    return gitcmd.output(repo, args[0], *args[1:])

@@ -25,6 +25,7 @@ from typing import Any
 from gitmedic.bot.memory.guard import MEMORY
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload
 from gitmedic.detectors.topology import calls
+from gitmedic.reconciler import repofs
 
 ARCHITECTURE_PATH = f"{MEMORY}/architecture.md"
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
@@ -103,8 +104,12 @@ def architecture_change(
     repo: Path, snapshot: Snapshot, commit: str, *, title: str = ""
 ) -> dict[str, str]:
     """``{path: content}`` when the summary is stale, else ``{}`` (nothing to write)."""
-    path = repo / ARCHITECTURE_PATH
-    current = path.read_text() if path.is_file() else None
+    try:
+        current: str | None = repofs.read_text(repo, ARCHITECTURE_PATH)
+    except repofs.LinkRefused:
+        return {}  # never read or replaced through a link; `gitmedic memory check` names it
+    except FileNotFoundError:
+        current = None
     if not is_stale(current, snapshot):
         return {}
     return {ARCHITECTURE_PATH: render_architecture(snapshot, commit, title=title)}

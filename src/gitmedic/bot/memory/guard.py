@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +31,10 @@ from gitmedic.bot.responder.playbooks import (
 )
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
+from gitmedic.reconciler.git import Git, GitError
 
 MEMORY = ".gitmedic"
+LINK_PROBLEM = "a symbolic link: gitmedic does not follow links in the repository"
 OUTCOME_KEYS = frozenset(
     {
         "id",
@@ -64,7 +65,9 @@ def check_memory(
     repo: Path, *, base_rev: str | None = None, app_names: frozenset[str] = frozenset()
 ) -> list[Problem]:
     """Every problem of the memory in ``repo`` (empty: it may be committed)."""
-    problems: list[Problem] = []
+    problems = _links(repo)
+    if problems:  # nothing is read through a link, not even to report on it
+        return problems
     _check_config(repo, problems)
     learned = _check_playbooks(repo, app_names, problems)
     known = {p.id for p in builtin_playbooks()} | {p.id for p in learned}
@@ -72,6 +75,15 @@ def check_memory(
     _check_outcomes(repo, base_rev, problems)
     _check_architecture(repo, problems)
     return problems
+
+
+def _links(repo: Path) -> list[Problem]:
+    """Symbolic links in the memory folder: refused, whatever they point at."""
+    root = repo / MEMORY
+    found = [root] if root.is_symlink() else []
+    if not found and root.is_dir():
+        found = sorted(p for p in root.rglob("*") if p.is_symlink())
+    return [Problem(p.relative_to(repo).as_posix(), LINK_PROBLEM) for p in found]
 
 
 def _check_config(repo: Path, problems: list[Problem]) -> None:
@@ -206,10 +218,7 @@ def _check_architecture(repo: Path, problems: list[Problem]) -> None:
 
 
 def _show(repo: Path, rev: str, rel: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "show", f"{rev}:{rel}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return proc.stdout if proc.returncode == 0 else ""
+    try:  # Git.show_file refuses a symbolic link at ``rev``
+        return Git(repo).show_file(rev, rel).decode("utf-8", errors="replace")
+    except GitError:
+        return ""

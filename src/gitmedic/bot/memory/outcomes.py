@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmedic.bot.memory.guard import MEMORY, OUTCOME_KEYS
+from gitmedic.reconciler import repofs
 
 OUTCOMES_PATH = f"{MEMORY}/outcomes.jsonl"
 STRATEGIES = frozenset({"playbook", "bisect", "llm", "revert", "none"})
@@ -142,12 +143,20 @@ def _records(text: str) -> Iterator[OutcomeRecord]:
 
 
 def read_outcomes(repo: Path) -> list[OutcomeRecord]:
-    path = repo / OUTCOMES_PATH
-    return parse_outcomes(path.read_text()) if path.is_file() else []
+    current = _current(repo)
+    return parse_outcomes(current) if current is not None else []
 
 
 def outcome_change(repo: Path, record: OutcomeRecord) -> dict[str, str]:
     """The memory change that appends ``record``: ``{path: new content}``."""
-    path = repo / OUTCOMES_PATH
-    current = path.read_text() if path.is_file() else ""
-    return {OUTCOMES_PATH: appended(current, record)}
+    return {OUTCOMES_PATH: appended(_current(repo) or "", record)}
+
+
+def _current(repo: Path) -> str | None:
+    """The log's text (None when there is none yet); never read through a link."""
+    try:
+        return repofs.read_text(repo, OUTCOMES_PATH)
+    except repofs.LinkRefused as exc:
+        raise OutcomeError(str(exc)) from None
+    except FileNotFoundError:
+        return None

@@ -110,6 +110,8 @@ def validate_edits(
 
 def _to_edit(ws: Workspace, raw: Mapping[str, Any], contents: Mapping[str, str]) -> Edit:
     file = str(raw["file"])
+    if ws.repo.is_link(file):
+        raise EditError(f"{file} is a symbolic link: gitmedic does not edit through links")
     if not ws.repo.exists(file):
         raise EditError(f"{file} does not exist in the repository")
     ref = Resource(str(raw["kind"]), str(raw.get("namespace") or ws.repo.namespace),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -24,6 +23,8 @@ from gitmedic.bot.responder.llm import Tool, data_block
 from gitmedic.bot.responder.playbooks import Playbook
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler import repofs
+from gitmedic.reconciler.git import SYMLINK_MODE
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.redact import MASK, redact_object, redact_text
 
@@ -89,8 +90,12 @@ def read_only_tools(
 ) -> list[Tool]:
     def list_files(args: Mapping[str, Any]) -> str:
         prefix = str(args.get("prefix") or "")
-        files = repo.git.run("ls-files", "-z", "--", prefix or ".").stdout.split("\0")
-        shown = [f for f in files if f][:MAX_LISTED]
+        listing = repo.git.run("ls-files", "-s", "-z", "--", prefix or ".").stdout.split("\0")
+        entries = [entry.partition("\t") for entry in listing if entry]
+        shown = [
+            f"{name} (a symbolic link: not readable)" if meta.startswith(SYMLINK_MODE) else name
+            for meta, _, name in entries
+        ][:MAX_LISTED]
         return data_block("git ls-files", "\n".join(shown))
 
     def read_file(args: Mapping[str, Any]) -> str:
@@ -135,10 +140,13 @@ def read_only_tools(
         return data_block(chosen[0].source, chosen[0].body) if chosen else f"no playbook {wanted}"
 
     def read_architecture(args: Mapping[str, Any]) -> str:
-        path = repo.root / ARCHITECTURE
-        if not Path(path).is_file():
+        try:
+            text = repofs.read_text(repo.root, ARCHITECTURE)
+        except repofs.LinkRefused as exc:
+            return f"error: {exc}"
+        except OSError:
             return "no architecture summary in this repo"
-        return data_block(ARCHITECTURE, path.read_text(encoding="utf-8"))
+        return data_block(ARCHITECTURE, text)
 
     def _state(args: Mapping[str, Any]) -> Snapshot:
         if args.get("state") == "live":

@@ -21,6 +21,7 @@ from typing import Any
 
 from gitmedic.bot.responder.template import TemplateError, expand, placeholders
 from gitmedic.detectors.finding import Finding, Resource
+from gitmedic.reconciler import repofs
 
 SECTIONS = ("decide", "triage", "localize", "verify", "mitigate")
 POD_SPEC_PATH = {"Pod": "spec", "CronJob": "spec.jobTemplate.spec.template.spec"}
@@ -102,10 +103,15 @@ def builtin_playbooks() -> list[Playbook]:
 def repo_playbooks(repo: Path) -> list[Playbook]:
     """Learned playbooks in ``.gitmedic/playbooks/<class>/README.md`` of a manifest repo."""
     root = repo / ".gitmedic" / "playbooks"
-    return [
-        parse_playbook(p.read_text(), p.relative_to(repo).as_posix())
-        for p in sorted(root.glob("*/README.md"))
-    ]
+    out = []
+    for p in sorted(root.glob("*/README.md")):
+        rel = p.relative_to(repo).as_posix()
+        try:
+            text = repofs.read_text(repo, rel)
+        except repofs.LinkRefused:
+            continue  # never read through a link; `gitmedic memory check` names it
+        out.append(parse_playbook(text, rel))
+    return out
 
 
 def route(playbooks: Iterable[Playbook], finding: Finding) -> list[Playbook]:

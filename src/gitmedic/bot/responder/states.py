@@ -25,8 +25,8 @@ from gitmedic.detectors.registry import Registry
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
 from gitmedic.detectors.spec import Detector
-from gitmedic.reconciler.git import Commit, UnknownRevision
-from gitmedic.reconciler.manifests.kustomize import KUSTOMIZATION_FILES
+from gitmedic.reconciler.git import SYMLINK_MODE, Commit, UnknownRevision
+from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.load import MANIFEST_SUFFIXES, load_desired
 from gitmedic.reconciler.manifests.parse import parse_text
 from gitmedic.reconciler.manifests.repo import ManifestRepo
@@ -157,7 +157,8 @@ class DesiredStates:
         for record in out.split("\0"):
             meta, _, name = record.partition("\t")
             parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob":
+            # a symbolic link is no manifest (the loader reports it as refused)
+            if len(parts) == 3 and parts[1] == "blob" and parts[0] != SYMLINK_MODE:
                 entries[name] = parts[2]
         return entries
 

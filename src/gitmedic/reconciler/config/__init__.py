@@ -88,9 +88,15 @@ class LlmConfig:
 
 
 @dataclass(frozen=True)
+class ManifestsConfig:
+    allow_remote_bases: bool = False  # kustomize resources/bases/components fetched remotely
+
+
+@dataclass(frozen=True)
 class Config:
     apps: tuple[AppConfig, ...]
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    manifests: ManifestsConfig = field(default_factory=ManifestsConfig)
     llm: LlmConfig = field(default_factory=LlmConfig)
     attempts: int = 3
     version: int = 1
@@ -115,14 +121,24 @@ def find_config(repo: Path) -> Path | None:
 
 def load_config(path: Path) -> Config:
     from gitmedic.reconciler.manifests.parse import load_strict_yaml
+    from gitmedic.reconciler.repofs import LinkRefused, read_text
 
     try:
-        data = load_strict_yaml(path.read_text(encoding="utf-8"), str(path))
+        data = load_strict_yaml(read_text(*_root_and_name(path)), str(path))
+    except LinkRefused as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return parse_config(data, str(path))
+
+
+def _root_and_name(path: Path) -> tuple[Path, str]:
+    """Where links stop being checked: the repo for ``.gitmedic/config.yaml``, else the folder."""
+    if path.parent.name == ".gitmedic":
+        return path.parent.parent, f".gitmedic/{path.name}"
+    return path.parent, path.name
 
 
 def parse_config(data: Any, source: str = CONFIG_PATH) -> Config:
@@ -137,6 +153,7 @@ def parse_config(data: Any, source: str = CONFIG_PATH) -> Config:
         apps=tuple(_app(a) for a in data["apps"]),
         policy=_policy(data.get("policy") or {}),
         llm=LlmConfig(**(data.get("llm") or {})),
+        manifests=ManifestsConfig(**(data.get("manifests") or {})),
         attempts=int(data.get("attempts", 3)),
         version=int(data["version"]),
     )

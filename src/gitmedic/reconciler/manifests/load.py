@@ -19,11 +19,16 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
-from gitmedic.reconciler.manifests.kustomize import KUSTOMIZATION_FILES, render_kustomization
+from gitmedic.reconciler.manifests.kustomize import render_kustomization
+from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+LINK_REFUSED = (
+    "a symbolic link: gitmedic does not follow links in the repository "
+    "(commit the file or folder itself)"
+)
 
 __all__ = ["DesiredState", "LoadFailure", "ManifestError", "load_desired", "open_tree"]
 
@@ -39,11 +44,24 @@ class DesiredState:
 def open_tree(path: str | os.PathLike[str], rev: str | None = None) -> tuple[Tree, str]:
     """The tree holding ``path`` and the path's name inside it."""
     p = Path(path)
+    _refuse_links_to(p)
     if rev is None:
         if not p.exists():
             raise LoadFailure(f"{path}: no such file or directory")
         return FsTree.around(p)
     return GitTree.at(p, rev)
+
+
+def _refuse_links_to(path: Path) -> None:
+    """A path that is, or goes through, a link inside its repository is refused (links
+    above the repository, like a linked ``/tmp``, are the machine's, not the repo's)."""
+    link = None
+    for part in (path.absolute(), *path.absolute().parents):
+        if (part / ".git").exists():
+            if link is not None:
+                raise LoadFailure(f"{link} is a symbolic link: gitmedic does not follow links")
+            return
+        link = link or (part if part.is_symlink() else None)
 
 
 def load_desired(
@@ -64,6 +82,8 @@ def load_desired(
 def _load_dir(
     tree: Tree, rel: str, namespace: str, objects: list[Obj], state: DesiredState
 ) -> None:
+    for link in tree.links(rel):
+        state.errors.append(ManifestError(link, 0, LINK_REFUSED))
     files = tree.files(rel)
     kustomize_roots = sorted(
         {

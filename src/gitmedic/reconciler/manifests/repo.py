@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmedic.detectors.finding import Resource
+from gitmedic.reconciler import repofs
 from gitmedic.reconciler.git import BOT, Git, Identity, UnknownRevision
 from gitmedic.reconciler.manifests.apply import Applied, apply_edit
 from gitmedic.reconciler.manifests.documents import (
@@ -108,6 +109,16 @@ class ManifestRepo:
             return False
         return True
 
+    def is_link(self, file: str) -> bool:
+        """Is the work-tree ``file``, or a folder above it, a symbolic link?"""
+        try:
+            repofs.check_no_link(self.root, file)
+        except repofs.LinkRefused:
+            return True
+        except PermissionError:  # not a path inside the repository at all
+            return False
+        return False
+
     def _read_bytes(self, file: str, rev: str | None) -> bytes:
         if rev is not None:
             try:
@@ -115,7 +126,9 @@ class ManifestRepo:
             except UnknownRevision as exc:
                 raise EditError(str(exc)) from None
         try:
-            return (self.root / file).read_bytes()
+            return repofs.read_bytes(self.root, file)
+        except repofs.LinkRefused as exc:
+            raise EditError(str(exc)) from None
         except OSError as exc:
             raise EditError(f"{file}: {exc.strerror or exc}") from None
 

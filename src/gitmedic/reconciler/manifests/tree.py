@@ -1,10 +1,14 @@
-"""Where manifest files are read from: the working tree, or a git revision without checkout."""
+"""Where manifest files are read from: the working tree, or a git revision without checkout.
+
+Neither follows a symbolic link: the work tree is read through
+:mod:`gitmedic.reconciler.repofs` and a revision's links (mode 120000) are not
+files; :meth:`Tree.links` lists them so the loader can say why they are refused.
+"""
 
 from __future__ import annotations
 
 import io
 import os
-import subprocess
 import tarfile
 import tempfile
 import weakref
@@ -13,6 +17,9 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from gitmedic.reconciler import gitcmd, repofs
+from gitmedic.reconciler.git import SYMLINK_MODE
+from gitmedic.reconciler.gitcmd import Popen
 from gitmedic.reconciler.manifests.parse import MAX_FILE_BYTES
 
 
@@ -25,11 +32,14 @@ class LoadFailure(Exception):
 
 
 class Tree(Protocol):
+    root: Path  # the repository's work tree
     revision: str
 
     def is_file(self, rel: str) -> bool: ...
     def files(self, rel: str) -> list[str]: ...
     def read_text(self, rel: str) -> str: ...
+    def links(self, rel: str) -> list[str]: ...
+    def is_link(self, rel: str) -> bool: ...
     def materialize(self, rel: str) -> AbstractContextManager[Path]: ...
 
 
@@ -37,12 +47,7 @@ def git_toplevel(path: Path) -> Path | None:
     start = path if path.is_dir() else path.parent
     while not start.exists():
         start = start.parent
-    proc = subprocess.run(
-        ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = gitcmd.run(start, "rev-parse", "--show-toplevel")
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None
 
 
@@ -72,7 +77,24 @@ class FsTree:
         return cls(root), "" if rel == "." else rel
 
     def is_file(self, rel: str) -> bool:
-        return (self.root / rel).is_file()
+        return not self.is_link(rel) and (self.root / rel).is_file()
+
+    def is_link(self, rel: str) -> bool:
+        try:
+            repofs.check_no_link(self.root, rel)
+        except (repofs.LinkRefused, PermissionError):
+            return True
+        return False
+
+    def links(self, rel: str) -> list[str]:
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.root / rel):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted([*dirnames, *filenames]):
+                path = Path(dirpath) / name
+                if not name.startswith(".") and path.is_symlink():
+                    out.append(path.relative_to(self.root).as_posix())
+        return sorted(out)
 
     def files(self, rel: str) -> list[str]:
         base = self.root / rel
@@ -80,16 +102,15 @@ class FsTree:
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(n for n in filenames if not n.startswith(".")):
-                out.append((Path(dirpath) / name).relative_to(self.root).as_posix())
+                if not (Path(dirpath) / name).is_symlink():  # listed by links()
+                    out.append((Path(dirpath) / name).relative_to(self.root).as_posix())
         return out
 
     def read_text(self, rel: str) -> str:
-        path = self.root / rel
         try:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                raise LoadFailure(f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}")
-            return _decode(path.read_bytes(), rel)
+            return _decode(repofs.read_bytes(self.root, rel, MAX_FILE_BYTES), rel)
+        except repofs.LinkRefused as exc:
+            raise LoadFailure(str(exc)) from None
         except OSError as exc:
             raise LoadFailure(exc.strerror or str(exc)) from None
 
@@ -105,15 +126,18 @@ class GitTree:
         self.root = root
         self.revision = revision
         self._entries: dict[str, tuple[str, int]] = {}
+        self._links: set[str] = set()
         out = _git(root, "ls-tree", "-r", "-z", "-l", "--full-tree", revision).stdout
         for record in out.split(b"\0"):
             if not record:
                 continue
             meta, _, name = record.partition(b"\t")
-            _mode, kind, sha, size = meta.split()
-            if kind == b"blob":
+            mode, kind, sha, size = meta.split()
+            if mode == SYMLINK_MODE.encode():
+                self._links.add(name.decode())
+            elif kind == b"blob":
                 self._entries[name.decode()] = (sha.decode(), int(size))
-        self._batch: subprocess.Popen[bytes] | None = None
+        self._batch: Popen[bytes] | None = None
 
     @classmethod
     def at(cls, path: Path, rev: str) -> tuple[GitTree, str]:
@@ -132,12 +156,24 @@ class GitTree:
             else (os.path.relpath(path, root))
         )
         rel = "" if rel == "." else rel
+        if tree.is_link(rel):
+            raise LoadFailure(f"{rel} is a symbolic link at {rev}: gitmedic does not follow links")
         if rel and not tree.is_file(rel) and not tree.files(rel):
             raise LoadFailure(f"{rel} does not exist at revision {rev}")
         return tree, rel
 
     def is_file(self, rel: str) -> bool:
         return rel in self._entries
+
+    def is_link(self, rel: str) -> bool:
+        parts = PurePosixPath(rel).parts
+        return any(str(PurePosixPath(*parts[:n])) in self._links for n in range(1, len(parts) + 1))
+
+    def links(self, rel: str) -> list[str]:
+        prefix = f"{rel.rstrip('/')}/" if rel else ""
+        return sorted(
+            n for n in self._links if n.startswith(prefix) and not _hidden(n[len(prefix) :])
+        )
 
     def files(self, rel: str) -> list[str]:
         prefix = f"{rel.rstrip('/')}/" if rel else ""
@@ -147,6 +183,11 @@ class GitTree:
 
     def read_text(self, rel: str) -> str:
         sha, size = self._entries.get(rel, ("", 0))
+        if self.is_link(rel):
+            raise LoadFailure(
+                f"{rel} is a symbolic link at {self.revision[:12]}: "
+                "gitmedic does not follow links in the repository"
+            )
         if not sha:
             raise LoadFailure(f"{rel} does not exist at {self.revision[:12]}")
         if size > MAX_FILE_BYTES:
@@ -166,18 +207,21 @@ class GitTree:
         archive = _git(self.root, "archive", "--format=tar", self.revision).stdout
         with tempfile.TemporaryDirectory(prefix="gitmedic-rev-") as tmp:
             with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-                tar.extractall(tmp, filter="data")
+                tar.extractall(tmp, filter=_no_links)
             yield Path(tmp) / rel
 
-    def _cat_file(self) -> subprocess.Popen[bytes]:
+    def _cat_file(self) -> Popen[bytes]:
         if self._batch is None:
-            self._batch = subprocess.Popen(
-                ["git", "-C", str(self.root), "cat-file", "--batch"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
+            self._batch = gitcmd.start(self.root, "cat-file", "--batch")
             weakref.finalize(self, _close, self._batch)
         return self._batch
+
+
+def _no_links(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """The tar "data" filter, and no links at all: kustomize must not follow one."""
+    if member.issym() or member.islnk():
+        return None
+    return tarfile.data_filter(member, dest)
 
 
 def _hidden(rel: str) -> bool:
@@ -185,7 +229,7 @@ def _hidden(rel: str) -> bool:
     return any(p.startswith(".") for p in PurePosixPath(rel).parts)
 
 
-def _close(proc: subprocess.Popen[bytes]) -> None:
+def _close(proc: Popen[bytes]) -> None:
     if proc.stdin:
         proc.stdin.close()
     if proc.stdout:
@@ -193,8 +237,8 @@ def _close(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=10)
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+def _git(root: Path, *args: str, check: bool = True) -> gitcmd.CompletedProcess[bytes]:
+    proc = gitcmd.run_bytes(root, args[0], *args[1:])
     if check and proc.returncode != 0:
         raise LoadFailure(f"git {args[0]} failed: {proc.stderr.decode().strip()}")
     return proc

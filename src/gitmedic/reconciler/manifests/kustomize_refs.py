@@ -1,0 +1,185 @@
+"""What a kustomization may reach before ``kubectl kustomize`` runs: the repository only.
+
+kustomize fetches ``http(s)://`` resources and clones git repositories named as
+resources, bases or components (``github.com/org/repo//path?ref=v1``,
+``git@host:org/repo``, ``https://host/org/repo.git``). Run by the bot, that is a
+request from the bot's network position chosen by whoever wrote the
+kustomization (SSRF), and remote content becoming desired state. So every
+reference of every kustomization reachable from the rendered one is checked
+first: a remote one is refused with an error naming the kustomization file and
+line, unless ``.gitmedic/config.yaml`` sets ``manifests: {allow_remote_bases:
+true}`` (read from the work tree, the trusted current config, never from the
+revision being rendered, so a pull request cannot allow itself). A reference
+through a symbolic link is refused always. Missing local files are left to
+kustomize, which names them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gitmedic.reconciler.manifests.parse import ManifestError
+from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+
+__all__ = ["KUSTOMIZATION_FILES", "check_references", "remote_allowed"]
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# Fields whose entries are paths, or objects with a path, a kustomization loads.
+_PATH_LISTS = (
+    "resources",
+    "bases",
+    "components",
+    "crds",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "patchesStrategicMerge",
+)
+_PATH_OBJECTS = ("patches", "patchesJson6902", "replacements")
+_GENERATORS = ("configMapGenerator", "secretGenerator")
+_HOST = re.compile(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:\d+)?/")
+_REMOTE_QUERY = re.compile(r"\?(ref|version|timeout|submodules)=")
+ALLOW_HINT = "set manifests.allow_remote_bases: true in .gitmedic/config.yaml to allow it"
+
+
+def check_references(tree: Tree, root: str, *, allow_remote: bool) -> list[ManifestError]:
+    """Problems of the kustomization in ``root`` and of every local one it includes."""
+    problems: list[ManifestError] = []
+    seen: set[str] = set()
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        if folder in seen:
+            continue
+        seen.add(folder)
+        kfile = _kustomization(tree, folder)
+        if kfile is None:
+            continue
+        text, data = _load(tree, kfile)
+        for field, ref in _references(data):
+            problem = _check(tree, folder, field, ref, allow_remote)
+            if problem:
+                problems.append(ManifestError(kfile, _line_of(text, ref), problem))
+            elif not _remote(ref):
+                target = _join(folder, ref)
+                if _kustomization(tree, target) is not None:
+                    pending.append(target)
+    return problems
+
+
+def _check(tree: Tree, folder: str, field: str, ref: str, allow_remote: bool) -> str:
+    if _remote(ref):
+        if allow_remote:
+            return ""
+        return f"{field}: {ref!r} is a remote reference; gitmedic does not fetch it ({ALLOW_HINT})"
+    if posixpath.isabs(ref):
+        return f"{field}: {ref!r} is an absolute path; only paths inside the repository are read"
+    target = _join(folder, ref)
+    if target.startswith("../") or target == "..":
+        return f"{field}: {ref!r} is outside the repository"
+    if tree.is_link(target):
+        return f"{field}: {ref!r} is a symbolic link; gitmedic does not follow links"
+    return ""
+
+
+def _remote(ref: str) -> bool:
+    return (
+        "://" in ref
+        or ref.startswith(("git@", "git::", "ssh:", "file:"))
+        or bool(_HOST.match(ref))
+        or bool(_REMOTE_QUERY.search(ref))
+    )
+
+
+def _references(data: Any) -> Iterator[tuple[str, str]]:
+    if not isinstance(data, dict):
+        return
+    for field in _PATH_LISTS:
+        for item in _list(data.get(field)):
+            if isinstance(item, str) and "\n" not in item:  # not an inline patch
+                yield field, item
+    for field in _PATH_OBJECTS:
+        for item in _list(data.get(field)):
+            if isinstance(item, dict) and isinstance(item.get("path"), str):
+                yield field, item["path"]
+    for field in _GENERATORS:
+        for gen in _list(data.get(field)):
+            yield from _generator_files(field, gen)
+    openapi = data.get("openapi")
+    if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
+        yield "openapi", openapi["path"]
+    for chart in _list(data.get("helmCharts")):
+        if isinstance(chart, dict) and isinstance(chart.get("repo"), str):
+            yield "helmCharts", chart["repo"]
+
+
+def _generator_files(field: str, gen: Any) -> Iterator[tuple[str, str]]:
+    if not isinstance(gen, dict):
+        return
+    entries = [*_list(gen.get("files")), *_list(gen.get("envs")), gen.get("env")]
+    for entry in entries:
+        if isinstance(entry, str) and entry:
+            yield field, entry.split("=", 1)[-1]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _kustomization(tree: Tree, folder: str) -> str | None:
+    for name in KUSTOMIZATION_FILES:
+        path = _join(folder, name)
+        if tree.is_file(path):
+            return path
+    return None
+
+
+def _load(tree: Tree, kfile: str) -> tuple[str, Any]:
+    """The file's text and data; what does not parse is left for kustomize to report."""
+    try:
+        text = tree.read_text(kfile)
+        return text, yaml.safe_load(text)
+    except (LoadFailure, yaml.YAMLError):
+        return "", None
+
+
+def _line_of(text: str, ref: str) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        if ref in line.split(" #", 1)[0]:
+            return number
+    return 0
+
+
+def _join(folder: str, ref: str) -> str:
+    joined = posixpath.normpath(posixpath.join(folder or ".", ref))
+    return "" if joined == "." else joined
+
+
+_allowed: dict[Path, tuple[tuple[int, int], bool]] = {}
+
+
+def remote_allowed(root: Path) -> bool:
+    """``manifests.allow_remote_bases`` of the work tree's config (False without one)."""
+    from gitmedic.reconciler.config import CONFIG_PATH, ConfigError, load_config
+
+    path = root / CONFIG_PATH
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    key = (st.st_mtime_ns, st.st_size)
+    cached = _allowed.get(path)
+    if cached is None or cached[0] != key:
+        try:
+            allowed = load_config(path).manifests.allow_remote_bases
+        except ConfigError:
+            allowed = False  # an invalid config allows nothing; `memory check` says why
+        cached = _allowed[path] = (key, allowed)
+    return cached[1]

@@ -235,7 +235,7 @@ def _case_ok(
         return expected == ERROR
     if expected == ERROR:
         return False
-    return (type(got) is type(expected) and got == expected) or (
+    return bool(type(got) is type(expected) and got == expected) or (
         isinstance(got, list) and [*got] == expected
     )
 

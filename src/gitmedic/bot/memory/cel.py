@@ -51,6 +51,7 @@ class CelError(ValueError):
 class Cost:
     tokens: int
     nesting: int
+    identifiers: frozenset[str] = frozenset()
 
     @property
     def static(self) -> int:
@@ -60,7 +61,7 @@ class Cost:
 def measure(source: str) -> Cost:
     """Tokens and comprehension nesting of ``source`` (CelError on what CEL cannot lex)."""
     tokens, stack, nesting, pos = 0, [False], 0, 0
-    previous = ""
+    previous, identifiers = "", set()
     while pos < len(source):
         m = _TOKEN.match(source, pos)
         if m is None:
@@ -70,8 +71,10 @@ def measure(source: str) -> Cost:
         if text.isspace():
             continue
         tokens += 1
-        if m.group("ident") and text.startswith("__"):
-            raise CelError(f"identifier {text!r} is reserved")
+        if m.group("ident"):
+            if text.startswith("__"):
+                raise CelError(f"identifier {text!r} is reserved")
+            identifiers.add(text)
         if text in "([{":
             macro = text == "(" and previous in MACROS
             stack.append(macro)
@@ -81,7 +84,7 @@ def measure(source: str) -> Cost:
                 raise CelError(f"unbalanced {text!r} at offset {m.start()}")
             stack.pop()
         previous = text
-    return Cost(tokens, nesting)
+    return Cost(tokens, nesting, frozenset(identifiers))
 
 
 def check_bound(source: str) -> Cost:
@@ -108,6 +111,10 @@ class Program:
     def __init__(self, source: str, variables: Sequence[str]) -> None:
         self.source = source
         self.cost = check_bound(source)
+        # The variables it reads: only those are converted for CEL (an object's body is
+        # the bulk of an evaluation's cost), the others are bound to null.
+        self.uses = self.cost.identifiers & frozenset(variables)
+        self._unused = {name: None for name in variables if name not in self.uses}
         try:
             self._compiled = _env(tuple(sorted(variables))).compile(source)
         except Exception as exc:  # the binding raises plain RuntimeError/ValueError
@@ -118,7 +125,8 @@ class Program:
         from cel_expr_python import cel
 
         try:
-            value = self._compiled.eval(data=dict(variables))
+            data = {k: v for k, v in variables.items() if k in self.uses}
+            value = self._compiled.eval(data=self._unused | data)
         except Exception as exc:
             raise CelError(_first_line(exc)) from None
         if value.type() == cel.Type.ERROR:

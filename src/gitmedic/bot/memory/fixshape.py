@@ -223,7 +223,9 @@ def _invariants(change: LeafChange, names: frozenset[str], sensitive: bool) -> l
     out: list[tuple[str, Any, Any]] = []
     if isinstance(bad, bool) and not sensitive:
         out.append(("equals", bad, _safe(good, names, sensitive)))
-    if good is MISSING:  # broader than equals (an explicit good value would fire): last
+    # Broader than equals (an explicit good value would fire): last. Never for a
+    # credential: that one is set is configuration, not a fault.
+    if good is MISSING and not sensitive:
         out.append(("present", None, MISSING))
     return out
 

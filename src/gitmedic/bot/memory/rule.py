@@ -98,6 +98,11 @@ class CompiledRule:
     params: Mapping[str, Program]
     source: str  # the file, repo-relative
 
+    @property
+    def uses(self) -> frozenset[str]:
+        """The variables any of its expressions reads."""
+        return self.match.uses.union(*(p.uses for p in self.params.values()))
+
 
 def _squeezed(expression: str) -> str:
     return "".join(expression.split())

@@ -74,9 +74,13 @@ def rule_detector(compiled: CompiledRule, base: Detector | None) -> Detector:
 
 
 def _on_objects(compiled: CompiledRule, spec: DetectorSpec, snap: Snapshot) -> Iterator[Finding]:
+    uses = compiled.uses
     for kind in compiled.rule.reads:
         for obj in snap.of_kind(kind):
-            variables = {"object": dict(obj.body), "podSpec": _pod_spec(snap, obj.ref)}
+            variables = {
+                "object": dict(obj.body) if "object" in uses else {},
+                "podSpec": _pod_spec(snap, obj.ref) if "podSpec" in uses else {},
+            }
             for params in _hits(compiled, variables):
                 yield spec.finding(obj.ref, _message(compiled, obj.ref, params), params=params)
 
@@ -84,12 +88,13 @@ def _on_objects(compiled: CompiledRule, spec: DetectorSpec, snap: Snapshot) -> I
 def _on_findings(
     compiled: CompiledRule, spec: DetectorSpec, snap: Snapshot, base: Detector
 ) -> Iterator[Finding]:
+    uses = compiled.uses
     for found in shared_findings(snap, base):
         ref = found.resource
-        obj = snap.get(ref.kind, ref.namespace, ref.name)
+        obj = snap.get(ref.kind, ref.namespace, ref.name) if "object" in uses else None
         variables = {
             "object": dict(obj.body) if obj else {},
-            "podSpec": _pod_spec(snap, ref),
+            "podSpec": _owner_pod_spec(snap, ref) if "podSpec" in uses else {},
             "finding": found.to_json(),
         }
         for hit in _hits(compiled, variables):
@@ -106,8 +111,8 @@ def _on_findings(
 
 
 def _hits(compiled: CompiledRule, variables: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for value in variables.values():
-        check_input(value)
+    for name in compiled.uses:
+        check_input(variables.get(name))
     result = compiled.match.evaluate(variables)
     for hit in _as_hits(result):
         extra = {n: p.evaluate({**variables, "hit": hit}) for n, p in compiled.params.items()}
@@ -133,6 +138,12 @@ def _flat(items: list[Any]) -> Iterator[Any]:
             yield from _flat(item)
         else:
             yield item
+
+
+def _owner_pod_spec(snap: Snapshot, ref: Resource) -> dict[str, Any]:
+    """The pod template spec of a finding's resource (built-ins report top-level workloads)."""
+    workload = snap.workload(ref)
+    return dict(workload.pod_spec) if workload is not None else {}
 
 
 def _pod_spec(snap: Snapshot, ref: Resource) -> dict[str, Any]:

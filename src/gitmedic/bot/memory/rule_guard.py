@@ -7,6 +7,7 @@ Each rule must:
   name only playbooks that exist;
 - fire on its incident's pre-fix snapshot and stay silent on the post-fix and
   healthy ones (``.gitmedic/rules/cases/<id>/*.json``);
+- not match on a credential's name (``DB_PASSWORD``): having one is configuration;
 - stay silent on legitimate configurations: the bundled example shop and
   ``legitimate.yaml`` (credentials from Secrets, commands, probes, ...): a rule
   that fires there flags a configuration, not a fault;
@@ -19,6 +20,7 @@ And no Python learned detector of an earlier version may remain under
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
@@ -36,7 +38,9 @@ from gitmedic.bot.memory.learned import (
 from gitmedic.bot.memory.rule import RULES_DIR, CompiledRule, RuleError
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
+from gitmedic.reconciler.redact import looks_secret_name
 
+_LITERAL = re.compile(r""""((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'""")
 CASE_ROLES = {"pre-fix": True, "post-fix": False, "healthy": False}  # role -> must fire
 CASES_DIR = f"{MEMORY}/{RULES_DIR}/cases"
 
@@ -65,11 +69,26 @@ def rule_problems(repo: Path, known_playbooks: set[str]) -> Iterator[tuple[str, 
         missing = sorted(set(rule.playbooks) - known_playbooks)
         if missing:
             yield rel, f"names playbooks that do not exist: {', '.join(missing)}"
+        credentials = credential_literals(rule.match)
+        if credentials:
+            yield (
+                rel,
+                (
+                    f"matches on a credential's name ({', '.join(credentials)}): having a "
+                    "credential is configuration, not a fault"
+                ),
+            )
         for other in loaded:
             if rule.same_logic(other.rule):
                 yield rel, f"duplicates {other.source} (the same refines, reads and match): merge"
         loaded.append(compiled)
         yield from ((rel, m) for m in _replay(repo, compiled))
+
+
+def credential_literals(expression: str) -> list[str]:
+    """The string literals of ``expression`` named like credentials (DB_PASSWORD, api_key)."""
+    literals = (a or b for a, b in _LITERAL.findall(expression))
+    return sorted({text for text in literals if looks_secret_name(text)})
 
 
 def _replay(repo: Path, compiled: CompiledRule) -> Iterator[str]:

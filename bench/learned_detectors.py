@@ -1,27 +1,29 @@
-"""Benchmark: what a learned detector costs the monitor, side by side with the built-in it refines.
+"""Benchmark: what a learned rule costs the monitor, side by side with the built-in it refines.
 
-A learned detector is untrusted code, so it runs sandboxed: once a fresh
-subprocess per run (bot/memory/sandbox.py, still the memory guard's one-shot
-check), now the repo's persistent sandboxed worker (bot/memory/worker.py, the
-monitor's path). This measures, on one live snapshot of the bundled shop (the
-sim, catalog's image never pushed):
+A learned detector is a CEL rule (data, ``bot/memory/rule.py``), evaluated in
+process under a cost bound; the lesson reflection writes (``pod-image-pull`` on a
+container that also sets ``command``) refines the built-in, so it runs once per
+built-in finding. Measured on live snapshots from the sim (catalog's image never
+pushed, catalog setting ``command``): the bundled shop as it is, and the shop
+copied into namespaces until the snapshot holds about 1,000 objects.
 
-- the built-in ``pod-image-pull`` in process;
-- the lesson detector reflection writes (``pod-image-pull`` on a container that
-  also sets ``command``), its logic in process (no sandbox);
-- the same module through the one-shot sandbox (a fresh interpreter per run);
-- the same module through the persistent worker, a new snapshot object each run
-  (so the snapshot is encoded and sent every time, as on a monitor tick);
-- three such modules in one worker on one new snapshot (one evaluation of three
-  learned detectors: the snapshot is sent once, then only the module path).
+Rows, per evaluation (one snapshot, a new Snapshot object each run so no cache
+carries over):
 
-Median of RUNS each; prints a Markdown table and the ratios.
+- the built-in ``pod-image-pull``;
+- the rule alone, given the built-in's findings (what the monitor adds: the
+  registry shares the built-in's findings with its refinements);
+- the built-in and the rule through the runner, as the monitor runs them;
+- the rule computing the built-in's findings itself (nothing shared).
+
+Prints a Markdown table and the ratios to the built-in.
 
     .venv/bin/python bench/learned_detectors.py
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import subprocess
@@ -31,16 +33,18 @@ import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from types import ModuleType
 
 from gitmedic.bot.loop.sim_cluster import SimCluster
-from gitmedic.bot.memory.lesson import Lesson, render_detector
-from gitmedic.bot.memory.sandbox import run_sandboxed
+from gitmedic.bot.memory.learned import load_learned
+from gitmedic.bot.memory.lesson import Lesson, render_rule
+from gitmedic.bot.memory.rule import compile_rule
+from gitmedic.bot.memory.rule_detector import rule_detector, shared_findings
 from gitmedic.bot.memory.templated import Context
-from gitmedic.bot.memory.worker import SandboxWorker
-from gitmedic.detectors.builtin import pod_image_pull
+from gitmedic.detectors.builtin import builtin_registry, pod_image_pull
 from gitmedic.detectors.finding import Finding, Resource, Severity
-from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.detectors.runner import run_detectors
+from gitmedic.detectors.snapshot import Obj, Snapshot
+from gitmedic.detectors.spec import Detector
 
 RUNS = 30
 APP, NAMESPACE = "apps/shop", "shop"
@@ -48,8 +52,9 @@ APP, NAMESPACE = "apps/shop", "shop"
 
 def _git(repo: Path, *argv: str) -> str:
     ident = ["-c", "user.name=b", "-c", "user.email=b@example.com"]
-    out = subprocess.run(["git", "-C", str(repo), *ident, *argv], check=True,
-                         capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run(
+        ["git", "-C", str(repo), *ident, *argv], check=True, capture_output=True, text=True
+    )
     return out.stdout.strip()
 
 
@@ -62,22 +67,47 @@ def live_snapshot(tmp: Path) -> Snapshot:
     healthy = _git(repo, "rev-parse", "HEAD")
     catalog = repo / APP / "catalog.yaml"
     text = catalog.read_text().replace("shop-catalog:2.0.1", "shop-catalog:2.1.0")
-    catalog.write_text(text.replace("    spec:\n      containers:\n        - name: server\n",
-                                    "    spec:\n      containers:\n        - name: server\n"
-                                    '          command: ["/catalog"]\n', 1))  # fmt: skip
+    catalog.write_text(
+        text.replace(
+            "    spec:\n      containers:\n        - name: server\n",
+            "    spec:\n      containers:\n        - name: server\n"
+            '          command: ["/catalog"]\n',
+            1,
+        )
+    )
     _git(repo, "commit", "-qam", "release")
     cluster = SimCluster(repo, APP, NAMESPACE, baseline_rev=healthy)
     cluster.clock.sleep(60)
     return cluster.snapshot()
 
 
-def lesson_module() -> str:
-    symptom = Finding("pod-image-pull", "image-pull", Severity.CRITICAL,
-                      Resource("Deployment", NAMESPACE, "catalog"), "x",
-                      params={"container": "server"})  # fmt: skip
+def lesson_rule() -> Detector:
+    symptom = Finding(
+        "pod-image-pull",
+        "image-pull",
+        Severity.CRITICAL,
+        Resource("Deployment", NAMESPACE, "catalog"),
+        "x",
+        params={"container": "server"},
+    )
     lesson = Lesson(symptom, ("image", "command"), ("command",), ("image",), ("pod-crashloop",))
     ctx = Context("bench", "bisect", "", "", (), "CRITICAL")
-    return render_detector(lesson, "learned-bench", "bench", ctx)
+    rule = render_rule(lesson, "learned-bench", "bench", ctx)
+    base = next(d for d in builtin_registry() if d.id == "pod-image-pull")
+    return rule_detector(compile_rule(rule, ".gitmedic/rules/learned-bench.yaml"), base)
+
+
+def scaled(snapshot: Snapshot, objects: int) -> Snapshot:
+    """The snapshot copied into namespaces shop-1, shop-2, ... until it holds ``objects``."""
+    out = list(snapshot)
+    copy = 1
+    while len(out) < objects:
+        for obj in snapshot:
+            text = json.dumps(obj.body).replace(f'"{NAMESPACE}"', f'"{NAMESPACE}-{copy}"')
+            ref = Resource(obj.kind, f"{NAMESPACE}-{copy}", obj.name, obj.ref.api_version)
+            out.append(Obj(ref, json.loads(text)))
+        copy += 1
+    return Snapshot(out, mode=snapshot.mode, taken_at=snapshot.taken_at)
 
 
 def median_ms(fn: Callable[[], object]) -> float:
@@ -90,56 +120,49 @@ def median_ms(fn: Callable[[], object]) -> float:
 
 
 def fresh(snapshot: Snapshot) -> Snapshot:
-    """An equal snapshot, a new object: the worker resends it as it would on a new tick."""
-    return Snapshot(list(snapshot), mode=snapshot.mode)
+    """An equal snapshot, a new object: nothing computed on an earlier run is reused."""
+    return Snapshot(list(snapshot), mode=snapshot.mode, taken_at=snapshot.taken_at)
+
+
+def measure(snapshot: Snapshot, rule: Detector) -> dict[str, float]:
+    base = next(d for d in builtin_registry() if d.id == "pod-image-pull")
+    registry = load_learned(Path("/nonexistent"), [base]).registry  # nothing learned: base
+    assert list(rule.detect(fresh(snapshot))), "the lesson must fire"
+
+    def rule_given_findings() -> list[Finding]:
+        snap = fresh(snapshot)
+        shared_findings(snap, base)  # what the built-in left on the snapshot
+        started = time.perf_counter()
+        found = list(rule.detect(snap))
+        timed.append(time.perf_counter() - started)
+        return found
+
+    timed: list[float] = []
+    rows: dict[str, Callable[[], object]] = {
+        "built-in pod-image-pull": lambda: list(pod_image_pull.detect(fresh(snapshot))),
+        "built-in + rule through the runner (the monitor's path)": lambda: run_detectors(
+            [*registry, rule], fresh(snapshot)
+        ),
+        "rule computing the built-in's findings itself": lambda: list(rule.detect(fresh(snapshot))),
+    }
+    medians = {name: median_ms(fn) for name, fn in rows.items()}
+    for _ in range(RUNS):
+        rule_given_findings()
+    medians["rule alone, the built-in's findings shared"] = statistics.median(timed) * 1000
+    return medians
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gitmedic-bench-") as scratch:
-        tmp = Path(scratch)
-        snapshot = live_snapshot(tmp)
-        source = lesson_module()
-        paths = [tmp / f"learned{i}.py" for i in range(3)]
-        for i, p in enumerate(paths):
-            p.write_text(source.replace("learned-bench", f"learned-bench-{i}"))
-        path = paths[0]
-        module = ModuleType("learned")
-        exec(compile(source, str(path), "exec"), module.__dict__)  # our own template
-        found = list(module.detect(snapshot))
-        with SandboxWorker(paths) as worker:
-            one_shot = run_sandboxed(path, snapshot)
-            assert found and one_shot.findings, "the lesson must fire"
-            assert worker.run(path, fresh(snapshot)) == one_shot, "both paths must agree"
-
-            def three() -> None:
-                shared = fresh(snapshot)
-                for p in paths:
-                    worker.run(p, shared)
-
-            rows = {
-                "built-in pod-image-pull, in process": lambda: list(
-                    pod_image_pull.detect(snapshot)
-                ),
-                "lesson detector, in process": lambda: list(module.detect(snapshot)),
-                "lesson detector, one-shot sandbox (fresh interpreter per run)": lambda: (
-                    run_sandboxed(path, snapshot)
-                ),
-                "lesson detector, persistent sandboxed worker (the monitor's path)": lambda: (
-                    worker.run(path, fresh(snapshot))
-                ),
-                "3 lesson detectors, one worker, one evaluation (snapshot sent once)": three,
-            }
-            medians = {name: median_ms(fn) for name, fn in rows.items()}
-            starts = worker.starts
-    base = medians["built-in pod-image-pull, in process"]
-    print(f"live snapshot: {len(list(snapshot))} objects; median of {RUNS} runs; "
-          f"worker processes started: {starts}\n")  # fmt: skip
-    print("| detector | median ms | ratio to built-in |\n|---|---:|---:|")
-    for name, ms in medians.items():
-        print(f"| {name} | {ms:.2f} | {ms / base:.0f} |")
-    one_shot_ms = medians["lesson detector, one-shot sandbox (fresh interpreter per run)"]
-    worker_ms = medians["lesson detector, persistent sandboxed worker (the monitor's path)"]
-    print(f"\none-shot / worker: {one_shot_ms / worker_ms:.0f}x")
+        shop = live_snapshot(Path(scratch))
+    rule = lesson_rule()
+    for snapshot in (shop, scaled(shop, 1000)):
+        medians = measure(snapshot, rule)
+        base = medians["built-in pod-image-pull"]
+        print(f"\nlive snapshot: {len(snapshot)} objects; median of {RUNS} runs\n")
+        print("| detector | median ms | ratio to built-in |\n|---|---:|---:|")
+        for name, ms in medians.items():
+            print(f"| {name} | {ms:.3f} | {ms / base:.2f} |")
     return 0
 
 

@@ -46,5 +46,6 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
                               "main", ".gitmedic/"], capture_output=True, text=True,
                              check=True).stdout.split()  # fmt: skip
     assert ".gitmedic/playbooks/pod-image-pull-with-command/README.md" in learned
-    assert ".gitmedic/detectors/pod_image_pull_with_command.py" in learned
+    assert ".gitmedic/rules/learned-pod-image-pull-with-command.yaml" in learned
+    assert not [p for p in learned if p.endswith(".py")]  # memory is data, never code
     assert summary["repo"] in capsys.readouterr().out

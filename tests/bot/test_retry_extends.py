@@ -88,13 +88,12 @@ RELEASES = {  # app -> (world, [(image, its never-pushed bump, new entrypoint)] 
 def _loop(repo: Path, path: str, namespace: str, app: str, tmp: Path, events: list[Event]) -> Loop:
     from gitmedic.bot.memory.learned import load_learned
 
-    builtin = list(builtin_registry())
-    learned = load_learned(repo, taken=[d.id for d in builtin]).detectors
+    learned = load_learned(repo, builtin_registry())
     healthy = git(repo, "rev-parse", "HEAD~2")  # the cluster ran the release's parent well
     cluster = SimCluster(repo, path, namespace, baseline_rev=healthy)
     config = LoopConfig(app, repo, path, namespace, policy=DEFAULT_POLICY)
     return Loop(config, cluster, LocalForge(repo), Journal(tmp / "j.sqlite"),
-                [*builtin, *learned], on_event=events.append)  # fmt: skip
+                list(learned.registry), on_event=events.append)  # fmt: skip
 
 
 @pytest.mark.integration
@@ -131,6 +130,7 @@ def test_the_undone_candidate_is_kept_and_what_it_caused_is_fixed_on_retry(
     assert len(reverts) == 1
     learned = git(repo, "ls-tree", "-r", "--name-only", "main", ".gitmedic/").split()
     assert ".gitmedic/playbooks/pod-image-pull-with-command/README.md" in learned
+    assert ".gitmedic/rules/learned-pod-image-pull-with-command.yaml" in learned
 
     # The same fault class on another service: the lesson makes the first candidate right.
     git(repo, "checkout", "-q", "main")

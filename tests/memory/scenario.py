@@ -1,4 +1,4 @@
-"""A committed incident on a real app (online-boutique) in a real git repo, and a scripted LLM.
+"""A committed incident on a real app (online-boutique) in a real git repo.
 
 The fault class no built-in detector or playbook covers: a Service with
 ``publishNotReadyAddresses: true`` (traffic reaches pods that fail readiness).
@@ -7,13 +7,10 @@ The fault class no built-in detector or playbook covers: a Service with
 from __future__ import annotations
 
 import copy
-import json
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from gitmedic.bot.memory.outcomes import OutcomeRecord
@@ -27,54 +24,6 @@ from tests.conftest import APPS
 MANIFESTS = "apps/boutique/manifests.yaml"
 NAMESPACE = "boutique"
 FIELD = ("spec", "publishNotReadyAddresses")
-
-LLM_DETECTOR = """
-from gitmedic.detectors import DetectorSpec, Scope, Severity
-
-SPEC = DetectorSpec(
-    id="learned-publish-not-ready",
-    description="A Service publishes the addresses of pods that are not ready.",
-    kinds=frozenset({"Service"}),
-    severity=Severity.WARNING,
-    remediation="Restore spec.publishNotReadyAddresses from Git history.",
-    scope=Scope.BOTH,
-    playbooks=("service-publishes-not-ready",),
-)
-
-
-def detect(snapshot):
-    for svc in snapshot.of_kind("Service"):
-        if svc.spec.get("publishNotReadyAddresses") is True:
-            yield SPEC.finding(
-                svc.ref,
-                f"{svc.name} sends traffic to pods that are not ready",
-                params={"field": "spec.publishNotReadyAddresses"},
-            )
-"""
-LLM_PLAYBOOK = """---
-id: service-publishes-not-ready
-fault_class: service-publishes-not-ready
-title: A Service sends traffic to pods that are not ready
-detectors: [learned-publish-not-ready]
-risk: low
-fix:
-  object: resource
-  paths: ["spec.publishNotReadyAddresses"]
-  fallback: {"spec.publishNotReadyAddresses": false}
----
-# A Service publishes not-ready addresses
-
-## Decide
-The finding names the Service {name}.
-## Triage
-Callers see errors from pods that are still starting or failing readiness.
-## Localize
-`spec.publishNotReadyAddresses` of the Service.
-## Verify
-Endpoints list only Ready pods.
-## Mitigate
-Restore the field from Git history.
-"""
 
 
 def git(repo: Path, *args: str) -> str:
@@ -179,36 +128,3 @@ def apply_change(repo: Path, files: Mapping[str, str]) -> None:
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
-
-
-@dataclass
-class ScriptedLlm:
-    """An injected completion: each call answers with the next scripted tool calls."""
-
-    turns: list[list[tuple[str, dict[str, Any]]]]
-    sent: list[str] = field(default_factory=list)
-
-    def __call__(self, **kw: Any) -> Any:
-        # What we sent (the model's own earlier replies, echoed back, are not ours).
-        self.sent += [json.dumps(m) for m in kw["messages"] if m["role"] != "assistant"]
-        calls = self.turns.pop(0) if self.turns else [("submit_diagnosis", {"summary": "done"})]
-        tool_calls = [
-            SimpleNamespace(id=f"c{i}", function=SimpleNamespace(name=n, arguments=json.dumps(a)))
-            for i, (n, a) in enumerate(calls)
-        ]
-        message = SimpleNamespace(content=None, tool_calls=tool_calls)
-        usage = SimpleNamespace(prompt_tokens=900, completion_tokens=100)
-        return SimpleNamespace(choices=[SimpleNamespace(message=message)], usage=usage)
-
-    @property
-    def calls(self) -> int:
-        return len([s for s in self.sent if '"role": "system"' in s])
-
-
-def llm_writes(detector: str, playbook: str = LLM_PLAYBOOK) -> ScriptedLlm:
-    return ScriptedLlm(
-        [
-            [("write_detector", {"source": detector}), ("write_playbook", {"markdown": playbook})],
-            [("submit_diagnosis", {"summary": "Service publishes not-ready addresses"})],
-        ]
-    )

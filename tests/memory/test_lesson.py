@@ -7,10 +7,23 @@ and the demo's test; here, the choice of symptom and fields, and the refusals.
 
 from __future__ import annotations
 
-from gitmedic.bot.memory.lesson import Lesson, lesson_of, playbook_slug, render_playbook
+from typing import Any
+
+from gitmedic.bot.memory.learned import rule_findings
+from gitmedic.bot.memory.lesson import (
+    Lesson,
+    lesson_of,
+    playbook_slug,
+    render_playbook,
+    render_rule,
+)
+from gitmedic.bot.memory.rule import compile_rule, parse_rule
+from gitmedic.bot.memory.rule import render_rule as rule_text
 from gitmedic.bot.memory.templated import Context
 from gitmedic.bot.responder.playbooks import parse_playbook
+from gitmedic.detectors import Obj, Snapshot
 from gitmedic.detectors.finding import Finding, Resource, Severity
+from gitmedic.detectors.snapshot import Mode
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.paths import parse_path
 
@@ -70,3 +83,77 @@ def test_the_playbook_restores_every_field_on_the_findings_container_and_names_n
         "{pod_spec}.{container_field}[name={container}].command",
     ]
     assert "catalog" not in text.split("## Diagnosis")[0]
+
+
+def _pulling(name: str, image: str, **container: Any) -> list[Obj]:
+    """A Deployment whose one pod cannot pull ``image`` (live objects, their owner chain)."""
+    spec = {"name": "app", "image": image, **container}
+    owner = {"kind": "Deployment", "name": name, "controller": True}
+    bodies: list[dict[str, Any]] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name},
+            "spec": {"template": {"spec": {"containers": [spec]}}},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": f"{name}-1", "ownerReferences": [owner]},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-1-x",
+                "ownerReferences": [
+                    {"kind": "ReplicaSet", "name": f"{name}-1", "controller": True}
+                ],
+            },
+            "spec": {"containers": [spec]},
+            "status": {
+                "phase": "Pending",
+                "containerStatuses": [
+                    {
+                        "name": "app",
+                        "image": image,
+                        "state": {"waiting": {"reason": "ImagePullBackOff"}},
+                    }
+                ],
+            },
+        },
+    ]
+    kinds = [
+        ("Deployment", "apps/v1", name),
+        ("ReplicaSet", "apps/v1", f"{name}-1"),
+        ("Pod", "v1", f"{name}-1-x"),
+    ]
+    return [
+        Obj(Resource(kind, "other", obj_name, api), body)
+        for (kind, api, obj_name), body in zip(kinds, bodies, strict=True)
+    ]
+
+
+def test_the_lesson_rule_generalises_to_another_object_with_other_values() -> None:
+    found = lesson_of([PULL], [IMAGE, COMMAND], [IMAGE], [CRASH])
+    assert isinstance(found, Lesson)
+    ctx = Context("i-1", "bisect", "abc", "", (), "CRITICAL")
+    rule = render_rule(found, "learned-p", "p", ctx)
+    assert parse_rule(rule_text(rule), "r.yaml") == rule  # the file round-trips
+    compiled = compile_rule(rule, "r.yaml")
+    live = Snapshot(
+        [
+            *_pulling("billing", "reg/billing:9.9", command=["/bin/billing", "--grpc"]),
+            *_pulling("quotes", "reg/quotes:1.0"),
+        ],  # no command: the built-in's playbook fits
+        mode=Mode.LIVE,
+    )
+
+    hits = rule_findings(compiled, live)
+
+    assert [(f.resource.name, f.params["container"]) for f in hits] == [("billing", "app")]
+    assert hits[0].summary == (
+        "Deployment billing: pod-image-pull on container app, which also sets command"
+    )
+    assert hits[0].playbooks == ("p",) and hits[0].rule == "image-pull"
+    assert "catalog" not in rule_text(rule) and "2.1.0" not in rule_text(rule)

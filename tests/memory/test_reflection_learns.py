@@ -1,10 +1,11 @@
-"""A novel fault fixed by the LLM is learned; the same fault on another object then costs nothing.
+"""A novel fault is learned as a CEL rule; the same fault on another object then costs nothing.
 
-The whole path on a real app in a real repo: reflection writes memory (LLM-written,
-validated by the guard), the memory passes ``check_memory``, the learned detector
-loaded through the sandboxed loader finds the fault on a *different* Service, the
-learned playbook routes and binds that finding, and restoring the bound field from
-Git history gives back the original file byte for byte, with no LLM call.
+The whole path on a real app in a real repo: reflection writes memory (a templated
+rule, validated by the guard), the memory passes ``check_memory``, the learned rule
+loaded as data finds the fault on a *different* Service, the learned playbook routes
+and binds that finding, and restoring the bound field from Git history gives back
+the original file byte for byte. The same fault class learned again is merged into
+the rule, not added beside it; a credential's presence is never learned as a fault.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import yaml
+
 from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.learned import load_learned
 from gitmedic.bot.memory.outcomes import read_outcomes
-from gitmedic.bot.memory.reflection import LlmConfig, app_names, reflect
+from gitmedic.bot.memory.reflection import app_names, reflect
 from gitmedic.bot.responder.playbooks import bind, builtin_playbooks, repo_playbooks, route
-from gitmedic.detectors import Resource, run_detectors
+from gitmedic.detectors import Resource, Severity, run_detectors
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.history import restore_fields
@@ -25,16 +28,18 @@ from gitmedic.reconciler.manifests.paths import parse_path
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from tests.memory.scenario import (
     FIELD,
-    LLM_DETECTOR,
     MANIFESTS,
     NAMESPACE,
     apply_change,
     commit_all,
     healthy,
     incident,
-    llm_writes,
     manifest_repo,
+    with_value,
 )
+
+LEARNED = "service-publish-not-ready-addresses"
+RULE = f".gitmedic/rules/learned-{LEARNED}.yaml"
 
 
 def test_the_same_fault_on_another_object_is_fixed_by_the_learned_playbook(
@@ -42,17 +47,18 @@ def test_the_same_fault_on_another_object_is_fixed_by_the_learned_playbook(
 ) -> None:
     repo = manifest_repo(tmp_path)
     original = (repo / MANIFESTS).read_text()
-    inp = incident(healthy(repo))
-    llm = llm_writes(LLM_DETECTOR)
+    inp = incident(healthy(repo))  # fixed by the LLM: reflection itself asks nothing
 
-    change = reflect(repo, inp, llm=LlmConfig("openai/scripted", llm))
+    change = reflect(repo, inp)
 
     assert change.notes == ()
-    assert change.playbook == "service-publishes-not-ready"
-    assert change.detector == ".gitmedic/detectors/service_publishes_not_ready.py"
+    assert (change.playbook, change.rule, change.merged) == (LEARNED, RULE, False)
     assert change.branch == "gitmedic/inc-1/memory"
     assert all(path.startswith(".gitmedic/") for path in change.files)
-    assert llm.calls == 2 and change.tokens == 2000
+    assert not [p for p in change.files if p.endswith(".py")]
+    rule = change.files[RULE]
+    match = yaml.safe_load(rule)["match"]
+    assert "frontend" not in rule and "object.spec.publishNotReadyAddresses == true" in match
     apply_change(repo, change.files)
     assert check_memory(repo, app_names=app_names(inp.snapshots)) == []
     before_memory = commit_all(repo, "memory")
@@ -61,51 +67,103 @@ def test_the_same_fault_on_another_object_is_fixed_by_the_learned_playbook(
     ManifestRepo(repo, namespace=NAMESPACE).apply([Edit(Op.INSERT, MANIFESTS, cart, FIELD, True)])
     commit_all(repo, "cartservice: publish not-ready addresses")
 
-    learned = load_learned(repo, taken=[d.id for d in builtin_registry()])
+    learned = load_learned(repo, builtin_registry())
     assert learned.refused == ()
-    evaluation = run_detectors([*builtin_registry(), *learned.detectors], healthy(repo))
+    evaluation = run_detectors(learned.registry, healthy(repo))
     assert evaluation.errors == ()
-    found = [f for f in evaluation.findings if f.detector == "learned-publish-not-ready"]
+    found = [f for f in evaluation.findings if f.detector == f"learned-{LEARNED}"]
     assert [f.resource for f in found] == [cart]
 
     books = route([*builtin_playbooks(), *repo_playbooks(repo)], found[0])
-    assert [b.id for b in books] == ["service-publishes-not-ready"]
+    assert [b.id for b in books] == [LEARNED]
     fix = bind(books[0], found[0])
     assert fix.target == cart and fix.paths == ("spec.publishNotReadyAddresses",)
     manifests = ManifestRepo(repo, namespace=NAMESPACE)
     edits = restore_fields(manifests, fix.target, [parse_path(p) for p in fix.paths], before_memory)
     manifests.apply(edits)
     assert (repo / MANIFESTS).read_text() == original
-    assert llm.calls == 2  # the second occurrence asked the LLM nothing
 
 
 def test_the_outcome_is_appended_with_the_memory_it_wrote(tmp_path: Path) -> None:
     repo = manifest_repo(tmp_path)
-    change = reflect(repo, incident(healthy(repo)), llm=LlmConfig("m", llm_writes(LLM_DETECTOR)))
+    change = reflect(repo, incident(healthy(repo)))
     apply_change(repo, change.files)
     [record] = read_outcomes(repo)
     assert record.id == "inc-1" and record.strategy == "llm"
-    assert record.tokens == 5200 + 2000  # the fix's tokens plus reflection's own
-    assert record.memory == (change.detector, "service-publishes-not-ready")
+    assert record.tokens == 5200  # the fix's tokens: reflection spends none
+    assert record.memory == (RULE, LEARNED)
 
 
-def test_the_templated_form_generalises_for_the_bisect_strategy(tmp_path: Path) -> None:
+def test_the_same_fault_class_learned_again_is_merged_into_the_rule_not_added(
+    tmp_path: Path,
+) -> None:
     repo = manifest_repo(tmp_path)
-    inp = incident(healthy(repo), strategy="bisect")
+    apply_change(repo, reflect(repo, incident(healthy(repo))).files)
+    commit_all(repo, "memory")
+    rules_before = sorted(p.name for p in (repo / ".gitmedic/rules").glob("*.yaml"))
+    # Another Service, another incident, a worse symptom: the same fault class.
+    again = incident(healthy(repo), name="cartservice")
+    worse = replace(again, incident="inc-2", outcome=replace(again.outcome, id="inc-2"))
 
-    change = reflect(repo, inp)  # no LLM configured: bisect never needs one
+    change = reflect(repo, worse)
 
-    assert change.playbook == "service-publish-not-ready-addresses"
-    assert change.tokens == 0
-    detector = change.files[change.detector]
-    assert "frontend" not in detector and "True" in detector
-    playbook = change.files[".gitmedic/playbooks/service-publish-not-ready-addresses/README.md"]
-    assert "paths:\n  - spec.publishNotReadyAddresses" in playbook
-    assert (
-        "- [service-publish-not-ready-addresses]" in change.files[".gitmedic/playbooks/README.md"]
-    )
+    assert change.merged and change.rule == RULE and change.playbook == ""
+    assert any(f"merged into {RULE}" in note for note in change.notes), change.notes
+    assert sorted(change.files) == [".gitmedic/outcomes.jsonl"]  # same severity: nothing to merge
+    assert change.title == "gitmedic memory: inc-2 confirms learned-" + LEARNED
     apply_change(repo, change.files)
-    assert check_memory(repo, app_names=app_names(inp.snapshots)) == []
+    assert sorted(p.name for p in (repo / ".gitmedic/rules").glob("*.yaml")) == rules_before
+    assert check_memory(repo, app_names=app_names(worse.snapshots)) == []
+
+
+def test_a_merge_raises_the_rules_severity_to_the_worse_one(tmp_path: Path) -> None:
+    repo = manifest_repo(tmp_path)
+    first = incident(healthy(repo))
+    mild = replace(
+        first, findings=tuple(replace(f, severity=Severity.WARNING) for f in first.findings)
+    )
+    apply_change(repo, reflect(repo, mild).files)
+    assert "severity: warning" in (repo / RULE).read_text()
+    commit_all(repo, "memory")
+
+    again = incident(healthy(repo), name="cartservice")
+    change = reflect(
+        repo, replace(again, incident="inc-2", outcome=replace(again.outcome, id="inc-2"))
+    )
+
+    assert change.merged and "severity: critical" in change.files[RULE]
+
+
+def test_a_fix_that_removed_a_password_variable_learns_no_rule_flagging_it(
+    tmp_path: Path,
+) -> None:
+    # The fault's commit added DB_PASSWORD with the bad value; the fix removed the variable.
+    # "Any workload with DB_PASSWORD is critical" would pass the incident's own cases and
+    # then flag every healthy app that has a database: it is never learned.
+    repo = manifest_repo(tmp_path)
+    base = healthy(repo)
+    ref = Resource("Deployment", NAMESPACE, "cartservice", "apps/v1")
+    containers = ("spec", "template", "spec", "containers")
+    body = base.get("Deployment", NAMESPACE, "cartservice")
+    assert body is not None
+    fixed = body.body["spec"]["template"]["spec"]["containers"]
+    broken = [
+        {
+            **fixed[0],
+            "env": [*fixed[0].get("env", []), {"name": "DB_PASSWORD", "value": "wrong-value-1"}],
+        }
+    ]
+    pre = with_value(base, "Deployment", "cartservice", containers, broken)
+    inp = replace(
+        incident(base, pre=pre, strategy="bisect"),
+        edits=(Edit(Op.SET, MANIFESTS, ref, containers, fixed),),
+    )
+
+    change = reflect(repo, inp)
+
+    assert change.rule == "" and change.playbook == ""
+    assert list(change.files) == [".gitmedic/outcomes.jsonl"]
+    assert "no rule written: no candidate passed validation" in change.notes
 
 
 def test_a_covered_or_failed_fix_writes_only_the_outcome(tmp_path: Path) -> None:
@@ -119,5 +177,5 @@ def test_a_covered_or_failed_fix_writes_only_the_outcome(tmp_path: Path) -> None
     ):
         change = reflect(repo, replace(base, outcome=record))
         assert list(change.files) == [".gitmedic/outcomes.jsonl"]
-        assert reason in change.notes[0] and change.detector == ""
+        assert reason in change.notes[0] and change.rule == ""
         assert change.title == "gitmedic memory: record the outcome of inc-1"

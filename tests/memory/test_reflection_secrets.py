@@ -1,4 +1,4 @@
-"""Secrets planted in the snapshots never reach memory, the PR, or the LLM's prompt."""
+"""Secrets planted in the snapshots never reach memory or the PR."""
 
 from __future__ import annotations
 
@@ -7,16 +7,14 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from gitmedic.bot.memory.reflection import LlmConfig, reflect
+from gitmedic.bot.memory.reflection import reflect
 from gitmedic.detectors import Resource, Snapshot
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from tests.memory.scenario import (
-    LLM_DETECTOR,
     MANIFESTS,
     NAMESPACE,
     healthy,
     incident,
-    llm_writes,
     manifest_repo,
     plus,
     with_value,
@@ -81,19 +79,16 @@ def assert_clean(texts: list[str]) -> None:
         assert base64.b64encode(SECRET_DATA.encode()).decode() not in text
 
 
-def test_no_planted_secret_reaches_memory_the_pr_or_the_prompt(tmp_path: Path) -> None:
+def test_no_planted_secret_reaches_memory_or_the_pr(tmp_path: Path) -> None:
     repo = manifest_repo(tmp_path)
     _, with_secrets = planted_snapshots(repo)
     inp = incident(with_secrets)
-    # The LLM (which only ever saw redacted data) still tries to hard-code a secret.
-    sneaky = LLM_DETECTOR.replace("is True:", f'is True and "{ENV_KEY}" != "":')
-    llm = llm_writes(sneaky)
 
-    change = reflect(repo, inp, llm=LlmConfig("m", llm))
+    change = reflect(repo, inp)
 
-    assert any("contains a secret value from the snapshots" in n for n in change.notes)
-    assert change.playbook == "service-publish-not-ready-addresses"  # the template took over
-    assert_clean([*change.files.values(), change.title, change.body, *change.notes, *llm.sent])
+    assert change.playbook == "service-publish-not-ready-addresses"
+    assert any("/cases/" in path for path in change.files)  # the snapshots, stored redacted
+    assert_clean([*change.files.values(), change.title, change.body, *change.notes])
 
 
 def test_a_fix_to_a_credential_writes_no_rule_with_its_value(tmp_path: Path) -> None:
@@ -106,5 +101,6 @@ def test_a_fix_to_a_credential_writes_no_rule_with_its_value(tmp_path: Path) -> 
 
     change = reflect(repo, inp)
 
-    assert change.playbook  # a rule on the variable's presence, never on its value
+    # Neither its value nor its presence is a rule: having a credential is configuration.
+    assert change.rule == "" and change.playbook == ""
     assert_clean([*change.files.values(), change.title, change.body, *change.notes])

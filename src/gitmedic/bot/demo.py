@@ -16,9 +16,9 @@ engine and the local forge, on the sim's fake clock. Stories, each a real run:
     wrong-command playbook), and that commits;
 (c) the same fault class again on another service (a checkout release, again an
     entrypoint and an unpushed tag): reflection after (b) learned that lesson
-    in the repo (``.gitmedic/``: a detector for the symptom on a container that
-    also overrides its entrypoint, and a playbook restoring image and command
-    together), so the first candidate is right: no revert, zero tokens, no
+    in the repo (``.gitmedic/``: a CEL rule refining ``pod-image-pull`` to a
+    container that also overrides its entrypoint, and a playbook restoring image
+    and command together), so the first candidate is right: no revert, zero tokens, no
     LLM involved; the timeline names the learned playbook and the incident in
     the outcome records (``.gitmedic/outcomes.jsonl``) it was learned from;
 (d) a runtime-only fault (the database revoked the payment service's
@@ -204,10 +204,9 @@ def _play(
     before = len(forge.list_prs(PrFilter.ALL))
     config = LoopConfig(EXAMPLE, repo, APP_PATH, NAMESPACE, policy=DEFAULT_POLICY)
     journal = Journal(workdir / "journal.sqlite")
-    builtin = list(builtin_registry())
-    with load_learned(repo, taken=[d.id for d in builtin]) as learned:  # memory so far
-        loop = Loop(config, cluster, forge, journal, [*builtin, *learned.detectors], on_event=show)
-        healthy = loop.run_once()
+    learned = load_learned(repo, builtin_registry())  # memory so far: CEL rules, data
+    loop = Loop(config, cluster, forge, journal, list(learned.registry), on_event=show)
+    healthy = loop.run_once()
     reports = list(loop.reports.values())
     txns = [t for r in reports for t in r.transactions]
     resolved = [r.resolved_at - r.incident.opened_at for r in reports if r.resolved_at]

@@ -112,8 +112,9 @@ def build_loop(
     from gitmedic.detectors.builtin import builtin_registry
     from gitmedic.reconciler.transaction import Journal
 
-    builtin = list(builtin_registry())
-    learned = load_learned(config.repo, taken=[d.id for d in builtin])
+    learned = load_learned(config.repo, builtin_registry())
+    for refused in learned.refused:  # memory that did not load: say so, never run it
+        print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
     cluster = view(_cluster(config, cluster_kind, _app_config(config)))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     if cluster_kind == "sim":
@@ -125,7 +126,7 @@ def build_loop(
         cluster,
         _forge(config.repo, forge) if isinstance(forge, str) else forge,
         Journal(state / "journal.sqlite"),
-        [*builtin, *learned.detectors],
+        list(learned.registry),
         on_event=on_event or quiet_or_printed,
     )
 

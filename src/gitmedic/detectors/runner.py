@@ -3,8 +3,8 @@
 One detector that raises, or runs past its time budget, becomes an error entry;
 the others still run. The budget is enforced with an interval timer where we
 are on the main thread (a pure-Python loop is interrupted), and measured after
-the fact elsewhere. Learned (untrusted) detectors are sandboxed in a subprocess
-by the memory guard; this runner is for code we trust not to be hostile.
+the fact elsewhere. Every detector it runs is gitmedic's own code: learned
+memory is data (CEL rules, evaluated with a cost bound), never code from a repo.
 """
 
 from __future__ import annotations
@@ -82,8 +82,6 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 @contextmanager
 def _time_budget(seconds: float) -> Iterator[None]:
-    # Imported here, not at module level: a learned detector may import from the SDK,
-    # and the SDK's modules must not hand it process-wide levers as attributes.
     import signal
     import threading
 

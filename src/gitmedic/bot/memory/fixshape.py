@@ -10,9 +10,11 @@ most general first:
 - list items selected by name (``containers[name=server]``) become wildcards
   that bind a param (``container``), list indexes bind ``<item>_index``; a
   second, narrower candidate keeps env var names literal;
-- the invariant: its URL has the bad path (``url-path``: only the path changed),
-  the field holds the bad value (``equals``), it is present at all (the fix
-  removed it and the value cannot be written) or absent (the fix added it).
+- the invariant: the field is present at all (the fix removed it), absent (the
+  fix added it), or holds the bad boolean (``equals``). Never a string or number
+  value: a rule that matches the incident's bad value does not see the same fault
+  with another value (a wrong tag, another bad URL), so only a built-in symptom
+  refined by a lesson, or a structural invariant, is learned.
 
 Never a literal object name: a value that names an object of the app (a host,
 a ConfigMap) cannot be an ``equals`` rule, nor can a value that is, or may be, a
@@ -51,7 +53,6 @@ _PARAM = {
     "volumes": "volume",
     "volumeMounts": "volume_mount",
 }
-_URL = re.compile(r"^(?P<base>[a-z][a-z0-9+.-]*://[^/\s?#]+)(?P<path>/[^\s?#]*)?(?P<rest>.*)$")
 
 
 class _Missing:
@@ -89,9 +90,9 @@ PatternSeg = str | Wild
 class Rule:
     scope: str  # WORKLOAD or an object kind
     pattern: tuple[PatternSeg, ...]  # relative to the pod spec for workloads
-    predicate: str  # equals | url-path | present | absent
-    bad: Any  # equals: the bad value; url-path: the bad URL path
-    good: Any  # the good value (url-path: path) when it is safe to write, else MISSING
+    predicate: str  # equals | present | absent
+    bad: Any  # equals: the bad (boolean) value
+    good: Any  # the good value when it is safe to write, else MISSING
     change: LeafChange
 
     @property
@@ -220,25 +221,13 @@ def _invariants(change: LeafChange, names: frozenset[str], sensitive: bool) -> l
     if bad is MISSING:
         return [("absent", None, _safe(good, names, sensitive))]
     out: list[tuple[str, Any, Any]] = []
-    url = _url_paths(bad, good)
-    if url and not sensitive:
-        out.append(("url-path", url[0], url[1]))
-    if _safe(bad, names, sensitive) is not MISSING:
+    if isinstance(bad, bool) and not sensitive:
         out.append(("equals", bad, _safe(good, names, sensitive)))
-    if good is MISSING:  # broader than equals (an explicit good value would fire): last
+    # Broader than equals (an explicit good value would fire): last. Never for a
+    # credential: that one is set is configuration, not a fault.
+    if good is MISSING and not sensitive:
         out.append(("present", None, MISSING))
     return out
-
-
-def _url_paths(bad: Any, good: Any) -> tuple[str, str] | None:
-    if not isinstance(bad, str) or not isinstance(good, str):
-        return None
-    b, g = _URL.match(bad), _URL.match(good)
-    if not b or not g or b["base"] != g["base"] or b["rest"] != g["rest"]:
-        return None
-    if (b["path"] or "") == (g["path"] or ""):
-        return None
-    return b["path"] or "", g["path"] or ""
 
 
 def _safe(value: Any, names: frozenset[str], sensitive: bool) -> Any:

@@ -1,12 +1,12 @@
 """The memory guard: what may be committed under ``.gitmedic/`` (also ``gitmedic memory check``).
 
-Memory is code and prose that steer a bot with write access to production, so
+Memory is data and prose that steer a bot with write access to production, so
 every memory PR (and any human edit) passes the same checks:
 
-- learned detectors (``.gitmedic/detectors/<id>.py``) pass the AST allowlist, run
-  in the sandbox, fire on their incident's pre-fix snapshot and stay silent on the
-  post-fix and healthy snapshots (``.gitmedic/detectors/cases/<id>/*.json``), and
-  name only playbooks that exist;
+- learned rules (``.gitmedic/rules/<id>.yaml``, CEL) are replayed, never trusted:
+  see :mod:`.rule_guard` (schema, cost bound, fires on their incident's pre-fix
+  snapshot, silent on the post-fix, healthy and legitimate ones, no duplicates);
+  a Python learned detector of an earlier version is refused with the migration;
 - learned playbooks parse, use placeholders instead of the app's literal object
   names, and are all listed in the index ``.gitmedic/playbooks/README.md``;
 - ``.gitmedic/outcomes.jsonl`` only ever grows, one valid record per line;
@@ -21,19 +21,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitmedic.bot.memory.ast_check import check_source
-from gitmedic.bot.memory.sandbox import SandboxError, run_sandboxed
+from gitmedic.bot.memory.learned import MEMORY as MEMORY  # the memory folder, re-exported
+from gitmedic.bot.memory.rule_guard import rule_problems
 from gitmedic.bot.responder.playbooks import (
     Playbook,
     PlaybookError,
     builtin_playbooks,
     parse_playbook,
 )
-from gitmedic.detectors.finding import Resource
-from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
 from gitmedic.reconciler.git import Git, GitError
 
-MEMORY = ".gitmedic"
 LINK_PROBLEM = "a symbolic link: gitmedic does not follow links in the repository"
 OUTCOME_KEYS = frozenset(
     {
@@ -49,7 +46,6 @@ OUTCOME_KEYS = frozenset(
         "closed_at",
     }
 )
-CASE_ROLES = {"pre-fix": True, "post-fix": False, "healthy": False}  # role -> must fire
 
 
 @dataclass(frozen=True)
@@ -71,7 +67,7 @@ def check_memory(
     _check_config(repo, problems)
     learned = _check_playbooks(repo, app_names, problems)
     known = {p.id for p in builtin_playbooks()} | {p.id for p in learned}
-    _check_detectors(repo, known, problems)
+    problems += [Problem(path, message) for path, message in rule_problems(repo, known)]
     _check_outcomes(repo, base_rev, problems)
     _check_architecture(repo, problems)
     return problems
@@ -126,56 +122,6 @@ def _fix_text(book: Playbook) -> str:
     return " ".join(
         [*book.fix.paths, *map(str, book.fix.fallback), *map(str, book.fix.fallback.values())]
     )
-
-
-def _check_detectors(repo: Path, known_playbooks: set[str], problems: list[Problem]) -> None:
-    root = repo / MEMORY / "detectors"
-    for path in sorted(root.glob("*.py")):
-        rel = path.relative_to(repo).as_posix()
-        static = check_source(path.read_text(), rel)
-        if static:
-            problems += [
-                Problem(rel, p.removeprefix(f"{rel}:").lstrip(": ").strip()) for p in static
-            ]
-            continue
-        _check_detector_cases(repo, path, rel, known_playbooks, problems)
-
-
-def _check_detector_cases(
-    repo: Path, path: Path, rel: str, known: set[str], problems: list[Problem]
-) -> None:
-    cases = repo / MEMORY / "detectors" / "cases" / path.stem
-    for role, must_fire in CASE_ROLES.items():
-        case = cases / f"{role}.json"
-        if not case.is_file():
-            problems.append(
-                Problem(rel, f"has no {role} case ({case.relative_to(repo).as_posix()})")
-            )
-            continue
-        try:
-            run = run_sandboxed(path, load_case(case))
-        except (SandboxError, ValueError, KeyError) as exc:
-            problems.append(Problem(rel, f"{role}: {exc}"))
-            return
-        if bool(run.findings) != must_fire:
-            verb = "does not fire" if must_fire else "fires"
-            problems.append(Problem(rel, f"{verb} on its {role} snapshot"))
-        missing = sorted(set(run.playbooks) - known)
-        if missing and role == "pre-fix":
-            problems.append(
-                Problem(rel, f"names playbooks that do not exist: {', '.join(missing)}")
-            )
-
-
-def load_case(path: Path) -> Snapshot:
-    """A stored snapshot: ``{"mode": "live|desired", "objects": [k8s objects]}``."""
-    data = json.loads(path.read_text())
-    objs = []
-    for body in data["objects"]:
-        meta = body.get("metadata", {})
-        ref = Resource(body["kind"], meta.get("namespace", ""), meta["name"], body["apiVersion"])
-        objs.append(Obj(ref, body))
-    return Snapshot(objs, mode=Mode(data.get("mode", "live")))
 
 
 def _check_outcomes(repo: Path, base_rev: str | None, problems: list[Problem]) -> None:

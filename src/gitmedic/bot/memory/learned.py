@@ -1,123 +1,126 @@
-"""Learned detectors from a manifest repo, as runner Detectors that execute in the sandbox.
+"""Learned detection rules from a manifest repo (``.gitmedic/rules/*.yaml``), as Detectors.
 
-``.gitmedic/detectors/<id>.py`` are untrusted code (an LLM may have written them),
-so they never run in the bot's process. Loading one means: the AST allowlist
-check, then one sandboxed run on an empty snapshot that reports the module's
-``SPEC``; the returned :class:`~gitmedic.detectors.spec.Detector` carries that spec
-and a ``detect`` that runs the module in the repo's persistent sandboxed worker
-(time, memory and no network, see :mod:`.worker` and :mod:`.sandbox`): one
-interpreter start for all of them, not one per evaluation. They therefore fit
-:func:`~gitmedic.detectors.runner.run_detectors` next to ``builtin_registry()``;
-the runner's isolation turns a sandbox failure into an error entry. The worker
-is owned by the returned :class:`LearnedDetectors`: ``close()`` it (or use
-``with``) when the detectors are done; garbage collection and interpreter exit
-close it too.
+Memory is data: each rule is parsed, checked against the schema and compiled
+under the CEL cost bound (:mod:`.rule`, :mod:`.cel`), and becomes a runner
+Detector (:mod:`.rule_detector`). Nothing from the repo is imported or executed.
 
-A module that fails the check or does not load, or whose id is already taken
-(by a built-in or another learned detector), is refused with the reason; the
-others load.
+A rule that does not load (bad YAML, schema, an expression that does not compile
+or is over the cost bound, an id already taken, a ``refines`` that names no
+built-in detector, a symlink) is refused with the file and the reason; the others
+load. Learned detectors of earlier gitmedic versions (``.gitmedic/detectors/*.py``)
+are refused the same way, never read: :data:`MIGRATION` says what to do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any
 
-from gitmedic.bot.memory.ast_check import check_source
-from gitmedic.bot.memory.guard import MEMORY
-from gitmedic.bot.memory.sandbox import SandboxError
-from gitmedic.bot.memory.worker import SandboxWorker, WorkerLimits
-from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.bot.memory.rule import RULES_DIR, CompiledRule, RuleError, load_rule
+from gitmedic.bot.memory.rule_detector import rule_detector, sharing
+from gitmedic.detectors.finding import Finding
+from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
-from gitmedic.detectors.spec import DetectFn, Detector, DetectorSpec, Scope
+from gitmedic.detectors.spec import Detector
 
-LEARNED_TIME_LIMIT_S = 4.0  # below the runner's default budget, so the sandbox stops first
+MEMORY = ".gitmedic"
+LEGACY_DIR = "detectors"
+MIGRATION = (
+    "Python learned detectors are no longer run (no code from the repository is ever "
+    "executed): delete it and write the rule as data in .gitmedic/rules/<id>.yaml "
+    "(CEL; see `gitmedic memory check`), or let gitmedic learn it again"
+)
 
 
 @dataclass(frozen=True)
-class LearnedDetectors:
-    detectors: tuple[Detector, ...]
-    refused: tuple[str, ...]  # "path: reason", one per module that did not load
-    worker: SandboxWorker | None = None  # runs the detectors; None when there are none
-
-    def close(self) -> None:
-        if self.worker is not None:
-            self.worker.close()
-
-    def __enter__(self) -> LearnedDetectors:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+class LearnedRules:
+    detectors: tuple[Detector, ...]  # the learned rules, in file order
+    registry: tuple[Detector, ...]  # built-ins (sharing findings with their refinements) + rules
+    refused: tuple[str, ...]  # "path: reason", one per file that did not load
 
 
-def load_learned(
-    repo: Path,
-    *,
-    taken: Iterable[str] = (),
-    time_limit_s: float = LEARNED_TIME_LIMIT_S,
-) -> LearnedDetectors:
-    """The learned detectors of ``repo``; ``taken``: ids already registered (built-ins)."""
-    used = set(taken)
-    detectors: list[Detector] = []
-    refused: list[str] = []
-    checked = []
-    for path in sorted((repo / MEMORY / "detectors").glob("*.py")):
-        problems = _problems(path, repo)
-        if problems:
-            refused.append(f"{path.relative_to(repo).as_posix()}: {problems}")
-        else:
-            checked.append(path)
-    if not checked:
-        return LearnedDetectors((), tuple(refused))
-    worker = SandboxWorker(checked, WorkerLimits(time_limit_s=time_limit_s))
-    for path in checked:
-        rel = path.relative_to(repo).as_posix()
-        try:
-            detector = _load(worker, path)
-        except (SandboxError, ValueError, KeyError, TypeError) as exc:
-            refused.append(f"{rel}: {exc}")
-            continue
-        if detector.id in used:
-            refused.append(f"{rel}: detector id {detector.id!r} is already taken")
-            continue
-        used.add(detector.id)
-        detectors.append(detector)
-    return LearnedDetectors(tuple(detectors), tuple(sorted(refused)), worker)
+def legacy_detectors(repo: Path) -> list[str]:
+    """``path: reason`` for each Python learned detector of an earlier version (never read)."""
+    root = repo / MEMORY / LEGACY_DIR
+    if not root.is_dir() or root.is_symlink():
+        return []
+    return [f"{p.relative_to(repo).as_posix()}: {MIGRATION}" for p in sorted(root.rglob("*.py"))]
 
 
-def _problems(path: Path, repo: Path) -> str:
+def rule_files(repo: Path) -> list[Path]:
+    root = repo / MEMORY / RULES_DIR
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml"))
+
+
+def read_rule(repo: Path, path: Path) -> CompiledRule:
+    """Parse and compile one rule file (RuleError naming it)."""
     rel = path.relative_to(repo).as_posix()
-    problems = check_source(path.read_text(), rel)
-    return "; ".join(p.removeprefix(f"{rel}:").strip(" :") for p in problems)
+    if refuses_link(repo, path):
+        raise RuleError(f"{rel}: is a symbolic link (or under one); memory files must be files")
+    return load_rule(path.read_text(encoding="utf-8", errors="replace"), rel)
 
 
-def _load(worker: SandboxWorker, path: Path) -> Detector:
-    spec = spec_from_json(worker.run(path, Snapshot(())).spec)
-    return Detector(spec, _sandboxed_detect(worker, path))
+def refuses_link(repo: Path, path: Path) -> bool:
+    """Whether ``path`` or a folder between it and ``repo`` is a symlink (never followed)."""
+    current = path
+    while current != repo and current != current.parent:
+        if current.is_symlink():
+            return True
+        current = current.parent
+    return False
 
 
-def spec_from_json(data: Mapping[str, Any]) -> DetectorSpec:
-    return DetectorSpec(
-        id=str(data["id"]),
-        description=str(data["description"]),
-        kinds=frozenset(map(str, data["kinds"])),
-        severity=Severity(data["severity"]),
-        remediation=str(data["remediation"]),
-        scope=Scope(data["scope"]),
-        playbooks=tuple(map(str, data["playbooks"])),
-        fire_after=int(data["fire_after"]),
-        clear_after=int(data["clear_after"]),
-    )
+def load_learned(repo: Path, builtin: Iterable[Detector]) -> LearnedRules:
+    """The learned rules of ``repo`` next to ``builtin`` (the registry the loop runs)."""
+    builtin = list(builtin)
+    used = {d.id for d in builtin}
+    by_id = {d.id: d for d in builtin}
+    refused = legacy_detectors(repo)
+    rules: list[Detector] = []
+    bases: set[str] = set()
+    for path in rule_files(repo):
+        try:
+            compiled = read_rule(repo, path)
+            rules.append(_detector(compiled, by_id, used))
+        except RuleError as exc:
+            refused.append(str(exc))
+            continue
+        used.add(compiled.rule.id)
+        bases.add(compiled.rule.refines)
+    # A refined built-in keeps its findings on the snapshot: computed once for all.
+    registry = [sharing(d) if d.id in bases else d for d in builtin]
+    return LearnedRules(tuple(rules), (*registry, *rules), tuple(sorted(refused)))
 
 
-def _sandboxed_detect(worker: SandboxWorker, path: Path) -> DetectFn:
-    def detect(snapshot: Snapshot) -> list[Finding]:
-        return list(worker.run(path, snapshot).findings)
+def _detector(
+    compiled: CompiledRule, builtin: dict[str, Detector], used: Iterable[str]
+) -> Detector:
+    rule = compiled.rule
+    if rule.id in used:
+        raise RuleError(f"{compiled.source}: detector id {rule.id!r} is already taken")
+    base = None
+    if rule.refines:
+        base = builtin.get(rule.refines)
+        if base is None:
+            raise RuleError(
+                f"{compiled.source}: refines {rule.refines!r}, which is not a built-in detector"
+            )
+    return rule_detector(compiled, base)
 
-    return detect
+
+def detector_for(compiled: CompiledRule) -> Detector:
+    """The rule as a detector next to the built-ins (RuleError when it refines none)."""
+    from gitmedic.detectors.builtin import builtin_registry
+
+    return _detector(compiled, {d.id: d for d in builtin_registry()}, ())
+
+
+def rule_findings(compiled: CompiledRule, snapshot: Snapshot) -> list[Finding]:
+    """What the rule finds on ``snapshot`` (RuleError naming the file when it fails)."""
+    evaluation = run_detectors([detector_for(compiled)], snapshot)
+    if evaluation.errors:
+        raise RuleError("; ".join(e.message for e in evaluation.errors))
+    return list(evaluation.findings)

@@ -8,16 +8,17 @@ the same symptom shows on a container that also sets the field the first
 candidate left alone, every field of the committed fix must go back together,
 at the first attempt. The lesson is written as:
 
-- a *refinement* detector: the built-in detector that found the symptom (e.g.
-  ``pod-image-pull``), kept only where the same container also sets the fields
-  the undone candidate did not touch (``command``);
+- a *refinement* rule (CEL, ``.gitmedic/rules/``): the built-in detector that
+  found the symptom (e.g. ``pod-image-pull``), kept only where the same container
+  also sets the fields the undone candidate did not touch (``command``), whatever
+  their values;
 - a playbook routed by that detector, whose recipe restores every field of the
   committed fix on the finding's container (``image`` and ``command``) from Git
   history.
 
-Both are rendered from fixed templates (``bot/templates/memory/refined_*``)
-holding field keys and detector ids only, never a name of the app, and are
-validated like any learned detector, on the incident's *live* snapshots: it
+The rule is built from field keys and detector ids only, never a name of the
+app; the playbook from a fixed template (``bot/templates/memory/refined_playbook``).
+Both are validated like any learned rule, on the incident's *live* snapshots: it
 fires on the symptom before the fix, and is silent once the fix is deployed.
 """
 
@@ -31,9 +32,10 @@ from importlib import resources
 
 import yaml
 
+from gitmedic.bot.memory.rule import Rule
 from gitmedic.bot.memory.templated import Context
 from gitmedic.detectors.builtin import builtin_registry
-from gitmedic.detectors.finding import Finding, Resource
+from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.paths import Match
 
@@ -92,25 +94,37 @@ def _fields(edits: Sequence[Edit], ref: Resource, container: str) -> tuple[str, 
     return tuple(dict.fromkeys(keys))
 
 
-def render_detector(lesson: Lesson, detector_id: str, playbook_id: str, ctx: Context) -> str:
+def render_rule(lesson: Lesson, detector_id: str, playbook_id: str, ctx: Context) -> Rule:
+    """The refinement as a CEL rule: the built-in's finding, kept where its container also
+    sets every missed field (whatever their values: the fault class, not this incident)."""
     base = lesson.symptom.detector
     description = (
         f"{base} on a container that also sets {', '.join(lesson.missed)}: restore "
         f"{', '.join(lesson.fields)} together."
     )
-    values = {
-        "doc": f"Learned detector: {description}",
-        "base_id": base,
-        "base_module": base.replace("-", "_"),
-        "fields_text": ", ".join(lesson.missed),
-        "detector_id": repr(detector_id),
-        "description": repr(description),
-        "severity": ctx.severity,
-        "remediation": repr(f"Follow the {playbook_id} playbook: restore the fields together."),
-        "playbook_id": repr(playbook_id),
-        "fields": repr(list(lesson.missed)),
-    }
-    return _template("refined_detector.py.tmpl").substitute(values)
+    sets = " && ".join(f"has(c.{key})" for key in lesson.missed)
+    match = (
+        "has(finding.params.container) && has(finding.params.container_field) && "
+        "finding.params.container_field in podSpec && "
+        "podSpec[finding.params.container_field].exists(c, "
+        f"type(c) == map && has(c.name) && c.name == finding.params.container && {sets})"
+    )
+    return Rule(
+        id=detector_id,
+        description=description,
+        severity=Severity[ctx.severity],
+        reads=tuple(sorted(builtin_kinds(base))),
+        refines=base,
+        match=match,
+        message=f"{{kind}} {{name}}: {base} on container {{container}}, which also sets "
+        f"{', '.join(lesson.missed)}",
+        playbooks=(playbook_id,),
+        remediation=f"Follow the {playbook_id} playbook: restore the fields together.",
+    )
+
+
+def builtin_kinds(detector_id: str) -> frozenset[str]:
+    return next(d.spec.kinds for d in builtin_registry() if d.id == detector_id)
 
 
 def render_playbook(lesson: Lesson, detector_id: str, playbook_id: str, ctx: Context) -> str:

@@ -2,8 +2,7 @@
 
 The log is the memory's ledger: which detectors fired, which playbooks were
 surfaced and which one was applied, which strategy produced the change, what it
-cost, and how the transaction ended. The refinement signals
-(:mod:`gitmedic.bot.memory.signals`) and the dashboard read it; nothing ever
+cost, and how the transaction ended. The dashboard reads it; nothing ever
 rewrites it. Appending is therefore a pure function from the file's current text
 to its new text, and the guard checks (against the base revision of a memory PR)
 that the old text is a prefix of the new one.

@@ -5,48 +5,46 @@ that introduced the fault), the pre-fix, post-fix and healthy snapshots, and the
 outcome record. Output: a :class:`MemoryChange`, files under ``.gitmedic/`` only
 (plus a branch name, PR title and body) that the caller turns into a memory PR.
 
-The memory written, in order of preference:
-
-0. after undone attempts (a candidate was deployed, caused new findings and was
-   reverted before this fix committed), the lesson of :mod:`.lesson`: the fields
-   the first candidate missed, restored together next time (validated on the
-   incident's live snapshots). Undone attempts also mean the playbooks that
-   made the fix did not cover the fault, so they do not skip reflection;
-1. for the LLM strategy (a novel fault), a detector and playbook the LLM writes;
-2. a templated field rule (see :mod:`.fixshape` and :mod:`.templated`): the
-   most general rule candidate that passes validation;
-3. nothing but the outcome, with the reasons every candidate was refused.
+Memory is a learned rule (CEL, ``.gitmedic/rules/<id>.yaml``) and its playbook,
+drawn from templates (:mod:`.candidates`): after undone attempts the lesson of
+:mod:`.lesson`, else a generalised field rule; or nothing but the outcome, with
+the reasons every candidate was refused. No model writes memory: every rule is
+derived from the verified fix, so it costs no tokens and its shape is known.
 
 A candidate passes when the memory guard accepts it with its cases (fires on the
-pre-fix snapshot, silent on the post-fix and healthy ones, the playbook parses,
-has no literal names, is indexed), it still fires with the implicated object
-renamed, its playbook routes and binds the finding, and no file leaks a secret.
-The outcome record is appended in every case (once per incident).
+pre-fix snapshot, silent on the post-fix, healthy and legitimate ones, the
+playbook parses, has no literal names, is indexed), it still fires with the
+implicated object renamed and the fixed fields holding other values, its playbook
+routes and binds the finding, and no file leaks a secret. A candidate with the
+same logic as a rule the repo already has is merged into it (the rule's severity
+rises to the worse of the two), never added beside it. The outcome record is
+appended in every case (once per incident).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from gitmedic.bot.memory import lesson, validate
-from gitmedic.bot.memory.fixshape import leaf_changes, rules_for
-from gitmedic.bot.memory.guard import MEMORY
-from gitmedic.bot.memory.llm_memory import REFLECTION_BUDGET, ask_for_memory
+from gitmedic.bot.memory import validate
+from gitmedic.bot.memory.candidates import (
+    Candidate,
+    Incident,
+    lesson_candidates,
+    templated_candidates,
+)
+from gitmedic.bot.memory.learned import MEMORY, read_rule, rule_files
 from gitmedic.bot.memory.outcomes import OutcomeRecord, outcome_change
-from gitmedic.bot.memory.templated import Context, render_detector, render_playbook, slug, symptoms
+from gitmedic.bot.memory.rule import RULES_DIR, Rule, RuleError, render_rule
 from gitmedic.bot.memory.validate import Snapshots
-from gitmedic.bot.responder.llm import Budget, Completion
 from gitmedic.bot.responder.playbooks import Playbook, PlaybookError, bind, parse_playbook
-from gitmedic.detectors.finding import Finding, Resource, Severity
+from gitmedic.detectors.finding import Finding
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.redact import redact_text
 
 INDEX_PATH = f"{MEMORY}/playbooks/README.md"
-MAX_CANDIDATES = 8
 
 
 @dataclass(frozen=True)
@@ -65,12 +63,19 @@ class ReflectionInput:
     caused: tuple[Finding, ...] = ()
     live: Snapshots | None = None  # the symptom live before the fix, and after it
 
-
-@dataclass(frozen=True)
-class LlmConfig:
-    model: str
-    completion: Completion | None = None  # None: litellm; tests inject a scripted one
-    budget: Budget = REFLECTION_BUDGET
+    def view(self) -> Incident:
+        return Incident(
+            self.incident,
+            self.strategy,
+            self.findings,
+            self.edits,
+            self.diagnosis,
+            self.introducing_commit,
+            self.snapshots,
+            self.undone,
+            self.caused,
+            self.live,
+        )
 
 
 @dataclass(frozen=True)
@@ -79,38 +84,31 @@ class MemoryChange:
     title: str
     body: str
     files: Mapping[str, str]  # repo-relative path -> full new content, all under .gitmedic/
-    detector: str  # the learned detector's module path, "" when none was written
+    rule: str  # the learned (or merged) rule's path, "" when none was written
     playbook: str  # the learned playbook's id, "" when none was written
     notes: tuple[str, ...]  # why memory was (not) written, one line per refused candidate
-    tokens: int  # spent by reflection itself
+    merged: bool = False  # the rule was merged into one the repo already had
 
 
-@dataclass(frozen=True)
-class Candidate:
-    origin: str  # "llm", "template: <rule>" or "lesson: <slug>"
-    stem: str
-    detector_source: str
-    playbook_text: str
-    snapshots: Snapshots | None = None  # its cases, when not the desired states
-
-
-def reflect(repo: Path, inp: ReflectionInput, *, llm: LlmConfig | None = None) -> MemoryChange:
+def reflect(repo: Path, inp: ReflectionInput) -> MemoryChange:
     notes: list[str] = []
-    tokens, cost, written = 0, 0.0, None
+    written: tuple[Candidate, dict[str, str]] | None = None
+    merged = False
     skip = _skip_reason(inp)
     if skip:
         notes.append(skip)
     else:
-        if inp.undone:
-            written = _first_valid(repo, inp, _lesson(repo, inp, notes), notes)
-        if written is None and inp.strategy == "llm" and llm is not None:
-            candidate, tokens, cost = _llm_candidate(inp, llm, notes)
-            written = _first_valid(repo, inp, [candidate] if candidate else [], notes)
+        inc, names = inp.view(), app_names(inp.snapshots)
+        for candidates in (
+            lesson_candidates(repo, inc, notes) if inp.undone else iter(()),
+            templated_candidates(repo, inc, names, notes),
+        ):
+            written, merged = _first_valid(repo, inp, candidates, notes)
+            if written is not None:
+                break
         if written is None:
-            written = _first_valid(repo, inp, _templated(repo, inp, notes), notes)
-        if written is None:
-            notes.append("no detector written: no candidate passed validation")
-    return _change(repo, inp, written, notes, tokens, cost)
+            notes.append("no rule written: no candidate passed validation")
+    return _change(repo, inp, written, merged, notes)
 
 
 def _skip_reason(inp: ReflectionInput) -> str:
@@ -120,107 +118,6 @@ def _skip_reason(inp: ReflectionInput) -> str:
         covered = ", ".join(inp.outcome.playbooks_applied)
         return f"no memory: the playbook {covered} already covers this fault"
     return ""
-
-
-# -- candidates ----------------------------------------------------------------------------
-
-
-def _llm_candidate(
-    inp: ReflectionInput, llm: LlmConfig, notes: list[str]
-) -> tuple[Candidate | None, int, float]:
-    implicated = {
-        f"{role} {ref}": body
-        for ref in dict.fromkeys(e.resource for e in inp.edits)
-        for role, body in _bodies(inp.snapshots, ref)
-    }
-    drafted = ask_for_memory(
-        model=llm.model, completion=llm.completion, findings=inp.findings, edits=inp.edits,
-        implicated=implicated, diagnosis=inp.diagnosis, budget=llm.budget,
-    )  # fmt: skip
-    notes += drafted.notes
-    if not drafted.detector or not drafted.playbook:
-        notes.append(f"LLM: wrote no usable detector and playbook ({drafted.stopped})")
-        return None, drafted.usage_tokens, drafted.cost_usd
-    try:
-        book = parse_playbook(drafted.playbook, "llm")
-    except PlaybookError as exc:
-        notes.append(f"LLM: {exc}")
-        return None, drafted.usage_tokens, drafted.cost_usd
-    stem = book.id.replace("-", "_")
-    return (
-        Candidate("llm", stem, drafted.detector, drafted.playbook),
-        drafted.usage_tokens,
-        drafted.cost_usd,
-    )
-
-
-def _bodies(snapshots: Snapshots, ref: Resource) -> Iterator[tuple[str, Mapping[str, object]]]:
-    for role, snap in (("before the fix", snapshots.pre_fix), ("after", snapshots.post_fix)):
-        obj = snap.get(ref.kind, ref.namespace, ref.name)
-        if obj is not None:
-            yield role, obj.body
-
-
-def _lesson(repo: Path, inp: ReflectionInput, notes: list[str]) -> Iterator[Candidate]:
-    found = lesson.lesson_of(inp.findings, inp.edits, inp.undone, inp.caused)
-    if isinstance(found, str) or inp.live is None:
-        notes.append(found if isinstance(found, str) else "lesson: no live snapshots")
-        return
-    playbook_id = _fresh(repo, lesson.playbook_slug(found))
-    detector_id = f"learned-{playbook_id}"
-    ctx = _context(inp)
-    yield Candidate(
-        f"lesson {playbook_id}",
-        playbook_id.replace("-", "_"),
-        lesson.render_detector(found, detector_id, playbook_id, ctx),
-        lesson.render_playbook(found, detector_id, playbook_id, ctx),
-        inp.live,
-    )
-
-
-def _templated(repo: Path, inp: ReflectionInput, notes: list[str]) -> Iterator[Candidate]:
-    names = app_names(inp.snapshots)
-    changes = leaf_changes(inp.edits, inp.snapshots.pre_fix)
-    if not changes:
-        notes.append("template: the fix changes no field of an object in the pre-fix snapshot")
-        return
-    ctx = _context(inp)
-    rules = [r for c in changes for r in rules_for(c, names)][:MAX_CANDIDATES]
-    if not rules:
-        notes.append("template: every changed value names an object or may be a credential")
-    for rule in rules:
-        playbook_id = _fresh(repo, slug(rule))
-        detector_id = f"learned-{playbook_id}"
-        yield Candidate(
-            f"template {rule.predicate} on {slug(rule)}",
-            playbook_id.replace("-", "_"),
-            render_detector(rule, detector_id, playbook_id, ctx),
-            render_playbook(rule, detector_id, playbook_id, ctx),
-        )
-
-
-def _context(inp: ReflectionInput) -> Context:
-    worst = max((f.severity for f in inp.findings), key=lambda s: s.rank, default=Severity.WARNING)
-    diagnosis = redact_text(inp.diagnosis)
-    for ref in {e.resource for e in inp.edits}:
-        diagnosis = re.sub(rf"\b{re.escape(ref.name)}\b", "{name}", diagnosis)
-    return Context(
-        incident=inp.incident,
-        strategy=inp.strategy,
-        commit=inp.introducing_commit,
-        diagnosis=diagnosis,
-        symptoms=symptoms([f"`{f.detector}`: {redact_text(f.summary)}" for f in inp.findings]),
-        severity=worst.name,
-    )
-
-
-def _fresh(repo: Path, base: str) -> str:
-    taken = {p.name for p in (repo / MEMORY / "playbooks").glob("*")}
-    taken |= {p.stem.replace("_", "-") for p in (repo / MEMORY / "detectors").glob("*.py")}
-    candidate, n = base, 2
-    while candidate in taken:
-        candidate, n = f"{base}-{n}", n + 1
-    return candidate
 
 
 def app_names(snapshots: Snapshots) -> frozenset[str]:
@@ -238,26 +135,56 @@ def app_names(snapshots: Snapshots) -> frozenset[str]:
 
 
 def _first_valid(
-    repo: Path, inp: ReflectionInput, candidates: Iterator[Candidate] | list[Candidate],
-    notes: list[str],
-) -> tuple[Candidate, dict[str, str]] | None:  # fmt: skip
+    repo: Path, inp: ReflectionInput, candidates: Iterable[Candidate], notes: list[str]
+) -> tuple[tuple[Candidate, dict[str, str]] | None, bool]:
+    """The first candidate that passes, its files, and whether it merged into a rule."""
     for candidate in candidates:
-        files = _memory_files(repo, candidate, candidate.snapshots or inp.snapshots)
-        reasons = _reasons(repo, inp, candidate, files)
+        snapshots = candidate.snapshots or inp.snapshots
+        reasons = _generalisation(candidate, snapshots)
         if not reasons:
-            return candidate, files
+            existing = _same_rule(repo, candidate.rule)
+            if existing is not None:
+                files = _merged(repo, existing, candidate.rule)
+                notes.append(f"{candidate.origin}: merged into {existing[0]} (the same logic)")
+                return (candidate, files), True
+            files = _memory_files(repo, candidate, snapshots)
+            reasons = _reasons(repo, inp, files)
+        if not reasons:
+            return (candidate, files), False
         notes.append(f"{candidate.origin}: refused: " + "; ".join(reasons))
-    return None
+    return None, False
+
+
+def rule_path(rule: Rule) -> str:
+    return f"{MEMORY}/{RULES_DIR}/{rule.id}.yaml"
 
 
 def _memory_files(repo: Path, candidate: Candidate, snapshots: Snapshots) -> dict[str, str]:
     book = parse_playbook(candidate.playbook_text, "candidate")
     files = {
-        f"{MEMORY}/detectors/{candidate.stem}.py": candidate.detector_source,
+        rule_path(candidate.rule): render_rule(candidate.rule),
         f"{MEMORY}/playbooks/{book.id}/README.md": candidate.playbook_text,
         INDEX_PATH: _indexed(repo, book),
     }
-    return files | validate.case_files(candidate.stem, snapshots)
+    return files | validate.case_files(candidate.rule.id, snapshots)
+
+
+def _same_rule(repo: Path, rule: Rule) -> tuple[str, Rule] | None:
+    for path in rule_files(repo):
+        try:
+            existing = read_rule(repo, path).rule
+        except RuleError:
+            continue
+        if existing.same_logic(rule):
+            return path.relative_to(repo).as_posix(), existing
+    return None
+
+
+def _merged(repo: Path, existing: tuple[str, Rule], new: Rule) -> dict[str, str]:
+    rel, rule = existing
+    if new.severity.is_worse(rule.severity):
+        return {rel: render_rule(replace(rule, severity=new.severity))}
+    return {}
 
 
 def _indexed(repo: Path, book: Playbook) -> str:
@@ -272,59 +199,41 @@ def _indexed(repo: Path, book: Playbook) -> str:
     return current + ("" if current.endswith("\n") or not current else "\n") + line
 
 
-def _reasons(
-    repo: Path, inp: ReflectionInput, candidate: Candidate, files: Mapping[str, str]
-) -> list[str]:
+def _reasons(repo: Path, inp: ReflectionInput, files: Mapping[str, str]) -> list[str]:
     clash = [p for p in files if "/cases/" not in p and p != INDEX_PATH and (repo / p).exists()]
     if clash:
         return [f"would overwrite {', '.join(clash)}"]
     leaked = validate.leaks(files, validate.secret_values(inp.snapshots))
     if leaked:
         return leaked
-    problems = validate.guard_problems(repo, files, app_names(inp.snapshots))
-    if problems:
-        return problems
-    book = parse_playbook(candidate.playbook_text, "candidate")
-    return _generalisation(candidate, inp, book)
+    return validate.guard_problems(repo, files, app_names(inp.snapshots))
 
 
-def _generalisation(candidate: Candidate, inp: ReflectionInput, book: Playbook) -> list[str]:
-    if candidate.snapshots is not None:
-        return _lesson_generalises(candidate, inp, book)
-    refs = list(dict.fromkeys(e.resource for e in inp.edits))
-    if not refs:
-        return ["the fix names no object to generalise from"]
-    reason, finding = validate.generalises(
-        candidate.detector_source, inp.snapshots.pre_fix, refs[0]
-    )
-    if reason or finding is None:
-        return [reason or "does not fire on the renamed object"]
-    if not book.routes(finding):
-        return [
-            f"the playbook {book.id} does not route the detector's finding ({finding.detector})"
-        ]
-    try:
-        bind(book, finding)
-    except PlaybookError as exc:
-        return [f"the playbook's recipe does not bind the finding: {exc}"]
-    return []
-
-
-def _lesson_generalises(candidate: Candidate, inp: ReflectionInput, book: Playbook) -> list[str]:
-    """A lesson is a template with no name in it; its finding must route and bind.
-
-    (Renaming one object of a live snapshot breaks its pods' owner chain, so the
-    rename probe of field rules cannot apply: the template is name-free instead.)
-    """
-    names = [n for n in app_names(inp.snapshots) if n in candidate.detector_source]
+def _generalisation(candidate: Candidate, snapshots: Snapshots) -> list[str]:
+    """The rule fires on the same fault elsewhere, and its playbook routes and binds that."""
+    text = render_rule(candidate.rule)
+    names = [n for n in app_names(snapshots) if n in text]
     if names:
-        return [f"the detector spells out names of the app: {', '.join(sorted(names))}"]
-    live = candidate.snapshots.pre_fix if candidate.snapshots else inp.snapshots.pre_fix
-    finding = validate.first_finding(candidate.detector_source, live)
-    if finding is None:
-        return ["the detector does not fire on the live snapshot before the fix"]
+        return [f"the rule spells out names of the app: {', '.join(sorted(names))}"]
+    if candidate.implicated is None:
+        return ["the fix names no object to generalise from"]
+    if candidate.snapshots is not None:
+        # Renaming one object of a live snapshot breaks its pods' owner chain: the rule is
+        # name-free instead, and must fire with the fixed fields holding other values.
+        probe = validate.mutated(snapshots.pre_fix, candidate.implicated, candidate.changed)
+        finding = validate.first_finding(text, probe)
+        if finding is None:
+            return ["the rule does not fire on the live snapshot with other values"]
+    else:
+        why, found = validate.generalises(
+            text, snapshots.pre_fix, candidate.implicated, candidate.changed
+        )
+        if found is None:
+            return [why]
+        finding = found
+    book = parse_playbook(candidate.playbook_text, "candidate")
     if not book.routes(finding):
-        return [f"the playbook {book.id} does not route the detector's finding"]
+        return [f"the playbook {book.id} does not route the rule's finding ({finding.detector})"]
     try:
         bind(book, finding)
     except PlaybookError as exc:
@@ -339,19 +248,14 @@ def _change(
     repo: Path,
     inp: ReflectionInput,
     written: tuple[Candidate, dict[str, str]] | None,
+    merged: bool,
     notes: list[str],
-    tokens: int,
-    cost: float,
 ) -> MemoryChange:
     files = dict(written[1]) if written else {}
-    playbook_id = parse_playbook(written[0].playbook_text, "x").id if written else ""
-    detector_path = f"{MEMORY}/detectors/{written[0].stem}.py" if written else ""
-    record = replace(
-        inp.outcome,
-        tokens=inp.outcome.tokens + tokens,
-        cost_usd=inp.outcome.cost_usd + cost,
-        memory=(*inp.outcome.memory, *([detector_path, playbook_id] if written else [])),
-    )
+    playbook_id = "" if not written or merged else parse_playbook(written[0].playbook_text, "x").id
+    rule = _written_rule(repo, written, merged)
+    memory = [m for m in (rule, playbook_id) if m]
+    record = replace(inp.outcome, memory=(*inp.outcome.memory, *memory))
     files |= outcome_change(repo, record)
     stray = [p for p in files if not p.startswith(f"{MEMORY}/")]
     if stray:
@@ -359,30 +263,47 @@ def _change(
     origin = written[0].origin if written else ""
     return MemoryChange(
         branch=f"gitmedic/{inp.incident}/memory",
-        title=_title(inp, playbook_id),
-        body=_body(inp, origin, detector_path, playbook_id, notes),
+        title=_title(inp, playbook_id, rule if merged else ""),
+        body=_body(inp, origin, rule, playbook_id, merged, notes),
         files=files,
-        detector=detector_path,
+        rule=rule,
         playbook=playbook_id,
         notes=tuple(notes),
-        tokens=tokens,
+        merged=merged,
     )
 
 
-def _title(inp: ReflectionInput, playbook_id: str) -> str:
+def _written_rule(
+    repo: Path, written: tuple[Candidate, dict[str, str]] | None, merged: bool
+) -> str:
+    if written is None:
+        return ""
+    if merged:
+        existing = _same_rule(repo, written[0].rule)
+        return existing[0] if existing else ""
+    return rule_path(written[0].rule)
+
+
+def _title(inp: ReflectionInput, playbook_id: str, merged_into: str) -> str:
     if playbook_id:
         return f"gitmedic memory: learn {playbook_id} from {inp.incident}"
+    if merged_into:
+        return f"gitmedic memory: {inp.incident} confirms {Path(merged_into).stem}"
     return f"gitmedic memory: record the outcome of {inp.incident}"
 
 
-def _body(inp: ReflectionInput, origin: str, detector: str, playbook: str, notes: list[str]) -> str:
+def _body(
+    inp: ReflectionInput, origin: str, rule: str, playbook: str, merged: bool, notes: list[str]
+) -> str:
     lines = [f"Memory from incident `{inp.incident}` ({inp.app}, fixed by {inp.strategy}).", ""]
-    if detector:
+    if rule and not merged:
         lines += [
-            f"- detector `{detector}` ({origin}): fires on the pre-fix state, silent on the "
-            "fixed and healthy states, fires on a renamed copy of the object",
-            f"- playbook `{playbook}`: routes and binds the detector's finding; indexed",
+            f"- rule `{rule}` ({origin}, CEL): fires on the pre-fix state, silent on the fixed, "
+            "healthy and legitimate states, fires with the object renamed and other values",
+            f"- playbook `{playbook}`: routes and binds the rule's finding; indexed",
         ]
+    elif rule:
+        lines.append(f"- rule `{rule}` already detects this ({origin}): merged, not added")
     lines.append("- one record appended to `.gitmedic/outcomes.jsonl`")
     if notes:
         lines += ["", "Notes:", *(f"- {redact_text(n)}" for n in notes)]

@@ -1,7 +1,6 @@
-"""Templated memory: a field-rule detector module and its playbook, rendered from a :class:`Rule`.
+"""Templated memory: a CEL rule and its playbook, rendered from a field rule (:mod:`.fixshape`).
 
-The detector is the fixed program in ``bot/templates/memory/field_detector.py.tmpl``
-with the rule's data (scope, pattern, predicate, bad value) as Python literals;
+The rule's match is the field rule's pattern as a CEL expression (:mod:`.field_rule`);
 the playbook's fix recipe names the same field with the pattern's wildcards as
 placeholders (``{pod_spec}.containers[name={container}].env[name={env}].value``),
 which ``bind()`` fills from the finding's params, so the recipe applies to any
@@ -12,7 +11,6 @@ are safe (no object names, no credentials).
 from __future__ import annotations
 
 import json
-import pprint
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -22,8 +20,11 @@ from typing import Any
 
 import yaml
 
-from gitmedic.bot.memory.fixshape import MISSING, WORKLOAD, Rule, Wild
-from gitmedic.detectors.snapshot import WORKLOAD_KINDS
+from gitmedic.bot.memory.field_rule import match_expression, reads
+from gitmedic.bot.memory.fixshape import MISSING, WORKLOAD, Wild
+from gitmedic.bot.memory.fixshape import Rule as FieldRule
+from gitmedic.bot.memory.rule import Rule
+from gitmedic.detectors.finding import Severity
 
 _KEY = re.compile(r"[^.\[\]\"{}]+")
 
@@ -40,11 +41,11 @@ class Context:
     severity: str  # "WARNING" or "CRITICAL" (a Severity member name)
 
 
-def slug(rule: Rule) -> str:
+def slug(rule: FieldRule) -> str:
     keys = [s for s in rule.pattern if isinstance(s, str)]
     tail = keys[-2:] if keys and keys[-1] in ("value", "name", "key", "path") else keys[-1:]
     scope = "workload" if rule.scope == WORKLOAD else rule.scope
-    words = [scope, *tail, {"url-path": "url-path", "absent": "missing"}.get(rule.predicate, "")]
+    words = [scope, *tail, {"absent": "missing"}.get(rule.predicate, "")]
     text = "-".join(_kebab(w) for w in words if w)
     return re.sub(r"-+", "-", text).strip("-")[:60].strip("-")
 
@@ -53,7 +54,7 @@ def _kebab(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", re.sub(r"(?<!^)([A-Z])", r"-\1", text).lower())
 
 
-def fix_path(rule: Rule) -> str:
+def fix_path(rule: FieldRule) -> str:
     """The recipe's path: pattern segments with wildcards as placeholders."""
     parts = ["{pod_spec}"] if rule.scope == WORKLOAD else []
     for seg in rule.pattern:
@@ -72,27 +73,21 @@ def _wild_text(seg: Wild) -> str:
     return f"[{seg.field}={{{seg.bind}}}]" if seg.bind else f"[{seg.field}={seg.value}]"
 
 
-def render_detector(rule: Rule, detector_id: str, playbook_id: str, ctx: Context) -> str:
-    kinds = sorted(WORKLOAD_KINDS) if rule.scope == WORKLOAD else [rule.scope]
-    description = f"{_subject(rule)}: {fix_path(rule)} {_rule_text(rule)}."
-    values = {
-        "doc": f"Learned detector: {description}",
-        "detector_id": repr(detector_id),
-        "description": repr(description),
-        "kinds": repr(kinds),
-        "severity": ctx.severity,
-        "remediation": repr(f"Follow the {playbook_id} playbook: restore the field from Git."),
-        "playbook_id": repr(playbook_id),
-        "scope": repr(rule.scope),
-        "pattern": _literal(rule.pattern_json()),
-        "predicate": repr(rule.predicate),
-        "bad": _literal(None if rule.bad is MISSING else rule.bad),
-        "good": _literal(rule.good if rule.predicate == "url-path" else None),
-    }
-    return _template("field_detector.py.tmpl").substitute(values)
+def render_rule(rule: FieldRule, detector_id: str, playbook_id: str, ctx: Context) -> Rule:
+    """The field rule as a CEL rule (Inexpressible when it has no CEL form)."""
+    return Rule(
+        id=detector_id,
+        description=f"{_subject(rule)}: {fix_path(rule)} {_rule_text(rule)}.",
+        severity=Severity[ctx.severity],
+        reads=reads(rule),
+        match=match_expression(rule),
+        message="{kind} {name}: {field_path} " + _rule_text(rule),
+        playbooks=(playbook_id,),
+        remediation=f"Follow the {playbook_id} playbook: restore the field from Git.",
+    )
 
 
-def render_playbook(rule: Rule, detector_id: str, playbook_id: str, ctx: Context) -> str:
+def render_playbook(rule: FieldRule, detector_id: str, playbook_id: str, ctx: Context) -> str:
     path = fix_path(rule)
     fix: dict[str, Any] = {"object": "resource", "paths": [path]}
     fallback = _fallback(rule, path)
@@ -124,9 +119,7 @@ def render_playbook(rule: Rule, detector_id: str, playbook_id: str, ctx: Context
     return _template("playbook.md.tmpl").substitute(values)
 
 
-def _fallback(rule: Rule, path: str) -> dict[str, Any]:
-    if rule.predicate == "url-path":
-        return {path: "{suggested}"}
+def _fallback(rule: FieldRule, path: str) -> dict[str, Any]:
     if rule.good is MISSING or rule.predicate == "present":
         return {}
     return {path: rule.good}
@@ -139,35 +132,29 @@ def _fallback_text(fallback: Mapping[str, Any]) -> str:
     return f"\nWithout a good value in history: {shown}.\n"
 
 
-def _subject(rule: Rule) -> str:
+def _subject(rule: FieldRule) -> str:
     return "A workload" if rule.scope == WORKLOAD else f"A {rule.scope}"
 
 
-def _rule_text(rule: Rule) -> str:
+def _rule_text(rule: FieldRule) -> str:
     if rule.predicate == "equals":
         return f"is {json.dumps(rule.bad)}"
-    if rule.predicate == "url-path":
-        return f"is a URL with the path {json.dumps(rule.bad)}"
     return "is set" if rule.predicate == "present" else "is not set"
 
 
-def _field_text(rule: Rule) -> str:
+def _field_text(rule: FieldRule) -> str:
     binds = ", ".join(f"`{{{p}}}`" for p in rule.params)
     where = f" The placeholders {binds} are bound from the finding." if binds else ""
     return f"The fault lives in `{fix_path(rule)}`.{where}"
 
 
-def _localize(rule: Rule) -> str:
+def _localize(rule: FieldRule) -> str:
     if rule.scope == WORKLOAD:
         return (
             "The pod template of {name} (any workload kind), at the field the finding's "
             "`field_path` names."
         )
     return f"The {rule.scope} {{name}}, at the field the finding's `field_path` names."
-
-
-def _literal(value: Any) -> str:
-    return pprint.pformat(value, width=88, sort_dicts=False)
 
 
 def _template(name: str) -> string.Template:

@@ -1,14 +1,15 @@
 """Validating candidate memory before it is proposed: the guard, plus two reflection checks.
 
-A candidate (a detector module and a playbook, plus the index line) is written,
-with its three cases, into a scratch copy of the repo's ``.gitmedic/``, and the
+A candidate (a CEL rule and a playbook, plus the index line) is written, with
+its three cases, into a scratch copy of the repo's ``.gitmedic/``, and the
 memory guard runs there; only problems the candidate *adds* count against it
 (memory that was already broken is not this candidate's fault). Two more checks
 that only reflection can make, because only it knows the incident:
 
-- **generalisation**: the detector must also fire when the implicated object
-  (and its containers) carry other names: a detector that matches the incident's
-  literal names would never see the same fault class again;
+- **generalisation**: the rule must also fire when the implicated object (and
+  its containers) carry other names *and* the fields the fix changed hold other
+  values: a rule that matches the incident's literal names or bad value would
+  never see the same fault class again;
 - **no leak**: no file of the change may contain a value known to be secret (a
   Secret's data, a credential-named env or ConfigMap value, anything the
   redaction patterns mask) from the snapshots.
@@ -23,15 +24,18 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmedic.bot.memory.guard import MEMORY, check_memory
-from gitmedic.bot.memory.sandbox import SandboxError, run_sandboxed
+from gitmedic.bot.memory.learned import rule_findings
+from gitmedic.bot.memory.rule import RuleError, load_rule
 from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.detectors.snapshot import Obj, Snapshot
+from gitmedic.reconciler.manifests.paths import Path as FieldPath
+from gitmedic.reconciler.manifests.paths import lookup
 from gitmedic.reconciler.redact import looks_secret_name, redact_object, redact_text
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -45,9 +49,9 @@ class Snapshots:
     healthy: Snapshot
 
 
-def case_files(stem: str, snapshots: Snapshots) -> dict[str, str]:
-    """The guard's cases for detector ``stem``, redacted: ``{path: JSON text}``."""
-    root = f"{MEMORY}/detectors/cases/{stem}"
+def case_files(rule_id: str, snapshots: Snapshots) -> dict[str, str]:
+    """The guard's cases for rule ``rule_id``, redacted: ``{path: JSON text}``."""
+    root = f"{MEMORY}/rules/cases/{rule_id}"
     roles = {"pre-fix": snapshots.pre_fix, "post-fix": snapshots.post_fix}
     roles["healthy"] = snapshots.healthy
     return {f"{root}/{role}.json": case_json(snap) for role, snap in roles.items()}
@@ -92,42 +96,79 @@ def _scratch_copy(repo: Path, dest: Path) -> Path:
     return dest
 
 
-def generalises(module: str, pre_fix: Snapshot, implicated: Resource) -> tuple[str, Finding | None]:
-    """Run the detector with the implicated object (and its containers) renamed:
-    ("", its finding there) when it fires, else (why not, None)."""
-    renamed = Snapshot(
-        (_renamed(o) if o.ref == implicated else o for o in pre_fix), mode=pre_fix.mode
+def generalises(
+    rule_text: str, pre_fix: Snapshot, implicated: Resource, changed: Sequence[FieldPath] = ()
+) -> tuple[str, Finding | None]:
+    """Run the rule with the implicated object (and its containers) renamed and the
+    ``changed`` fields given other values: ("", its finding there) when it fires,
+    else (why not, None)."""
+    probe = Snapshot(
+        (_renamed(o, changed) if o.ref == implicated else o for o in pre_fix), mode=pre_fix.mode
     )
-    with tempfile.TemporaryDirectory(prefix="gitmedic-probe-") as scratch:
-        path = Path(scratch) / "candidate.py"
-        path.write_text(module)
-        try:
-            run = run_sandboxed(path, renamed)
-        except SandboxError as exc:
-            return f"fails on the renamed object: {exc}", None
-    for finding in run.findings:
+    try:
+        found = rule_findings(load_rule(rule_text, "candidate"), probe)
+    except RuleError as exc:
+        return f"fails on the renamed object: {exc}", None
+    for finding in found:
         if finding.resource.name == PROBE_NAME:
             return "", finding
     return (
         f"does not fire when {implicated.kind} {implicated.name} and its containers are "
-        "renamed: it matches the incident's names, not the fault"
+        "renamed and the fixed field holds another value: it matches the incident, not "
+        "the fault"
     ), None
 
 
-def first_finding(module: str, snapshot: Snapshot) -> Finding | None:
-    """The detector module's first finding on ``snapshot`` (sandboxed), None on none or error."""
-    with tempfile.TemporaryDirectory(prefix="gitmedic-probe-") as scratch:
-        path = Path(scratch) / "candidate.py"
-        path.write_text(module)
-        try:
-            run = run_sandboxed(path, snapshot)
-        except SandboxError:
-            return None
-    return run.findings[0] if run.findings else None
+def first_finding(rule_text: str, snapshot: Snapshot) -> Finding | None:
+    """The rule's first finding on ``snapshot``, None on none or error."""
+    try:
+        found = rule_findings(load_rule(rule_text, "candidate"), snapshot)
+    except RuleError:
+        return None
+    return found[0] if found else None
 
 
-def _renamed(obj: Obj) -> Obj:
+def mutated(snapshot: Snapshot, ref: Resource, changed: Sequence[FieldPath]) -> Snapshot:
+    """``snapshot`` with the ``changed`` fields of ``ref`` holding other values."""
+    return Snapshot(
+        (_with_other_values(o, changed) if o.ref == ref else o for o in snapshot),
+        mode=snapshot.mode,
+    )
+
+
+def _with_other_values(obj: Obj, changed: Sequence[FieldPath]) -> Obj:
     body = json.loads(json.dumps(obj.body))
+    for path in changed:
+        _set_other(body, path)
+    return Obj(obj.ref, body, obj.source)
+
+
+def _set_other(body: Any, path: FieldPath) -> None:
+    found, value = lookup(body, path)
+    if not found or isinstance(value, bool) or value is None:
+        return
+    parent_found, parent = lookup(body, path[:-1])
+    key = path[-1]
+    if not parent_found or not isinstance(key, str) or not isinstance(parent, dict):
+        return
+    parent[key] = _other(value)
+
+
+def _other(value: Any) -> Any:
+    """A different value of the same shape (the same fault with another bad value)."""
+    if isinstance(value, str):
+        return value + "-probe"
+    if isinstance(value, int | float):
+        return value + 7
+    if isinstance(value, list):
+        return [*map(_other, value), *([] if value else ["probe"])]
+    if isinstance(value, dict):
+        return {k: _other(v) for k, v in value.items()}
+    return value
+
+
+def _renamed(obj: Obj, changed: Sequence[FieldPath] = ()) -> Obj:
+    body = json.loads(json.dumps(_with_other_values(obj, changed).body))
     body.setdefault("metadata", {})["name"] = PROBE_NAME
     for index, container in enumerate(_containers(body)):
         container["name"] = f"probe-{index}"

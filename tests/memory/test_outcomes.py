@@ -1,4 +1,4 @@
-"""The outcomes log only grows, one record per incident; refinement signals come from it."""
+"""The outcomes log only grows, one record per incident."""
 
 from __future__ import annotations
 
@@ -16,12 +16,6 @@ from gitmedic.bot.memory.outcomes import (
     outcome_change,
     parse_outcomes,
     read_outcomes,
-)
-from gitmedic.bot.memory.signals import (
-    DETECTOR_UNHELPED,
-    PLAYBOOK_LLM_ONLY,
-    refinement_signals,
-    render_signals,
 )
 from tests.memory.scenario import commit_all, outcome
 
@@ -56,42 +50,3 @@ def test_one_record_per_incident_and_bad_records_are_refused() -> None:
         parse_outcomes(log + "{broken\n")
     # A log without a final newline still only grows.
     assert appended(log.rstrip("\n"), outcome("inc-2")).startswith(log)
-
-
-def test_refinement_signals_from_a_crafted_log() -> None:
-    records = [
-        # noisy-detector fired twice; its playbook never produced the kept change.
-        outcome("a", detectors=("noisy-detector",), playbooks=("noisy-book",), strategy="llm"),
-        outcome("b", detectors=("noisy-detector",), strategy="bisect"),
-        # good-detector's playbook helped once: no signal.
-        outcome(
-            "c",
-            detectors=("good-detector",),
-            playbooks=("good-book",),
-            playbooks_applied=("good-book",),
-            strategy="playbook",
-        ),
-        outcome("d", detectors=("good-detector",), strategy="llm"),
-        # a playbook applied but then reverted did not help.
-        outcome(
-            "e",
-            detectors=("reverted-detector",),
-            playbooks=("r",),
-            playbooks_applied=("r",),
-            strategy="playbook",
-            status="reverted",
-        ),
-        outcome("f", detectors=("reverted-detector",), strategy="playbook", status="failed"),
-        # llm-book was surfaced twice and only the LLM ever used it; noisy-book once only.
-        outcome("g", detectors=("x",), playbooks=("llm-book",), strategy="llm", tokens=100),
-        outcome("h", detectors=("y",), playbooks=("llm-book",), strategy="llm", tokens=50),
-    ]
-    signals = refinement_signals(records)
-    assert [(s.kind, s.subject, s.incidents) for s in signals] == [
-        (DETECTOR_UNHELPED, "noisy-detector", ("a", "b")),
-        (DETECTOR_UNHELPED, "reverted-detector", ("e", "f")),
-        (PLAYBOOK_LLM_ONLY, "llm-book", ("g", "h")),
-    ]
-    assert "every one handled by the LLM (150 tokens)" in signals[2].reason
-    assert render_signals(signals).count("- [ ] `") == 3
-    assert refinement_signals(records[:1]) == []  # one incident is not a pattern

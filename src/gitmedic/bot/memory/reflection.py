@@ -361,7 +361,7 @@ def _change(
         branch=f"gitmedic/{inp.incident}/memory",
         title=_title(inp, playbook_id),
         body=_body(inp, origin, detector_path, playbook_id, notes),
-        files=files,
+        files={path: redact_text(text) for path, text in files.items()},  # memory is published
         detector=detector_path,
         playbook=playbook_id,
         notes=tuple(notes),

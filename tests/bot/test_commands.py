@@ -1,4 +1,4 @@
-"""Comment commands: parsing per line, permissions, replies, and acting only once."""
+"""Comment commands: parsing per line, permissions, one reply per comment, acting only once."""
 
 from __future__ import annotations
 
@@ -77,7 +77,9 @@ def test_readers_may_ask_for_help_and_explain(world: Scene) -> None:
         world.forge, actions, comment(world, "rita", "/gitmedic explain\n/gitmedic help")
     )
     assert actions.calls == [f"explain #{world.bot_pr}"]
-    assert replies(world)[1].startswith("> /gitmedic help\n\ngitmedic understands these commands")
+    (reply,) = replies(world)
+    assert reply.startswith(f"> /gitmedic explain\n\nexplain done for #{world.bot_pr}.")
+    assert "> /gitmedic help\n\ngitmedic understands these commands" in reply
 
 
 def test_strangers_do_not_even_get_help(world: Scene) -> None:
@@ -95,13 +97,17 @@ def test_unknown_commands_get_the_help_text(world: Scene, body: str) -> None:
     assert "| `/gitmedic approve` |" in reply
 
 
-def test_several_commands_run_in_order_with_one_reply_each(world: Scene) -> None:
+def test_several_commands_run_in_order_with_one_reply_for_all(world: Scene) -> None:
     actions = FakeActions()
     body = "Looks right.\n/gitmedic hold\nactually\n/gitmedic unhold\n/gitmedic approve"
-    topics = handle_comment(world.forge, actions, comment(world, "wendy", body))
+    event = comment(world, "wendy", body)
+    topics = handle_comment(world.forge, actions, event)
     n = world.bot_pr
     assert actions.calls == [f"hold #{n}", f"unhold #{n}", f"approve #{n}"]
-    assert [t.split(":", 2)[2] for t in topics] == ["1:hold", "2:unhold", "3:approve"]
+    assert topics == [f"command:{event.comment_id}"]
+    (reply,) = replies(world)
+    sections = [s for s in reply.split("\n\n") if s.startswith("> /gitmedic")]
+    assert sections == ["> /gitmedic hold", "> /gitmedic unhold", "> /gitmedic approve"]
 
 
 @pytest.mark.parametrize("action", ["edited", "deleted"])
@@ -133,7 +139,7 @@ def test_a_reprocessed_comment_does_not_act_twice(world: Scene) -> None:
     handle_comment(world.forge, actions, event)
     assert handle_comment(world.forge, actions, event) == []
     assert len(actions.calls) == 2
-    assert len(replies(world)) == 2
+    assert len(replies(world)) == 1
 
 
 def test_refusals_from_the_actions_become_the_reply(world: Scene) -> None:

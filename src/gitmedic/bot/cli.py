@@ -188,6 +188,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from gitmedic.reconciler.outbound import ScrubbingStream
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbingStream(out), ScrubbingStream(err)
+    try:
+        return _run_command(args)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = out, err
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """The command, its failures as exit codes; what it prints is redacted (see main)."""
     func: Command = args.func
     try:
         return int(func(args))

@@ -5,43 +5,50 @@ name to runner, reply. Rules:
 
 - Only newly created comments act (an edit or a deletion never re-runs a
   command), and never the bot's own comments.
-- Commands are read per line: a line that starts with ``/gitmedic`` is a command,
-  anything else is ignored (lines inside fenced code blocks too, so quoting the
-  help text does nothing). Several commands in one comment run in order, and the
-  command name is case-insensitive. ``/gitmedic`` alone or an unknown name gets
-  the help text.
+- A command is what GitHub *shows* as one: a line of a top-level paragraph of
+  the comment, read as CommonMark (:mod:`.command_parse`), that starts with
+  ``/gitmedic``. Code blocks (fenced, indented, or a fence never closed), HTML
+  comments and blocks, block quotes, list items, and lines holding inline code,
+  markup or HTML are not commands, since GitHub renders them as code or hides
+  them. The command name is case-insensitive.
 - The commenter's repository permission (``forge.get_permission``) must be
-  write, maintain or admin; ``help`` and ``explain`` need read. Others get a
-  polite refusal naming the permission needed and theirs; nothing is acted on.
-- Each command gets one reply through ``forge.ensure_comment`` with a topic of
-  the comment id, the command's position and its name: a re-processed delivery
-  finds the reply and skips the command, so no command runs twice.
+  write, maintain or admin; ``help`` and ``explain`` need read, and anything
+  at all (an unknown name too) needs read. Others get one polite refusal,
+  naming the permission needed and theirs; nothing is acted on.
+- One reply per comment, however many commands it holds: the first
+  :data:`MAX_COMMANDS` known commands run in order, each with its section;
+  unknown names are answered once, with the help text. The reply's topic is the
+  comment id, so a re-processed delivery finds it and runs nothing again. A
+  refusal for lack of permission has the topic of the person instead, so however
+  many comments or lines someone without permission posts, one reply answers
+  them all.
+- Nothing is echoed raw: a command name is shown only when it is a plain word,
+  and every ``@mention`` in a reply but the commenter's is neutralised, so a
+  comment cannot make the bot ping a team or hide text in a marker.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitmedic.bot.actions import ActionRefused, BotActions
+from gitmedic.bot.command_parse import CommandCall, parse_commands
 from gitmedic.bot.render.templates import fill, prose
 from gitmedic.reconciler.forge import BOT_LOGIN, Forge, ForgeError, Permission
 from gitmedic.reconciler.forge_markers import extract_topic
 
+__all__ = ["CommandCall", "CommentEvent", "handle_comment", "parse_commands"]
+
 log = logging.getLogger(__name__)
 
-_COMMAND_LINE = re.compile(r"^/gitmedic(?:\s+(?P<name>\S+))?(?P<args>(?:\s.*)?)$", re.IGNORECASE)
-_FENCE = re.compile(r"^\s*(```|~~~)")
+MAX_COMMANDS = 10  # per comment: a comment of 300 command lines runs 10 and says so
 _ALLOWED = (Permission.WRITE, Permission.MAINTAIN, Permission.ADMIN)
-
-
-@dataclass(frozen=True)
-class CommandCall:
-    name: str  # lower case; "" for a bare "/gitmedic"
-    args: str
-    line: int  # 1-based line number in the comment
+_PLAIN_NAME = re.compile(r"[a-z][a-z0-9-]{0,29}")
+_MENTION = re.compile(r"(?<![\w`@])@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9-]*)(?:/[\w.-]+)?)")
+_WORD_JOINER = "\u2060"  # between "@" and a name: shown the same, never a mention
 
 
 @dataclass(frozen=True)
@@ -90,63 +97,91 @@ def help_text() -> str:
     return fill("help.md").rstrip()
 
 
-def parse_commands(body: str) -> tuple[CommandCall, ...]:
-    calls, fenced = [], False
-    for number, raw in enumerate(body.splitlines(), 1):
-        if _FENCE.match(raw):
-            fenced = not fenced
-            continue
-        match = None if fenced else _COMMAND_LINE.match(raw.strip())
-        if match is not None:
-            calls.append(CommandCall((match["name"] or "").lower(), match["args"].strip(), number))
-    return tuple(calls)
+def reply_topic(comment_id: int) -> str:
+    return f"command:{comment_id}"
 
 
-def reply_topic(comment_id: int, index: int, name: str) -> str:
-    safe = re.sub(r"[^a-z0-9-]", "-", name)[:30] or "help"
-    return f"command:{comment_id}:{index}:{safe}"
+def refusal_topic(user: str) -> str:
+    return "command-refused:" + (re.sub(r"[^A-Za-z0-9-]", "-", user)[:60] or "someone")
 
 
 def handle_comment(
     forge: Forge, actions: BotActions, event: CommentEvent, bot_login: str = BOT_LOGIN
 ) -> list[str]:
-    """Run the commands of a new comment; returns the topics of the replies written."""
+    """Run the commands of a new comment; returns the topic of the reply written (or none)."""
     if event.action != "created" or _from_bot(event, bot_login):
         return []
     calls = parse_commands(event.body)
     if not calls:
         return []
-    answered = {c.topic for c in forge.list_comments(event.number) if c.topic}
+    topic = reply_topic(event.comment_id)
+    if any(c.topic == topic for c in forge.list_comments(event.number)):
+        return []  # a re-processed delivery: this comment was answered
     permission = forge.get_permission(event.author)
-    ctx = Context(forge, actions, event.number)
-    written = []
-    for index, call in enumerate(calls, 1):
-        topic = reply_topic(event.comment_id, index, call.name)
-        if topic in answered:
-            continue  # a re-processed delivery: this command already ran
-        reply = _run(ctx, call, event, permission)
-        forge.ensure_comment(event.number, topic, f"> /gitmedic {call.name}\n\n{reply}".rstrip())
-        written.append(topic)
-    return written
+    refused = _first_refused(calls, permission)
+    if refused is not None:
+        topic = refusal_topic(event.author)
+        needed = NEEDS.get(refused, Permission.READ)
+        others = f" The other {len(calls) - 1} commands of the comment did not run either."
+        text = refusal(event.author, refused, needed, permission) + (others * (len(calls) > 1))
+        body = _section(refused, text)
+    else:
+        body = _reply(Context(forge, actions, event.number), calls, event, permission)
+    forge.ensure_comment(event.number, topic, neutralise_mentions(body, event.author))
+    return [topic]
 
 
-def _run(ctx: Context, call: CommandCall, event: CommentEvent, permission: Permission) -> str:
-    runner = RUNNERS.get(call.name)
-    if runner is None:
-        unknown = f"Unknown command `/gitmedic {prose(call.name)}`. " if call.name else ""
-        return f"{unknown}{help_text()}"
-    needed = NEEDS[call.name]
+def _first_refused(calls: Sequence[CommandCall], permission: Permission) -> str | None:
+    """The first command the commenter may not use, when they may use none of them."""
+    needed = [NEEDS.get(c.name, Permission.READ) for c in calls]
+    if any(permission >= n for n in needed):
+        return None
+    return calls[0].name
+
+
+def _reply(
+    ctx: Context, calls: Sequence[CommandCall], event: CommentEvent, permission: Permission
+) -> str:
+    known = [c for c in calls if c.name in RUNNERS]
+    sections = [_section(c.name, _run(ctx, c.name, event, permission))
+                for c in known[:MAX_COMMANDS]]  # fmt: skip
+    if len(known) > MAX_COMMANDS:
+        sections.append(f"Only the first {MAX_COMMANDS} commands of a comment run; "
+                        f"{len(known) - MAX_COMMANDS} more were ignored.")  # fmt: skip
+    unknown = [c.name for c in calls if c.name not in RUNNERS]
+    if unknown:
+        sections.append(_unknown(unknown))
+    return "\n\n".join(sections)
+
+
+def _unknown(names: Sequence[str]) -> str:
+    shown = next((n for n in names if n and _PLAIN_NAME.fullmatch(n)), "")
+    if not any(names):
+        return help_text()
+    what = f"Unknown command `/gitmedic {shown}`" if shown else "Unknown command"
+    more = len(names) - 1
+    others = f" (and {more} more unknown command{'s' if more > 1 else ''})" if more else ""
+    return f"{what}{others}. {help_text()}"
+
+
+def _section(name: str, text: str) -> str:
+    shown = name if _PLAIN_NAME.fullmatch(name) else "…"
+    return f"> /gitmedic {shown}\n\n{text}".rstrip()
+
+
+def _run(ctx: Context, name: str, event: CommentEvent, permission: Permission) -> str:
+    needed = NEEDS[name]
     if permission < needed:
-        return refusal(event.author, call.name, needed, permission)
-    if not event.is_pull_request and call.name != "help":
-        return f"`/gitmedic {call.name}` works on pull requests; #{event.number} is an issue."
+        return refusal(event.author, name, needed, permission)
+    if not event.is_pull_request and name != "help":
+        return f"`/gitmedic {name}` works on pull requests; #{event.number} is an issue."
     try:
-        return runner(ctx)
+        return prose(RUNNERS[name](ctx))
     except ActionRefused as exc:
-        return str(exc)
+        return prose(str(exc))
     except ForgeError as exc:
-        log.warning("command %s on #%s failed: %s", call.name, event.number, exc)
-        return f"Sorry, `/gitmedic {call.name}` failed: {exc}"
+        log.warning("command %s on #%s failed: %s", name, event.number, exc)
+        return prose(f"Sorry, `/gitmedic {name}` failed: {exc}")
 
 
 def refusal(user: str, name: str, needed: Permission, has: Permission) -> str:
@@ -155,10 +190,23 @@ def refusal(user: str, name: str, needed: Permission, has: Permission) -> str:
         if needed is Permission.READ
         else ", ".join(p.label for p in _ALLOWED[:-1]) + f" or {_ALLOWED[-1].label}"
     )
+    command = f"`/gitmedic {name}`" if _PLAIN_NAME.fullmatch(name) else "this command"
     return (
-        f"Sorry @{user}, `/gitmedic {name}` needs {levels} permission on this "
+        f"Sorry @{user}, {command} needs {levels} permission on this "
         f"repository, and yours is {has.label}. Nothing was done."
     )
+
+
+def neutralise_mentions(text: str, commenter: str) -> str:
+    """``text`` in which only ``@commenter`` can notify anyone."""
+
+    def keep_or_break(match: re.Match[str]) -> str:
+        login = match["login"]
+        if login.lower() == commenter.lower():
+            return match[0]
+        return f"@{_WORD_JOINER}{login}"
+
+    return _MENTION.sub(keep_or_break, text)
 
 
 def _from_bot(event: CommentEvent, bot_login: str) -> bool:

@@ -3,7 +3,11 @@
 Settings come from flags, else the environment (what the Helm chart sets):
 ``GITMEDIC_WEBHOOK_SECRET`` (required), ``GITMEDIC_STATE_DIR``, ``GITMEDIC_REPO``,
 ``GITMEDIC_HOST``, ``GITMEDIC_PORT``, ``GITMEDIC_MAX_BODY_BYTES``,
-``GITMEDIC_LOG_LEVEL``; the monitor's ``GITMEDIC_FORGE`` (local|github),
+``GITMEDIC_LOG_LEVEL``; the limits on clients before they are authenticated,
+``GITMEDIC_READ_TIMEOUT_S`` (whole request, headers and body),
+``GITMEDIC_KEEP_ALIVE_S``, ``GITMEDIC_MAX_CONNECTIONS`` (uvicorn answers 503
+past it), ``GITMEDIC_IN_FLIGHT_BYTES`` (unauthenticated bodies being read);
+the monitor's ``GITMEDIC_FORGE`` (local|github),
 ``GITMEDIC_CLUSTER`` (sim|kube) and ``GITMEDIC_INTERVAL`` are read by
 :mod:`gitmedic.bot.serve_wiring`, GitHub's by :mod:`gitmedic.bot.github_env`.
 The secret is registered with the redaction registry before anything logs.
@@ -30,9 +34,42 @@ from gitmedic.bot.server.handlers import ChangedFiles, Deps
 
 if TYPE_CHECKING:
     from gitmedic.bot.server.metrics import Metrics
-from gitmedic.bot.server.service import DEFAULT_MAX_BODY, Service, ServiceConfig
+from gitmedic.bot.server.service import (
+    DEFAULT_IN_FLIGHT_BYTES,
+    DEFAULT_MAX_BODY,
+    DEFAULT_READ_TIMEOUT_S,
+    Service,
+    ServiceConfig,
+)
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.redact import REGISTRY
+
+
+@dataclass(frozen=True)
+class ClientLimits:
+    """What one client may cost before its request is authenticated."""
+
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
+    keep_alive_s: int = 5
+    max_connections: int = 64
+    in_flight_bytes: int = DEFAULT_IN_FLIGHT_BYTES
+    max_header_bytes: int = 16 * 1024
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ClientLimits:
+        try:
+            limits = cls(
+                read_timeout_s=float(env.get("GITMEDIC_READ_TIMEOUT_S", cls.read_timeout_s)),
+                keep_alive_s=int(env.get("GITMEDIC_KEEP_ALIVE_S", cls.keep_alive_s)),
+                max_connections=int(env.get("GITMEDIC_MAX_CONNECTIONS", cls.max_connections)),
+                in_flight_bytes=int(env.get("GITMEDIC_IN_FLIGHT_BYTES", cls.in_flight_bytes)),
+            )
+        except ValueError as exc:
+            raise UsageError(f"client limits must be numbers: {exc}") from None
+        if min(limits.read_timeout_s, limits.keep_alive_s) <= 0 or limits.max_connections < 1:
+            raise UsageError("GITMEDIC_READ_TIMEOUT_S, _KEEP_ALIVE_S and _MAX_CONNECTIONS "
+                             "must be positive")  # fmt: skip
+        return limits
 
 
 @dataclass(frozen=True)
@@ -45,6 +82,7 @@ class ServeSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY
     log_level: str = "info"
     watch: tuple[str, ...] = ()
+    limits: ClientLimits = ClientLimits()
 
 
 def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> ServeSettings:
@@ -70,6 +108,7 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> ServeSett
         max_body_bytes=limit,
         log_level=pick(args.log_level, "GITMEDIC_LOG_LEVEL", "info"),
         watch=tuple(args.watch or ()),
+        limits=ClientLimits.from_env(env),
     )
 
 
@@ -102,7 +141,11 @@ def build_service(
     metrics: Metrics | None = None,  # shared with the monitor (serve_metrics)
 ) -> Service:
     deps = Deps(forge, actions, changed, watched_paths(repo or settings.repo, settings.watch))
-    config = ServiceConfig(settings.secret, settings.state_dir, settings.max_body_bytes)
+    limits = settings.limits
+    config = ServiceConfig(
+        settings.secret, settings.state_dir, settings.max_body_bytes,
+        in_flight_bytes=limits.in_flight_bytes, read_timeout_s=limits.read_timeout_s,
+    )  # fmt: skip
     return Service(config, deps, metrics=metrics)
 
 
@@ -113,6 +156,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from gitmedic.bot.serve_wiring import assemble
     from gitmedic.bot.server.app import create_app
     from gitmedic.bot.server.logs import configure_logging
+    from gitmedic.bot.server.protocol import with_read_timeout
     from gitmedic.reconciler.config import ConfigError
     from gitmedic.reconciler.forge import ForgeError
 
@@ -122,9 +166,14 @@ def run_serve(args: argparse.Namespace) -> int:
         served = assemble(settings, args, os.environ)
     except (ForgeError, ConfigError, GitHubEnvError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    limits = settings.limits
     with served.running():
         uvicorn.run(
             create_app(served.service), host=settings.host, port=settings.port,
             log_config=None, timeout_graceful_shutdown=30,
+            http=with_read_timeout(limits.read_timeout_s),
+            timeout_keep_alive=limits.keep_alive_s,
+            limit_concurrency=limits.max_connections,
+            h11_max_incomplete_event_size=limits.max_header_bytes,
         )  # fmt: skip
     return 0

@@ -40,6 +40,7 @@ from typing import Any
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot
+from gitmedic.reconciler.redact import register_objects
 
 PAGE_SIZE = 500
 REQUEST_TIMEOUT_S = 30.0
@@ -117,6 +118,7 @@ def load_live(
             continue
         for page in _pages(client, call, namespace):
             objects.extend(_obj(item, call) for item in page)
+    register_objects(o.body for o in objects)  # before any text about them leaves
     return Snapshot(objects, mode=Mode.LIVE, taken_at=taken_at)
 
 

@@ -6,17 +6,31 @@ Three layers, applied to anything the bot sends or writes:
 2. content: values that *look* like credentials are masked wherever they appear
    (private keys, JWTs, cloud and forge tokens, Stripe-style keys, passwords in
    URLs, ``password=...`` pairs);
-3. known values: any exact secret value the process learned (e.g. its own tokens)
-   is masked in all text, through :class:`SecretRegistry` and a logging filter.
+3. known values: every exact secret value the process learned is masked in all
+   text, through the process-wide :data:`REGISTRY`. Its own tokens are
+   registered where they are read; the cluster's and the repo's credentials are
+   registered *structurally* as objects are read (:func:`register_objects`, called
+   by the desired-state loader and the live-cluster reader; which values count
+   is :mod:`gitmedic.reconciler.credentials`' business), so a value that looks
+   like nothing in particular (``MYSQL_PWD``, a Secret's value) is still masked
+   when a model echoes it.
+
+:func:`redact_text` is the scrubber; the places text leaves the process apply
+it at one seam each (:mod:`gitmedic.reconciler.outbound`: the forge adapters'
+writing verbs, the process's stdout and stderr; the LLM provider call; the
+logging handlers; memory files).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from gitmedic.reconciler.credentials import manifest_objects, object_credentials, text_credentials
 
 MASK = "****"
 _SECRET_NAME = re.compile(
@@ -33,7 +47,7 @@ _PATTERNS = [
     re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),  # Slack tokens
     re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),  # Google API keys
 ]
-_URL_PASSWORD = re.compile(r"(?P<pre>[a-z][a-z0-9+.-]*://[^:/@\s]+:)(?P<pw>[^@/\s]+)(?P<post>@)")
+_URL_PASSWORD = re.compile(r"(?P<pre>[a-z][a-z0-9+.-]*://[^:/@\s]*:)(?P<pw>[^@/\s]+)(?P<post>@)")
 _PAIR = re.compile(
     r"(?P<key>\b[\w.-]*(?:password|passwd|secret|token|api[_-]?key)[\w.-]*\s*[=:]\s*)(?P<value>[^\s,;&\"']+)",
     re.IGNORECASE,
@@ -81,25 +95,74 @@ def _secret_key(key: str, value: Any) -> bool:
     return isinstance(value, str) and bool(value) and looks_secret_name(key)
 
 
+def redact_json(value: Any) -> Any:
+    """``value`` (parsed JSON) with every string in it redacted; keys are kept."""
+    if isinstance(value, Mapping):
+        return {k: redact_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_json(v) for v in value]
+    return redact_text(value) if isinstance(value, str) else value
+
+
+MIN_SECRET = 6  # shorter strings would mask ordinary words
+
+
 class SecretRegistry:
-    """Exact secret values this process knows (tokens, keys); scrubbed from all text."""
+    """Exact secret values this process knows (tokens, keys, credentials read); scrubbed.
+
+    A value is kept in the forms it takes in text: as is, JSON-escaped (a tool
+    result or a state marker is JSON), and line by line for a multi-line value
+    (YAML or a re-wrapped PEM block breaks it differently).
+    """
 
     def __init__(self) -> None:
         self._values: set[str] = set()
+        self._ordered: tuple[str, ...] = ()
         self._lock = threading.Lock()
 
     def add(self, value: str | None) -> None:
-        if value and len(value) >= 6:  # shorter strings would mask ordinary words
+        self.add_all((value,) if value else ())
+
+    def add_all(self, values: Iterable[str]) -> None:
+        forms = {f for v in values for f in _forms(v) if len(f) >= MIN_SECRET} - self._values
+        if forms:
             with self._lock:
-                self._values.add(value)
+                self._values |= forms
+                self._ordered = tuple(sorted(self._values, key=len, reverse=True))
+
+    def __contains__(self, value: str) -> bool:
+        return value in self._values
 
     def scrub(self, text: str) -> str:
-        for value in sorted(self._values, key=len, reverse=True):
-            text = text.replace(value, MASK)
+        for value in self._ordered:  # longest first: a value inside another goes second
+            if value in text:
+                text = text.replace(value, MASK)
         return text
 
 
+def _forms(value: str) -> set[str]:
+    value = value.strip()
+    forms = {value, json.dumps(value)[1:-1]}
+    if "\n" in value:
+        forms |= {line.strip() for line in value.splitlines() if len(line.strip()) >= 12}
+    return forms
+
+
 REGISTRY = SecretRegistry()
+
+
+def register_objects(bodies: Iterable[Mapping[str, Any]]) -> None:
+    """Register every credential in these Kubernetes objects before any text about them leaves."""
+    REGISTRY.add_all(v for body in bodies for v in object_credentials(body))
+
+
+def register_text(text: str) -> None:
+    """Register the credentials a free-form text holds (a file the model asked to read).
+
+    A text of Kubernetes manifests registers its objects' credentials, as if loaded.
+    """
+    REGISTRY.add_all(text_credentials(text))
+    register_objects(manifest_objects(text))
 
 
 class RedactingFilter(logging.Filter):

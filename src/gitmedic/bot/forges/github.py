@@ -39,6 +39,7 @@ from gitmedic.bot.forges._github_items import GitHubItems
 from gitmedic.bot.forges._github_pulls import PullVerbs
 from gitmedic.bot.forges._retry import Failure, RetryPolicy, is_transient
 from gitmedic.reconciler.forge import BOT_LOGIN, MergeMethod, Validation
+from gitmedic.reconciler.outbound import scrubbed_forge
 from gitmedic.reconciler.redact import REGISTRY, RedactingFilter
 
 DEFAULT_BASE_URL = "https://api.github.com"
@@ -51,6 +52,7 @@ _AUTO_MERGE = (
 )
 
 
+@scrubbed_forge  # every writing verb redacts its text first
 class GitHubForge(PullVerbs, GitHubItems):
     """The Forge verbs for one GitHub repository (``owner/name``)."""
 

@@ -46,6 +46,7 @@ from gitmedic.reconciler.forge import (
     Validation,
     revert_branch_name,
 )
+from gitmedic.reconciler.outbound import scrubbed_forge
 
 if TYPE_CHECKING:
     from gitmedic.reconciler.forge import Forge
@@ -54,6 +55,7 @@ DB_NAME = "gitmedic/forge.sqlite"
 BOT_IDENTITY = Identity(BOT_LOGIN, "gitmedic-bot@users.noreply.localhost")
 
 
+@scrubbed_forge  # every writing verb redacts its text first
 class LocalForge(ItemVerbs):
     """The forge verbs over one local repository (bare or with work trees)."""
 

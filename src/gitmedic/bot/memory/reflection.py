@@ -265,7 +265,7 @@ def _change(
         branch=f"gitmedic/{inp.incident}/memory",
         title=_title(inp, playbook_id, rule if merged else ""),
         body=_body(inp, origin, rule, playbook_id, merged, notes),
-        files=files,
+        files={path: redact_text(text) for path, text in files.items()},  # memory is published
         rule=rule,
         playbook=playbook_id,
         notes=tuple(notes),

@@ -6,6 +6,10 @@ It acts through exactly two tools: ``propose_edit`` (a manifest edit, kept as
 data: it goes through the same gate and policy as any other change and can never
 merge by itself) and ``submit_diagnosis`` (ends the loop). Everything it is sent
 is redacted, and cluster text is wrapped as delimited data, never instructions.
+The provider call is the seam: every message is redacted there, at each call
+(the registry of secrets may have grown since the message was written), and
+what the model writes is redacted where it comes in, so a model that echoes a
+secret's value can neither publish it in a diagnosis nor commit it in an edit.
 
 Budgets per incident (steps, tokens, cost) are hard: the loop stops at the first
 one exceeded. Provider errors (429, 5xx, timeouts) are retried a bounded number
@@ -21,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmedic.reconciler.redact import redact_text
+from gitmedic.reconciler.redact import REGISTRY, redact_json, redact_text, register_text
 
 EDIT_OPS = ("set", "remove", "append", "insert")
 SYSTEM = """You are gitmedic, an SRE assistant for a Kubernetes application deployed by GitOps.
@@ -88,7 +92,12 @@ Price = Callable[[Any], float]
 
 
 def data_block(source: str, text: str) -> str:
-    """Cluster or repo text, redacted and delimited so it cannot pose as instructions."""
+    """Cluster or repo text, redacted and delimited so it cannot pose as instructions.
+
+    Its credentials are registered first: a file outside the loaded apps (an
+    ``.env``, another app's Secret) is read here and nowhere else.
+    """
+    register_text(text)
     safe = redact_text(text).replace("</data>", "</ data>")
     return f'<data source="{source}">\n{safe}\n</data>'
 
@@ -108,6 +117,7 @@ def run_agent(
 ) -> AgentResult:
     """Run the loop. ``price`` turns a response into dollars: litellm's price list when
     litellm is the provider, free for an injected ``completion`` unless one is given."""
+    REGISTRY.add(api_key)  # the provider's key is this process's secret too
     if completion is None:
         completion, price = _litellm_completion(), price or _litellm_price
     provider = _Provider(completion, price or _free, sleep, max_retries, api_base, api_key)
@@ -128,9 +138,8 @@ def run_agent(
         except ProviderError as exc:
             result.stopped = f"error: {exc}"
             break
-        message = response.choices[0].message
-        calls = list(getattr(message, "tool_calls", None) or [])
-        messages.append(_assistant(message, calls))
+        content, calls = _model_output(response.choices[0].message)
+        messages.append(_assistant(content, calls))
         if not calls:
             messages.append(
                 {"role": "user", "content": "Use the tools; end with submit_diagnosis."}
@@ -159,7 +168,7 @@ class _Provider:
             try:
                 response = self.completion(
                     model=model,
-                    messages=messages,
+                    messages=_redacted(messages),
                     tools=tools,
                     tool_choice="auto",
                     api_base=self.api_base,
@@ -209,21 +218,63 @@ def _over_budget(usage: Usage, budget: Budget) -> str:
     return ""
 
 
-def _assistant(message: Any, calls: list[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": "assistant", "content": getattr(message, "content", None) or ""}
+@dataclass(frozen=True)
+class _Call:
+    """One tool call as the model wrote it, redacted."""
+
+    id: str
+    name: str
+    arguments: str  # JSON text
+
+
+def _model_output(message: Any) -> tuple[str, list[_Call]]:
+    content = redact_text(getattr(message, "content", None) or "")
+    calls = [
+        _Call(str(c.id), str(c.function.name), _redacted_arguments(c.function.arguments or ""))
+        for c in getattr(message, "tool_calls", None) or []
+    ]
+    return content, calls
+
+
+def _redacted_arguments(text: str) -> str:
+    try:
+        return json.dumps(redact_json(json.loads(text)))
+    except ValueError:  # the model's malformed JSON: redacted as text, refused by dispatch
+        return redact_text(text)
+
+
+def _redacted(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as they leave for the provider: contents and tool arguments redacted."""
+    out = []
+    for message in messages:
+        copy = dict(message)
+        if isinstance(copy.get("content"), str):
+            copy["content"] = redact_text(copy["content"])
+        if copy.get("tool_calls"):
+            copy["tool_calls"] = [
+                {**c, "function": {**c["function"],
+                                   "arguments": redact_text(c["function"]["arguments"])}}
+                for c in copy["tool_calls"]
+            ]  # fmt: skip
+        out.append(copy)
+    return out
+
+
+def _assistant(content: str, calls: list[_Call]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         out["tool_calls"] = [
             {"id": c.id, "type": "function",
-             "function": {"name": c.function.name, "arguments": c.function.arguments or ""}}
+             "function": {"name": c.name, "arguments": c.arguments}}
             for c in calls
         ]  # fmt: skip
     return out
 
 
-def _dispatch(call: Any, handlers: Mapping[str, Tool], result: AgentResult) -> str:
-    name = call.function.name
+def _dispatch(call: _Call, handlers: Mapping[str, Tool], result: AgentResult) -> str:
+    name = call.name
     try:
-        args = json.loads(call.function.arguments or "{}")
+        args = json.loads(call.arguments or "{}")
         if not isinstance(args, dict):
             raise ValueError("arguments must be a JSON object")
     except ValueError as exc:
@@ -316,7 +367,7 @@ def with_feedback(completion: Completion | None, feedback: Sequence[str]) -> Com
     """The completion, with the previous attempt's outcome told to the model first."""
     note = {
         "role": "user",
-        "content": "A previous candidate fix was undone:\n" + "\n".join(feedback),
+        "content": redact_text("A previous candidate fix was undone:\n" + "\n".join(feedback)),
     }
 
     def complete(**kw: Any) -> Any:

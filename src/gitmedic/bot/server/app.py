@@ -5,11 +5,21 @@ before it is authenticated):
 
 1. ``Content-Length`` over the limit: 413 before the body is read; a body that
    streams past the limit without one: 413 as soon as it does;
-2. ``X-Hub-Signature-256`` missing or not the HMAC of the raw body: 401;
-3. ``X-GitHub-Event`` / ``X-GitHub-Delivery`` missing: 400; body not a JSON object: 400;
-4. an event gitmedic does not handle: 202 ``ignored`` (not stored);
-5. a delivery id seen before (persisted, so also after a restart): 200 ``duplicate delivery``;
-6. otherwise persisted, queued, and 202 ``queued`` at once.
+2. the body does not fit the in-flight budget of unauthenticated bodies
+   (:class:`~.intake.BodyBudget`: it reserves the declared length, or the limit
+   when none is declared): 503 at once, nothing read;
+3. the whole body not received within the read deadline: 408;
+4. ``X-Hub-Signature-256`` missing or not the HMAC of the raw body: 401;
+5. ``X-GitHub-Event`` / ``X-GitHub-Delivery`` missing: 400; JSON nested past the
+   depth limit, or not a JSON object: 400 (verify, then parse);
+6. an event gitmedic does not handle: 202 ``ignored`` (not stored);
+7. a delivery id seen before (persisted, so also after a restart): 200 ``duplicate delivery``;
+8. otherwise persisted, queued, and 202 ``queued`` at once.
+
+Every refusal before authentication closes the connection (``Connection:
+close``): an unread body is never waited for. The ``event`` metric label comes
+from a closed set (:meth:`~.metrics.Metrics.delivery`), since the header is
+unauthenticated.
 """
 
 from __future__ import annotations
@@ -24,11 +34,10 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from gitmedic.bot.server import signature
 from gitmedic.bot.server.deliveries import Delivery
+from gitmedic.bot.server.intake import BodyTooLarge, BodyTooSlow, json_depth_exceeds, read_body
 from gitmedic.bot.server.service import Service
 
-
-class _TooLarge(Exception):
-    pass
+_CLOSE = {"Connection": "close"}
 
 
 def create_app(service: Service) -> FastAPI:
@@ -45,13 +54,21 @@ def create_app(service: Service) -> FastAPI:
     @app.post("/webhooks/github")
     async def webhook(request: Request) -> Response:
         event = request.headers.get("x-github-event", "")
-        refused = _refuse_declared_size(request, service.config.max_body_bytes)
+        limit = service.config.max_body_bytes
+        declared = request.headers.get("content-length")
+        refused = _refuse_declared_size(declared, limit)
         if refused is not None:
-            return _answer(service, event, "too_large", refused, 413)
-        try:
-            body = await _read_capped(request, service.config.max_body_bytes)
-        except _TooLarge:
-            return _answer(service, event, "too_large", "request body too large", 413)
+            return _answer(service, event, "too_large", refused, 413, _CLOSE)
+        with service.budget.reserve(int(declared) if declared else limit) as fits:
+            if not fits:
+                return _answer(service, event, "busy", "too many deliveries in flight", 503,
+                               {**_CLOSE, "Retry-After": "1"})  # fmt: skip
+            try:
+                body = await read_body(request.stream(), limit, service.config.read_timeout_s)
+            except BodyTooLarge:
+                return _answer(service, event, "too_large", "request body too large", 413, _CLOSE)
+            except BodyTooSlow:
+                return _answer(service, event, "too_slow", "request body too slow", 408, _CLOSE)
         if not signature.verify(
             service.config.secret, body, request.headers.get("x-hub-signature-256")
         ):
@@ -78,6 +95,9 @@ def _accept(service: Service, request: Request, event: str, body: bytes) -> Resp
     delivery_id = request.headers.get("x-github-delivery", "")
     if not event or not delivery_id:
         return _answer(service, event, "malformed", "missing X-GitHub-Event or -Delivery", 400)
+    if json_depth_exceeds(body, service.config.max_json_depth):
+        limit = service.config.max_json_depth
+        return _answer(service, event, "malformed", f"JSON nested deeper than {limit}", 400)
     try:
         payload = json.loads(body)
     except (ValueError, UnicodeDecodeError):
@@ -91,8 +111,7 @@ def _accept(service: Service, request: Request, event: str, body: bytes) -> Resp
     return _answer(service, event, "queued", "queued", 202)
 
 
-def _refuse_declared_size(request: Request, limit: int) -> str | None:
-    declared = request.headers.get("content-length")
+def _refuse_declared_size(declared: str | None, limit: int) -> str | None:
     if declared is None:
         return None
     if not declared.isdigit():
@@ -100,16 +119,13 @@ def _refuse_declared_size(request: Request, limit: int) -> str | None:
     return "request body too large" if int(declared) > limit else None
 
 
-async def _read_capped(request: Request, limit: int) -> bytes:
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _answer(service: Service, event: str, result: str, message: str, status: int) -> Response:
+def _answer(
+    service: Service,
+    event: str,
+    result: str,
+    message: str,
+    status: int,
+    headers: dict[str, str] | None = None,
+) -> Response:
     service.metrics.delivery(event, result)
-    return JSONResponse({"status": message}, status_code=status)
+    return JSONResponse({"status": message}, status_code=status, headers=headers)

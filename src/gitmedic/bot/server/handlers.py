@@ -67,7 +67,7 @@ def on_issue_comment(payload: Payload, deps: Deps) -> str:
         body=str(comment.get("body") or ""),
     )
     replies = handle_comment(deps.forge, deps.actions, event, deps.bot_login)
-    return f"{len(replies)} command(s) answered"
+    return "commands answered in one reply" if replies else "no command to answer"
 
 
 def on_pull_request(payload: Payload, deps: Deps) -> str:

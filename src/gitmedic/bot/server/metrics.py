@@ -4,15 +4,29 @@ An own :class:`CollectorRegistry` keeps two services in one process (tests) from
 colliding, and keeps library metrics out of ``/metrics``. The monitor
 (``gitmedic run``) records incidents, transactions, detector time and tokens
 through the same object.
+
+Label values come from closed sets only: the ``event`` of a delivery is read from
+an unauthenticated header, so an event gitmedic does not handle is counted as
+``other`` (and a missing one as ``-``); one series per header value would let
+anyone grow ``/metrics`` without bound.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from gitmedic.bot.server.handlers import HANDLERS
+
+OTHER_EVENT = "other"
+NO_EVENT = "-"
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, events: Iterable[str] = HANDLERS) -> None:
+        """``events``: the event names counted under their own label (the handled ones)."""
+        self.events = frozenset(events)
         self.registry = CollectorRegistry()
         r = self.registry
         self.incidents = Gauge("gitmedic_incidents_open", "Open incidents.", registry=r)
@@ -39,7 +53,12 @@ class Metrics:
         )  # fmt: skip
 
     def delivery(self, event: str, result: str) -> None:
-        self.deliveries.labels(event=event or "-", result=result).inc()
+        self.deliveries.labels(event=self.event_label(event), result=result).inc()
+
+    def event_label(self, event: str) -> str:
+        if not event:
+            return NO_EVENT
+        return event if event in self.events else OTHER_EVENT
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

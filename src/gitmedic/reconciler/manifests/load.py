@@ -23,6 +23,7 @@ from gitmedic.reconciler.manifests.kustomize import render_kustomization
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
+from gitmedic.reconciler.redact import register_objects
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 LINK_REFUSED = (
@@ -74,6 +75,7 @@ def load_desired(
         _load_file(tree, rel, namespace, objects, state, explicit=True)
     else:
         _load_dir(tree, rel, namespace, objects, state)
+    register_objects(o.body for o in objects)  # before any text about them leaves
     state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision)
     state.errors.sort(key=lambda e: (e.file, e.line))
     return state

@@ -1,0 +1,212 @@
+"""Which values of a Kubernetes object are credentials, found by structure, not by looks.
+
+Pattern masking alone misses what does not look like anything (a Secret's value,
+``MYSQL_PWD=Tr0ub4dor``); :func:`object_credentials` reads the object's structure
+instead and names every value that must never leave the process:
+
+- every value of a Secret (``data`` base64 and decoded, ``stringData``), and
+  the credentials inside each decoded value (a kubeconfig, a ``.env`` file);
+- every env value whose name says credential (``*_PASSWORD``, ``*_PWD``,
+  ``*_TOKEN``, ``*_KEY``, ``*_SECRET``...) whatever its shape, and any env
+  value that parses as one (below);
+- every ConfigMap value that parses as a credential, and the whole value of a
+  key named like one.
+
+A text "parses as a credential" (:func:`text_credentials`) when it holds a DSN
+with a password (``redis://:pw@host``, ``postgres://u:pw@h/db``), a PEM block, a
+JSON/YAML document or INI/``.properties``/``.env`` lines with credential-named
+keys (a kubeconfig's ``token`` and ``client-key-data`` among them), or is itself
+one long base64 or hex blob.
+
+Pure functions over plain data; :mod:`gitmedic.reconciler.redact` registers what
+they find.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+_CREDENTIAL_WORD = (
+    r"pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|api[_-]?key|apikey|"
+    r"private[_-]?key|client[_-]?key(?:[_-]data)?|key|keys|dsn|cookie|session|salt|"
+    r"auth[_-]?(?:token|key)|authorization|bearer|signature|signing[_-]?key|cert[_-]?key"
+)
+# A credential word as a whole segment of a name: DB_PASSWORD, mysql.pwd, client-key-data.
+_CREDENTIAL_NAME = re.compile(
+    rf"(?:^|[_.\-])(?:{_CREDENTIAL_WORD})(?:$|[_.\-])|(?:{_CREDENTIAL_WORD})$",
+    re.IGNORECASE,
+)
+_DSN = re.compile(r"[a-z][a-z0-9+.\-]*://(?P<user>[^:/@\s]*):(?P<pw>[^@/\s]+)@", re.IGNORECASE)
+_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----(?P<body>[\s\S]*?)-----END [A-Z0-9 ]+-----")
+_PAIR_LINE = re.compile(
+    r"^\s*(?:export\s+)?(?P<key>[A-Za-z_][\w.\-]*)\s*[=:]\s*(?P<value>\S.*?)\s*$", re.MULTILINE
+)
+_BASE64 = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
+_HEX = re.compile(r"[0-9a-fA-F]{32,}")
+_REFERENCE = re.compile(r"^\$[({]\w+[)}]$")  # $(OTHER_VAR): the value is elsewhere
+_URL_NO_USERINFO = re.compile(r"^[a-z][a-z0-9+.\-]*://[^@\s]*$", re.IGNORECASE)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def is_credential_name(name: str) -> bool:
+    return bool(_CREDENTIAL_NAME.search(name.strip()))
+
+
+def object_credentials(body: Mapping[str, Any]) -> Iterator[str]:
+    """Every credential value in one Kubernetes object (possibly with repeats)."""
+    kind = body.get("kind")
+    if kind == "Secret":
+        yield from _secret_values(body)
+    elif kind == "ConfigMap":
+        yield from _config_map_values(body)
+    yield from _env_values(body)
+
+
+def text_credentials(text: str) -> tuple[str, ...]:
+    """The credentials a free-form value holds (a config file, a DSN, a blob...)."""
+    return _text_credentials(text) if text and len(text) < 1_000_000 else ()
+
+
+def named_value_credentials(name: str, value: str) -> Iterator[str]:
+    """A value under ``name`` (env var, config key): all of it when the name says so."""
+    if is_credential_name(name) and _could_be_secret(value):
+        yield value
+    yield from text_credentials(value)
+
+
+def manifest_objects(text: str) -> tuple[Mapping[str, Any], ...]:
+    """The Kubernetes objects of a YAML stream (none when it is not one)."""
+    if "kind:" not in text and '"kind"' not in text:
+        return ()
+    try:
+        docs = list(yaml.load_all(text, Loader=_LOADER))
+    except yaml.YAMLError:
+        return ()
+    return tuple(d for d in docs if isinstance(d, Mapping) and isinstance(d.get("kind"), str))
+
+
+def _secret_values(body: Mapping[str, Any]) -> Iterator[str]:
+    for key in ("data", "binaryData"):
+        for value in _str_values(body.get(key)):
+            yield value
+            decoded = _b64decode(value)
+            if decoded is not None:
+                yield decoded
+                yield from text_credentials(decoded)
+    for value in _str_values(body.get("stringData")):
+        yield value
+        yield from text_credentials(value)
+
+
+def _config_map_values(body: Mapping[str, Any]) -> Iterator[str]:
+    data = body.get("data")
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            if isinstance(value, str):
+                yield from named_value_credentials(str(key), value)
+    yield from _str_values(body.get("binaryData"))
+
+
+def _env_values(value: Any) -> Iterator[str]:
+    """Env values anywhere in an object (pod templates, CronJob templates, pods)."""
+    if isinstance(value, Mapping):
+        env = value.get("env")
+        if isinstance(env, list):
+            for item in env:
+                if isinstance(item, Mapping) and isinstance(item.get("value"), str):
+                    yield from named_value_credentials(str(item.get("name", "")), item["value"])
+        for key, child in value.items():
+            if key != "env":
+                yield from _env_values(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _env_values(child)
+
+
+@lru_cache(maxsize=4096)  # bisect and every monitor step re-read the same values
+def _text_credentials(text: str) -> tuple[str, ...]:
+    found: list[str] = [m["pw"] for m in _DSN.finditer(text)]
+    found += _pem_parts(text)
+    document = _document(text)
+    if document is not None:
+        found += _structured(document)
+    found += [v for m in _PAIR_LINE.finditer(text) for v in _pair(m["key"], m["value"])]
+    if _is_blob(text.strip()):
+        found.append(text.strip())
+    return tuple(dict.fromkeys(found))
+
+
+def _pem_parts(text: str) -> list[str]:
+    """A PEM block, and each of its base64 lines (JSON or YAML may re-wrap the block)."""
+    parts = []
+    for match in _PEM.finditer(text):
+        parts.append(match[0])
+        parts += [line.strip() for line in match["body"].splitlines() if len(line.strip()) >= 16]
+    return parts
+
+
+def _document(text: str) -> Any:
+    """``text`` as a JSON or YAML mapping/list, or None when it is neither."""
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    if "\n" not in stripped.strip() and ": " not in stripped:
+        return None  # a scalar: YAML would read it as itself
+    try:
+        loaded = yaml.load(text, Loader=_LOADER)  # CSafeLoader or SafeLoader
+    except yaml.YAMLError:
+        return None
+    return loaded if isinstance(loaded, (dict, list)) else None
+
+
+def _structured(value: Any, key: str = "") -> list[str]:
+    if isinstance(value, Mapping):
+        return [v for k, child in value.items() for v in _structured(child, str(k))]
+    if isinstance(value, list):
+        return [v for child in value for v in _structured(child, key)]
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return list(named_value_credentials(key, str(value)))
+    return []
+
+
+def _pair(key: str, value: str) -> list[str]:
+    unquoted = value.strip().strip("\"'")
+    return [unquoted] if is_credential_name(key) and _could_be_secret(unquoted) else []
+
+
+def _could_be_secret(value: str) -> bool:
+    """False for what no credential is: empty, a reference to another variable, a bare URL."""
+    value = value.strip()
+    return bool(value) and not _REFERENCE.match(value) and not _URL_NO_USERINFO.match(value)
+
+
+def _is_blob(value: str) -> bool:
+    if _HEX.fullmatch(value):
+        return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    if not _BASE64.fullmatch(value):
+        return False
+    classes = (str.isdigit, str.islower, str.isupper)
+    return all(any(test(c) for c in value) for test in classes)
+
+
+def _str_values(data: Any) -> Iterator[str]:
+    if isinstance(data, Mapping):
+        yield from (v for v in data.values() if isinstance(v, str))
+
+
+def _b64decode(value: str) -> str | None:
+    try:
+        return base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None

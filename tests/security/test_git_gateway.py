@@ -20,13 +20,8 @@ from gitmedic.reconciler import gitcmd
 
 SRC = Path(gitmedic.__file__).parent
 GATEWAY = "reconciler/gitcmd.py"
-# Modules allowed to start a process that is not git (kubectl kustomize), and the
-# learned-detector sandbox that CEL rules replace (the entries outlive the files).
-OTHER_PROCESSES = {
-    "reconciler/manifests/kustomize.py",
-    "bot/memory/sandbox.py",
-    "bot/memory/worker.py",
-}
+# The one module allowed to start a process that is not git (kubectl kustomize).
+OTHER_PROCESSES = {"reconciler/manifests/kustomize.py"}
 # Process-starting functions, by module, as name prefixes (os.execvpe, os.spawnl ...).
 SPAWNING: dict[str, tuple[str, ...]] = {
     "subprocess": ("run", "Popen", "call", "check_call", "check_output", "getoutput"),

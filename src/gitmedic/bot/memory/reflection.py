@@ -41,6 +41,7 @@ from gitmedic.bot.memory.rule import RULES_DIR, Rule, RuleError, render_rule
 from gitmedic.bot.memory.validate import Snapshots
 from gitmedic.bot.responder.playbooks import Playbook, PlaybookError, bind, parse_playbook
 from gitmedic.detectors.finding import Finding
+from gitmedic.reconciler import repofs
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.redact import redact_text
 
@@ -188,10 +189,9 @@ def _merged(repo: Path, existing: tuple[str, Rule], new: Rule) -> dict[str, str]
 
 
 def _indexed(repo: Path, book: Playbook) -> str:
-    path = repo / INDEX_PATH
-    if path.is_file():
-        current = path.read_text()
-    else:
+    try:
+        current = repofs.read_text(repo, INDEX_PATH)
+    except OSError:  # none yet, or a link (never read: the forge refuses to write through it)
         current = (
             resources.files("gitmedic.bot") / "templates/init/playbooks-index.md"
         ).read_text()

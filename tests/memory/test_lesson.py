@@ -157,3 +157,26 @@ def test_the_lesson_rule_generalises_to_another_object_with_other_values() -> No
     )
     assert hits[0].playbooks == ("p",) and hits[0].rule == "image-pull"
     assert "catalog" not in rule_text(rule) and "2.1.0" not in rule_text(rule)
+
+
+def test_the_lesson_rule_judges_a_workload_with_more_pods_than_the_input_bound() -> None:
+    # The built-in's finding relates every pod; the rule reads the finding without that
+    # list, so a large workload stays within the input bound.
+    found = lesson_of([PULL], [IMAGE, COMMAND], [IMAGE], [CRASH])
+    assert isinstance(found, Lesson)
+    ctx = Context("i-1", "bisect", "abc", "", (), "CRITICAL")
+    compiled = compile_rule(render_rule(found, "learned-p", "p", ctx), "r.yaml")
+    objects = _pulling("billing", "reg/billing:9.9", command=["/bin/billing"])
+    pod = objects[-1]
+    pods = [
+        Obj(
+            Resource("Pod", "other", f"billing-1-{i}", "v1"),
+            {**pod.body, "metadata": {**pod.body["metadata"], "name": f"billing-1-{i}"}},
+        )
+        for i in range(300)
+    ]
+    live = Snapshot([*objects[:-1], *pods], mode=Mode.LIVE)
+
+    [hit] = rule_findings(compiled, live)
+
+    assert hit.resource.name == "billing" and len(hit.related) == 300

@@ -1,12 +1,12 @@
 """A compiled rule as a runner :class:`~gitmedic.detectors.spec.Detector`.
 
 The rule's expressions see plain JSON: ``object`` (the object's body), ``podSpec``
-(its pod template spec when it is a workload, else ``{}``) and, for a rule that
-refines a built-in detector, ``finding`` (that detector's finding as in
-``--format json``). Each value is checked against the input bound before CEL
-sees it. A refining rule reuses its base detector's findings on the same
-snapshot (:func:`shared_findings`), so the monitor runs the built-in once for
-itself and all its refinements.
+(its pod template spec when it is a top-level workload, else ``{}``) and, for a
+rule that refines a built-in detector, ``finding`` (that detector's finding as in
+``--format json``, less ``related`` and ``fingerprint``). Each value is checked
+against the input bound before CEL sees it. A refining rule reuses its base
+detector's findings on the same snapshot (:func:`shared_findings`), so the monitor
+runs the built-in once for itself and all its refinements.
 
 A failure (an expression error, an input over the bound) raises
 :class:`RuleRunError` naming the rule's file; the runner turns it into an error
@@ -95,7 +95,7 @@ def _on_findings(
         variables = {
             "object": dict(obj.body) if obj else {},
             "podSpec": _owner_pod_spec(snap, ref) if "podSpec" in uses else {},
-            "finding": found.to_json(),
+            "finding": _finding_variable(found),
         }
         for hit in _hits(compiled, variables):
             params = {**found.params, **hit}
@@ -108,6 +108,15 @@ def _on_findings(
                 params=params,
                 unmasked=found.unmasked,
             )
+
+
+def _finding_variable(found: Finding) -> dict[str, Any]:
+    """The finding as ``--format json`` has it, less ``related`` (one entry per pod: a
+    large workload would pass the input bound) and the fingerprint (a digest, no fact)."""
+    data = found.to_json()
+    data.pop("related", None)
+    data.pop("fingerprint", None)
+    return data
 
 
 def _hits(compiled: CompiledRule, variables: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -32,6 +32,7 @@ from gitmedic.bot.memory.learned import (
     MEMORY,
     legacy_detectors,
     read_rule,
+    refuses_link,
     rule_files,
     rule_findings,
 )
@@ -95,7 +96,7 @@ def _replay(repo: Path, compiled: CompiledRule) -> Iterator[str]:
     cases = repo / CASES_DIR / compiled.rule.id
     for role, must_fire in CASE_ROLES.items():
         case = cases / f"{role}.json"
-        if not case.is_file() or case.is_symlink():
+        if not case.is_file() or refuses_link(repo, case):
             yield f"has no {role} case ({case.relative_to(repo).as_posix()})"
             continue
         try:

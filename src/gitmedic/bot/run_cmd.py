@@ -13,8 +13,14 @@ that cannot work (no kubeconfig, a refused engine token) exits 2 with the reason
 ``--forge local`` is the local forge in REPO; ``--forge github`` reads GitHub
 from the environment (:mod:`gitmedic.bot.github_env`), with REPO a clone.
 
-Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held),
-2 bad input.
+One writer per app: the process takes the app's writer lease in the journal
+(``.git/gitmedic/journal.sqlite``) before it does anything, and a second
+``gitmedic run`` on the same repo exits at once saying which process holds it.
+A restarted run first carries on every transaction the journal holds unsettled
+(a run killed mid-transaction), then answers what fires.
+
+Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held, or
+the app held by another process), 2 bad input.
 """
 
 from __future__ import annotations
@@ -65,9 +71,23 @@ def run_run(args: argparse.Namespace) -> int:
     loop_config = loop_config_of(repo, args)
     state = repo / ".git" / "gitmedic"
     loop = build_loop(loop_config, args.cluster, args.forge, state, quiet=args.json)
-    healthy = loop.run_once() if args.once else _forever(loop)
-    if args.json:
-        print(json.dumps(report_json(loop, healthy), indent=1))
+    grant = loop.lease.hold()
+    if not grant.acquired:
+        until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(grant.expires))
+        print(
+            f"gitmedic: {loop_config.app} is held by {grant.holder} (lease until {until}); "
+            "another gitmedic acts on it, so this one exits",
+            file=sys.stderr,
+        )
+        if args.json:
+            print(json.dumps({"healthy": False, "incidents": [], "held_by": grant.holder}))
+        return EXIT_UNHEALTHY
+    try:
+        healthy = loop.run_once() if args.once else _forever(loop)
+        if args.json:
+            print(json.dumps(report_json(loop, healthy), indent=1))
+    finally:
+        loop.lease.release()
     return EXIT_OK if healthy else EXIT_UNHEALTHY
 
 

@@ -73,6 +73,7 @@ class Answerer:
             return True
         if move.kind == "done":
             self.loop.book.mark(incident.id, "resolved")
+            self.loop.txns.refresh_dashboard()
             return False
         if move.kind == "escalate":
             last = attempts.last_undone
@@ -154,6 +155,7 @@ class Answerer:
     def _escalate(self, incident: Incident, proposal: Proposal, attempts: Attempts) -> None:
         number = report_escalation(self.loop.forge, incident, proposal)
         self.loop.book.mark(incident.id, "escalated", escalated=f"issue #{number}")
+        self.loop.txns.refresh_dashboard()
         undone = len(attempts.undone)
         after = f"after {undone} undone attempt(s)" if undone else "no pull request"
         self.loop.emit(

@@ -84,6 +84,7 @@ class Loop:
         self.resumed = False  # the journal's unsettled transactions were carried on
         self._grant: LockGrant | None = None
         self._resolved: dict[str, float] = {}
+        self._mine: dict[str, None] = {}  # incidents this process saw or resumed, in order
 
     # -- monitoring ------------------------------------------------------------------
 
@@ -99,9 +100,11 @@ class Loop:
             if incident.closed_at is not None:
                 self._resolved[incident.id] = incident.closed_at
                 self.book.mark(incident.id, "resolved")
+                self.txns.refresh_dashboard()
                 self.emit("healthy", f"incident {incident.id} resolved", incident=incident.id)
                 continue
             row = self.book.seen(incident)
+            self._mine.setdefault(incident.id)
             if incident.id not in known:
                 again = (
                     " (resumed from the journal)"
@@ -136,8 +139,10 @@ class Loop:
             self.emit(
                 "txn", f"resuming {state.plan.txn_id} at {state.phase.value}", txn=state.plan.txn_id
             )
+            self._mine.setdefault(state.plan.incident)
             self.txns.drive(state.plan.txn_id)
         for row in self.book.live():
+            self._mine.setdefault(row.id)
             self.answerer.finish(row)
         self.resumed = True
 
@@ -238,10 +243,12 @@ class Loop:
 
     @property
     def reports(self) -> dict[str, IncidentReport]:
-        """Every incident of the app the journal holds, with its attempts."""
+        """The incidents this process saw or resumed, with their attempts from the journal."""
         live = {i.id: i for i in self.incidents.open.values()}
         out: dict[str, IncidentReport] = {}
-        for row in self.journal.incidents(self.config.app):
+        for row in (self.journal.incident(i) for i in self._mine):
+            if row is None:
+                continue
             out[row.id] = IncidentReport.of(
                 row, self.attempts(row.id), live.get(row.id), self._resolved.get(row.id)
             )

@@ -88,6 +88,10 @@ class Transactions:
 
     def announced(self, state: TxnState) -> None:
         """The dashboard issue, after an outcome was told on its PR."""
+        self.refresh_dashboard()
+
+    def refresh_dashboard(self) -> None:
+        """The dashboard issue as the journal is now (no forge call when unchanged)."""
         self.dashboard.update(self.view())
 
     def view(self) -> DashboardView:

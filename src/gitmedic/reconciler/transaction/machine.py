@@ -145,11 +145,14 @@ def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig
     if status.phase is SyncPhase.DEPLOYED:
         return _record(state, Phase.SYNCED, now)
     if status.phase is SyncPhase.FAILED:
-        return _undo(state, now, f"sync of {state.merge_sha[:12]} failed: {status.message}")
+        return _undo(state, ports, now, f"sync of {state.merge_sha[:12]} failed: {status.message}")
     waited = now - state.merged_at
     if waited >= config.sync_timeout_s:
         return _undo(
-            state, now, f"{state.merge_sha[:12]} not deployed after {config.sync_timeout_s:g}s"
+            state,
+            ports,
+            now,
+            f"{state.merge_sha[:12]} not deployed after {config.sync_timeout_s:g}s",
         )
     return Step(None, min(config.poll_s, config.sync_timeout_s - waited))
 
@@ -162,13 +165,13 @@ def _verify(state: TxnState, ports: Ports, now: float, config: MachineConfig) ->
         return _record(state, Phase.HELD, now, reason=judgement.reason, **data)
     if judgement.decision is Decision.KEEP:
         return _record(state, Phase.COMMITTED, now, reason=judgement.reason, **data)
+    return _undo(state, ports, now, judgement.reason, **data)
+
+
+def _undo(state: TxnState, ports: Ports, now: float, reason: str, **data: Any) -> Step:
     # What the change caused is seen now, while it runs: the revert takes it away.
-    caused = ports.caused(state.plan)
-    return _undo(state, now, judgement.reason, caused=list(caused), **data)
-
-
-def _undo(state: TxnState, now: float, reason: str, **data: Any) -> Step:
-    return _record(state, Phase.UNDOING, now, reason=reason, **data)
+    caused = list(ports.caused(state.plan))
+    return _record(state, Phase.UNDOING, now, reason=reason, caused=caused, **data)
 
 
 def _open_revert(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:

@@ -23,8 +23,15 @@ from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.oracles import AlertsOracle, AnalysisPhase, run_analysis
-from gitmedic.reconciler.transaction import Journal, MachineConfig, Outcome, Phase, Plan, TxnState
-from gitmedic.reconciler.transaction import Runner
+from gitmedic.reconciler.transaction import (
+    Journal,
+    MachineConfig,
+    Outcome,
+    Phase,
+    Plan,
+    Runner,
+    TxnState,
+)
 from gitmedic.sim.faults.runtime import database_auth_revoked
 from gitmedic.sim.server import serve
 from tests.transaction.e2e_world import APP, NAMESPACE, baseline_repo, git

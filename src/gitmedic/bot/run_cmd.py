@@ -48,6 +48,7 @@ from gitmedic.reconciler.config import (
     load_config,
 )
 from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.transaction import Journal
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
 DEFAULT_POLICY = PolicyConfig(
@@ -135,7 +136,8 @@ def build_loop(
     learned = load_learned(config.repo, builtin_registry())
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
-    cluster = view(_cluster(config, cluster_kind, _app_config(config)))
+    journal = Journal(state / "journal.sqlite")
+    cluster = view(_cluster(config, cluster_kind, _app_config(config), journal))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     if cluster_kind == "sim":
         # The configured probes name the real app's URLs, which the sim does not serve;
@@ -145,7 +147,7 @@ def build_loop(
         config,
         cluster,
         _forge(config.repo, forge) if isinstance(forge, str) else forge,
-        Journal(state / "journal.sqlite"),
+        journal,
         list(learned.registry),
         on_event=on_event or quiet_or_printed,
     )
@@ -196,13 +198,18 @@ def _app_config(config: LoopConfig) -> AppConfig:
     return match[0] if match else AppConfig(config.app, config.path, config.namespace)
 
 
-def _cluster(config: LoopConfig, kind: str, app: AppConfig) -> Any:
+def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) -> Any:
     from gitmedic.bot.cli import UsageError
 
     if kind == "sim":
-        from gitmedic.bot.loop.sim_cluster import SimCluster
+        from gitmedic.bot.loop.sim_cluster import SimCluster, incident_history_rev
 
-        return SimCluster(config.repo, config.path, config.namespace)
+        return SimCluster(
+            config.repo,
+            config.path,
+            config.namespace,
+            history_rev=incident_history_rev(journal, config.app),
+        )
     from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
 
     try:

@@ -37,6 +37,7 @@ from gitmedic.detectors.registry import Registry
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.transaction import IncidentRow, TxnState
+from gitmedic.reconciler.transaction.forge_ports import firing_key
 
 if TYPE_CHECKING:
     from gitmedic.bot.loop.loop import Loop
@@ -97,7 +98,7 @@ class Answerer:
                 incident, hand_over(proposal, why) if proposal.is_fix else proposal, attempts
             )
             return False
-        firing = frozenset(f.fingerprint for f in self.loop.findings)
+        firing = frozenset(firing_key(f) for f in self.loop.findings)
         plan = self.loop.txns.start(incident, proposal, attempt, attempts.feedback, firing)
         decision = "auto-merge" if plan.auto_merge else "needs approval"
         self.loop.emit("txn", f"attempt {attempt}: {plan.title} ({decision})", txn=plan.txn_id)

@@ -93,7 +93,8 @@ def _outcome(
         tokens=proposal.tokens,
         cost_usd=proposal.cost_usd,
         opened_at=_iso(incident.opened_at),
-        closed_at=_iso(now),
+        # A restarted sim starts its clock again: never close before the incident opened.
+        closed_at=_iso(max(now, incident.opened_at)),
         playbooks_applied=(proposal.playbook,) if proposal.playbook else (),
         app=app,
     )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from gitmedic.detectors.finding import Severity
+from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.reconciler.forge import (
     Conflict,
     Forge,
@@ -189,12 +189,16 @@ class ForgePorts:
         return any(f.startswith(prefix) for f in self.changed_files(deployed_sha, head))
 
     def caused(self, plan: Plan) -> tuple[Mapping[str, Any], ...]:
-        """What fires now and did not at the checkpoint (not info): what the change caused."""
+        """What fires now and did not at the checkpoint (not info): what the change caused.
+
+        A detector already firing on the same object at the checkpoint is not new, even
+        if its details moved on (a rollout now past its deadline): the change did not
+        cause it, and a retry that sets out to fix it would chase the incident itself."""
         before = set(plan.firing)
         return tuple(
             f.to_json()
             for f in self.verifier.live_findings()
-            if f.fingerprint not in before and f.severity is not Severity.INFO
+            if firing_key(f) not in before and f.severity is not Severity.INFO
         )
 
     def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR:
@@ -209,6 +213,11 @@ class ForgePorts:
             if state.phase.terminal:
                 self.forge.remove_labels(state.pr, [LOCK_LABEL])
         self.announced(state)
+
+
+def firing_key(finding: Finding) -> str:
+    """What a plan's ``firing`` records of a finding: its detector on its object."""
+    return f"{finding.detector} {finding.resource}"
 
 
 def pr_state(plan: Plan) -> dict[str, Any]:

@@ -72,8 +72,8 @@ class Plan:
     # What each oracle saw at the checkpoint (its description -> problems, None when it
     # could not see): the window compares with this, also after a restart.
     baselines: Mapping[str, Mapping[str, int] | None] = field(default_factory=dict)
-    # Fingerprints firing at the checkpoint: what fires once the change is deployed and
-    # not here is what the change caused (kept in the journal for the retry).
+    # What fired at the checkpoint (detector and object, ``forge_ports.firing_key``): what
+    # fires once the change is deployed and not here, the change caused (for the retry).
     firing: tuple[str, ...] = ()
     playbook: str = ""  # the playbook the change came from (a failed one is set aside)
     proposal: Mapping[str, Any] = field(default_factory=dict)  # the proposal's JSON

@@ -43,5 +43,5 @@ class MonitorMetrics:
                 self.metrics.transactions.labels(outcome=outcome.value).inc()
 
     def _finished(self) -> dict[str, Outcome]:
-        return {t.plan.txn_id: t.outcome for t in self.journal.transactions()
+        return {t.plan.txn_id: t.outcome for t in self.journal.transactions() if t.plan.strategy != "memory"
                 if t.outcome in COUNTED}  # fmt: skip

@@ -8,7 +8,8 @@ caused (recorded when the machine decided to undo it) are what they were.
 
 - an attempt not settled yet is resumed first (never a second PR for it);
 - a committed attempt is remembered (its memory PR), then the incident is done;
-- an attempt held for a person, or failed with an alarm, stops the attempts;
+- an attempt held for a person, failed with an alarm, or whose PR a person
+  closed, stops the attempts (a person's retry goes on);
 - with budget left after undone attempts (or none yet), propose attempt ``n``;
 - with none left, escalate with every undone attempt's reason.
 """
@@ -35,12 +36,15 @@ class Attempts:
     states: tuple[TxnState, ...]
     budget: int
     memory: TxnState | None = None
+    # A person's retry starts afresh: attempts up to this number neither set playbooks
+    # aside nor count as tried, nor give feedback (the person saw them and asked again).
+    since: int = 0
 
     @classmethod
-    def of(cls, states: Sequence[TxnState], budget: int) -> Attempts:
+    def of(cls, states: Sequence[TxnState], budget: int, since: int = 0) -> Attempts:
         attempts = tuple(s for s in states if s.plan.strategy != MEMORY)
         memory = next((s for s in states if s.plan.strategy == MEMORY), None)
-        return cls(attempts, budget, memory)
+        return cls(attempts, budget, memory, since)
 
     @property
     def next_number(self) -> int:
@@ -48,12 +52,14 @@ class Attempts:
 
     @property
     def undone(self) -> tuple[TxnState, ...]:
-        return tuple(s for s in self.states if s.outcome in UNDONE)
+        """The undone attempts since the last retry a person asked for."""
+        return tuple(s for s in self.states if s.outcome in UNDONE and s.plan.attempt > self.since)
 
     @property
     def last_undone(self) -> TxnState | None:
         last = self.states[-1] if self.states else None
-        return last if last is not None and last.outcome in UNDONE else None
+        fresh = last is not None and last.plan.attempt > self.since
+        return last if last is not None and fresh and last.outcome in UNDONE else None
 
     @property
     def committed(self) -> TxnState | None:
@@ -99,8 +105,11 @@ def next_move(attempts: Attempts) -> Move:
     if committed is not None:
         return Move("done") if attempts.memory is not None else Move("remember", committed)
     last = attempts.states[-1] if attempts.states else None
-    if last is not None and last.outcome not in UNDONE:
-        return Move("stop", last)  # held for a person, or failed with an alarm
+    closed = last is not None and last.closed_by_person and last.plan.attempt > attempts.since
+    if last is not None and (last.outcome not in UNDONE or closed):
+        # held for a person, failed with an alarm, or closed by a person: a person's
+        # /gitmedic retry starts the next attempt, not the loop
+        return Move("stop", last)
     if len(attempts.states) < attempts.budget:
         return Move("propose", attempt=attempts.next_number)
     reasons = "; ".join(f"attempt {s.plan.attempt}: {s.reason}" for s in attempts.undone)

@@ -179,7 +179,7 @@ class Loop:
         if not self.holds_lease():
             return f"{self.config.app} is locked by {self._grant.holder if self._grant else '?'}"
         before = len(self.attempts(incident_id).states)
-        self.book.mark(incident_id, "open", budget=before + self.config.attempts)
+        self.book.mark(incident_id, "open", budget=before + self.config.attempts, since=before)
         self.answerer.answer(incident)
         states = self.attempts(incident_id).states
         last = states[-1] if len(states) > before else None
@@ -192,7 +192,8 @@ class Loop:
     def attempts(self, incident_id: str) -> Attempts:
         row = self.book.row(incident_id)
         budget = int(row.data.get("budget", self.config.attempts)) if row else self.config.attempts
-        return Attempts.of(self.journal.transactions(incident=incident_id), budget)
+        since = int(row.data.get("since", 0)) if row else 0
+        return Attempts.of(self.journal.transactions(incident=incident_id), budget, since)
 
     def ports(self, checks: Checks | None = None, *, plan: Plan | None = None) -> ForgePorts:
         return self.txns.ports(checks, plan=plan)

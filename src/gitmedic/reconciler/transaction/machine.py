@@ -117,7 +117,9 @@ def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> 
         return _wait_for_person(state, now, config, "held by a person")
     if not (state.plan.auto_merge or human_merged or ports.approved(state.pr)):
         return _wait_for_person(state, now, config, "waiting for approval")
-    moved = state.gated_base and ports.main_head() != state.gated_base
+    # Merged already (by a person, or by us just before a kill): main moved by that very
+    # merge, and merging again returns its merge commit.
+    moved = not human_merged and state.gated_base and ports.main_head() != state.gated_base
     try:
         if moved:  # main moved under the PR: rebase it and gate again before merging
             raise MergeRefused(f"main moved from {state.gated_base[:12]}", retryable=True)
@@ -222,7 +224,13 @@ def _closed_by_human(state: TxnState, ports: Ports, now: float) -> Step | None:
     assert state.pr is not None
     pr_state = ports.pr_state(state.pr)
     if pr_state is PrState.CLOSED:
-        return _record(state, Phase.REJECTED, now, reason=f"PR #{state.pr} was closed by a human")
+        return _record(
+            state,
+            Phase.REJECTED,
+            now,
+            reason=f"PR #{state.pr} was closed by a human",
+            closed_by_person=True,
+        )
     if pr_state is PrState.MISSING:
         return _record(state, Phase.REJECTED, now, reason=f"PR #{state.pr} or its branch is gone")
     return None

@@ -135,6 +135,7 @@ class TxnState:
     alarm: bool = False
     caused: tuple[Mapping[str, Any], ...] = ()  # findings (JSON) the deployed change caused
     announced: bool = False  # the outcome was told (comment, lock label, dashboard)
+    closed_by_person: bool = False  # rejected because a person closed the PR
     records: tuple[Record, ...] = ()
 
     @property
@@ -189,6 +190,6 @@ _FOLDED = frozenset(
     {
         "pr", "head_sha", "gated_base", "merge_sha", "merged_at", "revert_pr", "revert_head_sha",
         "revert_merge_sha", "reverted_at", "mu_post", "reason", "feedback", "regates", "alarm",
-        "caused", "announced",
+        "caused", "announced", "closed_by_person",
     }
 )  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -49,3 +50,34 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
     assert ".gitmedic/rules/learned-pod-image-pull-with-command.yaml" in learned
     assert not [p for p in learned if p.endswith(".py")]  # memory is data, never code
     assert summary["repo"] in capsys.readouterr().out
+    assert_told_on_the_forge(Path(summary["repo"]))
+
+
+def assert_told_on_the_forge(repo: Path) -> None:
+    """Every merged bot PR has its outcome comment once and no lock label; the dashboard
+    issue exists and lists every incident (read through ``gitmedic prs`` and the forge)."""
+    from gitmedic.bot.forges.local import LocalForge
+    from gitmedic.reconciler.transaction import Journal
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "gitmedic", "prs", str(repo), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    merged = [
+        p
+        for p in json.loads(listed)["prs"]
+        if p["state"] == "merged" and p["branch"].startswith("gitmedic/")
+    ]
+    assert merged and not [p["number"] for p in merged if "gitmedic:writer-lock" in p["labels"]]
+    forge = LocalForge(repo)
+    for pr in merged:
+        topics = [c.topic for c in forge.list_comments(pr["number"]) if c.topic]
+        assert sum(t.startswith("txn/") for t in topics) == 1, (pr["branch"], topics)
+    with forge.store.tx() as conn:
+        rows = conn.execute("SELECT body FROM issues WHERE title = 'gitmedic dashboard'")
+        (dashboard,) = [r["body"] for r in rows]
+    incidents = Journal(repo.parent / "journal.sqlite").incidents("shop")
+    assert len(incidents) == 4
+    assert all(i.id in dashboard for i in incidents), dashboard

@@ -23,8 +23,15 @@ from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.oracles import AlertsOracle, AnalysisPhase, run_analysis
-from gitmedic.reconciler.transaction import Journal, MachineConfig, Outcome, Phase, Plan, TxnState
-from gitmedic.reconciler.transaction.driver import step
+from gitmedic.reconciler.transaction import (
+    Journal,
+    MachineConfig,
+    Outcome,
+    Phase,
+    Plan,
+    Runner,
+    TxnState,
+)
 from gitmedic.sim.faults.runtime import database_auth_revoked
 from gitmedic.sim.server import serve
 from tests.transaction.e2e_world import APP, NAMESPACE, baseline_repo, git
@@ -188,8 +195,9 @@ def test_an_alert_source_that_fails_during_the_window_holds_the_transaction(
         txn_id, ports = start(loop, HARMLESS)
         state = loop.journal.load(txn_id)
         while state.phase is not Phase.SYNCED:
-            state, wait = step(loop.journal, txn_id, ports, loop.clock, _machine(loop))
-            loop.clock.sleep(wait)
+            advanced = Runner(loop.journal, loop.clock, _machine(loop)).step(txn_id, ports)
+            state = advanced.state
+            loop.clock.sleep(advanced.wait_s)
     # the Alertmanager is gone from here on: the window cannot see the alerts
 
     state = loop.drive(txn_id, ports)
@@ -230,8 +238,9 @@ def test_a_transaction_resumed_after_merge_is_judged_against_its_checkpoint(
     txn_id, ports = start(loop, MOVE_CATALOG_PORT)
     state = loop.journal.load(txn_id)
     while state.phase is not Phase.MERGED:
-        state, wait = step(loop.journal, txn_id, ports, loop.clock, MachineConfig())
-        loop.clock.sleep(wait)
+        advanced = Runner(loop.journal, loop.clock, MachineConfig()).step(txn_id, ports)
+        state = advanced.state
+        loop.clock.sleep(advanced.wait_s)
     cluster.sim.run(180)  # the process is down; the regression's alert fires meanwhile
     assert any(a["labels"]["alertname"] == "HighErrorRate" for a in cluster.alerts())
     restarted = make_loop(tmp_path, cluster, window_s=120.0)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.transaction import (
@@ -131,6 +133,10 @@ class World:
             if pr["branch"] == f"revert-{number}":
                 return OpenedPR(n, str(pr["head"]))
         return self._new_pr(f"revert-{number}", "revert-head")
+
+    def caused(self, plan: Plan) -> tuple[Mapping[str, Any], ...]:
+        self.calls.append("caused")
+        return ()
 
     def announce(self, state: TxnState, message: str) -> None:
         self.calls.append(f"announce:{message}")

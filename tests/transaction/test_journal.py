@@ -14,7 +14,7 @@ from gitmedic.reconciler.transaction import (
     Outcome,
     Phase,
     Record,
-    step,
+    Runner,
 )
 from gitmedic.reconciler.transaction.journal import UnknownTransaction
 from tests.transaction.fakes import World, plan
@@ -27,10 +27,11 @@ def test_each_step_is_resumed_by_a_fresh_process(tmp_path: Path) -> None:
     Journal(path).create(plan(), clock.now())
     for _ in range(200):
         journal = Journal(path)  # a new process each step: nothing but the journal survives
-        state, wait = step(journal, "inc-1/1", world, clock, MachineConfig())
-        if state.phase.terminal:
+        advanced = Runner(journal, clock, MachineConfig()).step("inc-1/1", world)
+        state = advanced.state
+        if state.settled:
             break
-        clock.sleep(wait)
+        clock.sleep(advanced.wait_s)
     assert state.outcome is Outcome.REVERTED
     assert world.calls.count("open_pr") == 1 and world.calls.count("open_revert") == 1
     assert world.calls.count("merge:1") == 1 and world.calls.count("merge:2") == 1

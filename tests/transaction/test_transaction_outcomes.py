@@ -42,9 +42,11 @@ def run(tmp_path: Path, world: World, clock: FakeClock, **plan_args: object) -> 
 def test_a_correct_fix_is_committed(tmp_path: Path, world: World, clock: FakeClock) -> None:
     state = run(tmp_path, world, clock)
     assert state.outcome is Outcome.COMMITTED
-    assert [r.phase for r in state.records] == [
-        Phase.PR_OPENED, Phase.GATED, Phase.MERGED, Phase.SYNCED, Phase.COMMITTED,
-    ]  # fmt: skip
+    phases = [Phase.PR_OPENED, Phase.GATED, Phase.MERGED, Phase.SYNCED, Phase.COMMITTED]
+    # ... and one more record: the outcome told (comment, lock label), a step of its own
+    assert [r.phase for r in state.records] == [*phases, Phase.COMMITTED]
+    assert [bool(r.data.get("announced")) for r in state.records] == [False] * 5 + [True]
+    assert sum(c.startswith("announce:") for c in world.calls) == 1
     assert state.mu_post == 0.0
     assert world.calls.count("merge:1") == 1 and "open_revert" not in world.calls
 

@@ -51,14 +51,15 @@ from gitmedic.bot.serve_lock import SharedLock
 from gitmedic.detectors.finding import Severity
 from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.forge import Forge, PrState, StatusState
-from gitmedic.reconciler.transaction import Journal, MachineConfig, Phase, Plan, TxnState, step
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Phase, Plan, Runner, TxnState
 from gitmedic.reconciler.transaction.forge_ports import (
     APPROVED_LABEL,
     GATE_CONTEXT,
     HOLD_LABEL,
     ForgePorts,
 )
-from gitmedic.reconciler.transaction.ports import SyncPhase, VerdictPhase
+from gitmedic.reconciler.transaction.ports import SyncPhase
+from gitmedic.reconciler.transaction.verdict import Decision, judge
 
 log = logging.getLogger(__name__)
 RETRY, WATCH = "retry", "watch"
@@ -97,6 +98,7 @@ class LiveActions:
         self.resume_ports = resume_ports or (lambda plan: ports())
         self.app, self.mu_now, self.retry_incident = app, mu_now, retry
         self.machine = machine or MachineConfig()
+        self.runner = Runner(journal, clock, self.machine)  # the one runner, as the loop's
         self.lock = lock or SharedLock()
         self.pending = PendingWork(journal.path)  # same database: one state to back up
 
@@ -175,8 +177,7 @@ class LiveActions:
             plan = replace(plan, baselines=ports.verifier.baselines())
             state = self.journal.create(plan, self.clock.now())
             if state.phase is Phase.PLANNED:
-                state, _ = step(self.journal, plan.txn_id, RevertPorts.of(ports), self.clock,
-                                self.machine)  # fmt: skip
+                state = self.runner.step(plan.txn_id, RevertPorts.of(ports)).state
         return (
             f"Opened #{state.pr} to revert #{pr}. gitmedic carries it like any change: "
             "gate, merge, wait for the sync, verify."
@@ -229,7 +230,7 @@ class LiveActions:
                 if self._watch(watch):
                     self.pending.finish(WATCH, watch.merge_sha)
             for state in self.journal.transactions(app=self.app):
-                if not state.phase.terminal:
+                if not state.settled:
                     self._step_until_wait(state.plan.txn_id, self._ports_for(state), yields=True)
 
     def _retry(self, item: Item) -> str | None:
@@ -251,15 +252,8 @@ class LiveActions:
 
     def _step_until_wait(self, txn_id: str, ports: ForgePorts, *, yields: bool = False) -> TxnState:
         """Step until the transaction waits; ``yields``: the monitor lets commands in between."""
-        state = self.journal.load(txn_id)
-        while not state.phase.terminal:
-            state, wait = step(self.journal, txn_id, ports, self.clock, self.machine)
-            if wait > 0:
-                break
-            if yields:
-                self.lock.yield_to_waiters()
-                state = self.journal.load(txn_id)  # a command may have stepped it meanwhile
-        return state
+        between = self.lock.yield_to_waiters if yields else (lambda: None)
+        return self.runner.until_wait(txn_id, ports, between=between)
 
     def _watch(self, watch: Watch) -> bool:
         """One look at a watched merge; True when it is judged (or given up)."""
@@ -275,11 +269,8 @@ class LiveActions:
             return True
         plan = revert_plan(self.app, watch.pr, watch.merge_sha, watch.mu_pre, "")
         verdict = ports.verify(plan, watch.merge_sha)
-        regressed = (
-            sync.phase is SyncPhase.FAILED
-            or verdict.phase is VerdictPhase.FAILED
-            or verdict.mu > watch.mu_pre
-        )
+        judged = judge(watch.mu_pre, verdict)  # the one verdict, as for the bot's own changes
+        regressed = sync.phase is SyncPhase.FAILED or judged.decision is Decision.UNDO
         if regressed:
             firing = [f"{f.detector} on {f.resource}: {f.summary}"
                       for f in ports.verifier.live_findings()

@@ -1,7 +1,8 @@
 """The "gitmedic dashboard" issue, Renovate-style: the bot's state at a glance, from the journal.
 
-Sections: open incidents (an incident is open until one of its transactions
-commits), transactions in flight, PRs waiting for approval, recent outcomes
+Sections: incidents (from the journal: every incident of the app with its
+status and attempts; without them, an incident is open until one of its
+transactions commits), transactions in flight, PRs waiting for approval, recent outcomes
 (the last :data:`RECENT` finished transactions with time to resolution and
 tokens) and memory health (the memory guard's review flags, given as input).
 
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 
 from gitmedic.bot.render.templates import cell, fill
 from gitmedic.reconciler.forge import Forge, Issue
-from gitmedic.reconciler.transaction import Outcome, Phase, TxnState
+from gitmedic.reconciler.transaction import IncidentRow, Outcome, Phase, TxnState
 
 TITLE = "gitmedic dashboard"
 LABELS = ("gitmedic",)
@@ -31,11 +32,12 @@ RECENT = 10
 class DashboardView:
     transactions: tuple[TxnState, ...]
     memory_flags: tuple[str, ...] = ()
+    incidents: tuple[IncidentRow, ...] = ()  # the journal's, when the caller keeps them
 
 
 def render_dashboard(view: DashboardView) -> str:
     txns = view.transactions
-    open_incidents = _open_incidents(txns)
+    open_incidents = _incident_rows(view) if view.incidents else _open_incidents(txns)
     in_flight = [t for t in txns if not t.phase.terminal]
     waiting = [t for t in in_flight if t.phase is Phase.AWAITING_APPROVAL]
     finished = sorted((t for t in txns if t.phase.terminal), key=_ended, reverse=True)
@@ -103,6 +105,23 @@ def _open_incidents(txns: Iterable[TxnState]) -> list[tuple[str, str, int, str]]
             continue
         last = max(attempts, key=lambda t: t.plan.attempt)
         rows.append((incident, last.plan.app, len(attempts), _outcome(last)))
+    return rows
+
+
+def _incident_rows(view: DashboardView) -> list[tuple[str, str, int, str]]:
+    """Every journal incident not closed, with its attempts and latest outcome or status."""
+    rows = []
+    for row in view.incidents:
+        if row.status in ("resolved", "gone"):
+            continue
+        attempts = [
+            t
+            for t in view.transactions
+            if t.plan.incident == row.id and t.plan.strategy != "memory"
+        ]
+        last = max(attempts, key=lambda t: t.plan.attempt) if attempts else None
+        latest = _outcome(last) if last is not None else row.status
+        rows.append((row.id, row.app, len(attempts), f"{row.status}: {latest}"))
     return rows
 
 

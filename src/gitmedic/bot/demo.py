@@ -206,7 +206,10 @@ def _play(
     journal = Journal(workdir / "journal.sqlite")
     learned = load_learned(repo, builtin_registry())  # memory so far: CEL rules, data
     loop = Loop(config, cluster, forge, journal, list(learned.registry), on_event=show)
-    healthy = loop.run_once()
+    try:
+        healthy = loop.run_once()
+    finally:  # the next story's loop is another writer of the same app
+        loop.lease.release()
     reports = list(loop.reports.values())
     txns = [t for r in reports for t in r.transactions]
     resolved = [r.resolved_at - r.incident.opened_at for r in reports if r.resolved_at]

@@ -13,8 +13,14 @@ that cannot work (no kubeconfig, a refused engine token) exits 2 with the reason
 ``--forge local`` is the local forge in REPO; ``--forge github`` reads GitHub
 from the environment (:mod:`gitmedic.bot.github_env`), with REPO a clone.
 
-Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held),
-2 bad input.
+One writer per app: the process takes the app's writer lease in the journal
+(``.git/gitmedic/journal.sqlite``) before it does anything, and a second
+``gitmedic run`` on the same repo exits at once saying which process holds it.
+A restarted run first carries on every transaction the journal holds unsettled
+(a run killed mid-transaction), then answers what fires.
+
+Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held, or
+the app held by another process), 2 bad input.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from gitmedic.reconciler.config import (
     load_config,
 )
 from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.transaction import Journal
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
 DEFAULT_POLICY = PolicyConfig(
@@ -65,9 +72,23 @@ def run_run(args: argparse.Namespace) -> int:
     loop_config = loop_config_of(repo, args)
     state = repo / ".git" / "gitmedic"
     loop = build_loop(loop_config, args.cluster, args.forge, state, quiet=args.json)
-    healthy = loop.run_once() if args.once else _forever(loop)
-    if args.json:
-        print(json.dumps(report_json(loop, healthy), indent=1))
+    grant = loop.lease.hold()
+    if not grant.acquired:
+        until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(grant.expires))
+        print(
+            f"gitmedic: {loop_config.app} is held by {grant.holder} (lease until {until}); "
+            "another gitmedic acts on it, so this one exits",
+            file=sys.stderr,
+        )
+        if args.json:
+            print(json.dumps({"healthy": False, "incidents": [], "held_by": grant.holder}))
+        return EXIT_UNHEALTHY
+    try:
+        healthy = loop.run_once() if args.once else _forever(loop)
+        if args.json:
+            print(json.dumps(report_json(loop, healthy), indent=1))
+    finally:
+        loop.lease.release()
     return EXIT_OK if healthy else EXIT_UNHEALTHY
 
 
@@ -115,7 +136,8 @@ def build_loop(
     learned = load_learned(config.repo, builtin_registry())
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
-    cluster = view(_cluster(config, cluster_kind, _app_config(config)))
+    journal = Journal(state / "journal.sqlite")
+    cluster = view(_cluster(config, cluster_kind, _app_config(config), journal))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     if cluster_kind == "sim":
         # The configured probes name the real app's URLs, which the sim does not serve;
@@ -125,7 +147,7 @@ def build_loop(
         config,
         cluster,
         _forge(config.repo, forge) if isinstance(forge, str) else forge,
-        Journal(state / "journal.sqlite"),
+        journal,
         list(learned.registry),
         on_event=on_event or quiet_or_printed,
     )
@@ -176,13 +198,18 @@ def _app_config(config: LoopConfig) -> AppConfig:
     return match[0] if match else AppConfig(config.app, config.path, config.namespace)
 
 
-def _cluster(config: LoopConfig, kind: str, app: AppConfig) -> Any:
+def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) -> Any:
     from gitmedic.bot.cli import UsageError
 
     if kind == "sim":
-        from gitmedic.bot.loop.sim_cluster import SimCluster
+        from gitmedic.bot.loop.sim_cluster import SimCluster, incident_history_rev
 
-        return SimCluster(config.repo, config.path, config.namespace)
+        return SimCluster(
+            config.repo,
+            config.path,
+            config.namespace,
+            history_rev=incident_history_rev(journal, config.app),
+        )
     from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
 
     try:

@@ -102,6 +102,7 @@ class Served:
             yield self
         finally:
             self.monitor.stop()
+            self.loop.lease.release()  # the next serve need not wait for it to expire
 
 
 def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:

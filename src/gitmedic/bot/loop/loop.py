@@ -1,27 +1,23 @@
 """The whole loop for one manifest repo and one app: detect, respond, transact, remember.
 
-Each interval (on the injected clock) the monitor evaluates the detectors on the
-live snapshot; persistent findings open incidents. A ready incident (past its
-debounce) is answered under the app's one-writer lock in the journal:
+The concerns live in their own modules; this one sequences them:
 
-1. the responder proposes (playbook, bisect, LLM, or escalation);
-2. an escalation (a runtime-only fault) becomes an issue with the evidence and
-   no pull request;
-3. a fix is decided by the policy, rendered into a PR body, planned and driven
-   through the transaction (PR, gate, merge, sync, verify, commit or revert);
-4. on REVERTED (or REJECTED) with attempts left, the responder proposes again
-   with the feedback. A candidate that cleared its targets but caused new
-   findings once deployed (seen live when the transaction decides to undo it)
-   is extended: its edits are kept and what it uncovered is fixed on top
-   (:meth:`Responder.extend`). Otherwise playbooks that failed are set aside,
-   and the LLM (when one is configured) is told why the candidate was undone;
-   a proposal that would repeat an undone candidate is escalated instead;
-5. on COMMITTED, reflection writes memory (a guard-checked PR, merged as low
-   risk when the guard passes) and the outcome record.
+- monitor (:mod:`~gitmedic.bot.loop.monitor`): each interval (on the injected
+  clock) the detectors run on the live snapshot; persistent findings open
+  incidents, named and kept in the journal (:mod:`~gitmedic.bot.loop.incidents`);
+- attempt policy (:mod:`~gitmedic.bot.loop.attempts`): what an incident needs
+  next, from its attempts in the journal: resume, propose attempt ``n`` (with the
+  feedback of the undone one, extending it when it caused what it uncovered),
+  remember, escalate, or stop for a person;
+- runner (:mod:`~gitmedic.bot.loop.transact` over
+  :class:`~gitmedic.reconciler.transaction.Runner`): plans, ports, one step per call;
+- memory (:mod:`~gitmedic.bot.loop.memory_txn`): the memory PR, a transaction too.
 
-A transaction waiting for a human's approval stops the attempt loop (status
-``held``); the journal keeps it and ``serve`` resumes it. Nothing here sleeps
-on the wall clock and nothing calls an LLM unless a finding is left that the
+Only the holder of the app's writer lease acts (:mod:`~gitmedic.reconciler.transaction.lease`):
+one holder id per process, renewed at every step. On its first step the loop
+resumes every transaction the journal holds unsettled (a process killed
+mid-transaction) before it proposes anything new. Nothing here sleeps on the
+wall clock and nothing calls an LLM unless a finding is left that the
 deterministic strategies cannot explain: the steady state costs no tokens.
 """
 
@@ -29,67 +25,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from gitmedic.bot.loop.checks import Checks, runtime_checks
+from gitmedic.bot.loop.answer import Answerer
+from gitmedic.bot.loop.attempts import Attempts, next_move
+from gitmedic.bot.loop.checks import Checks
+from gitmedic.bot.loop.config import LoopConfig
+from gitmedic.bot.loop.incidents import IncidentBook
 from gitmedic.bot.loop.monitor import Monitor
-from gitmedic.bot.loop.remember import remember, report_escalation
-from gitmedic.bot.loop.report import Event, IncidentReport, describe, finished_unfixed
-from gitmedic.bot.loop.wiring import (
-    Cluster,
-    build_ports,
-    decision_for,
-    git,
-    plan_of,
-    pr_body,
-)
-from gitmedic.bot.render.pr_body import VerificationPlan
+from gitmedic.bot.loop.report import Event, IncidentReport, describe
+from gitmedic.bot.loop.transact import Transactions
+from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.responder.incident import Incident, Incidents
-from gitmedic.bot.responder.llm import Completion, with_feedback
-from gitmedic.bot.responder.playbooks import Playbook
-from gitmedic.bot.responder.proposal import Proposal, hand_over
-from gitmedic.bot.responder.responder import Responder, _all_playbooks
-from gitmedic.detectors.finding import Finding, Severity
-from gitmedic.detectors.runner import run_detectors
+from gitmedic.bot.responder.llm import Completion
+from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.spec import Detector
-from gitmedic.reconciler.config import LlmConfig, PolicyConfig, ProbeConfig
 from gitmedic.reconciler.forge import Forge
-from gitmedic.reconciler.manifests.edit import Edit
-from gitmedic.reconciler.manifests.repo import ManifestRepo
-from gitmedic.reconciler.transaction import (
-    Journal,
-    MachineConfig,
-    Outcome,
-    Phase,
-    Plan,
-    TxnState,
-)
-from gitmedic.reconciler.transaction.driver import step
+from gitmedic.reconciler.transaction import Journal, LockGrant, Phase, Plan, TxnState
+from gitmedic.reconciler.transaction.forge_ports import ForgePorts
+from gitmedic.reconciler.transaction.lease import Lease, this_process
 
-HOLDER = "gitmedic-loop"
+__all__ = ["Loop", "LoopConfig"]
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LoopConfig:
-    app: str
-    repo: Path
-    path: str = ""
-    namespace: str = "default"
-    interval_s: float = 10.0
-    debounce_s: float = 30.0
-    attempts: int = 3
-    sync_timeout_s: float = 300.0
-    window_s: float = 60.0
-    oracle_interval_s: float = 10.0
-    failure_limit: int = 1  # worse measurements an oracle tolerates in the window (config)
-    probes: tuple[ProbeConfig, ...] = ()  # HTTP probes the verification window watches
-    policy: PolicyConfig = field(default_factory=PolicyConfig)
-    llm: LlmConfig | None = None
-    lock_ttl_s: float = 3600.0
-    settle_s: float = 300.0  # --once: healthy this long (alerts' for-windows) is healthy
 
 
 class Loop:
@@ -103,6 +60,7 @@ class Loop:
         *,
         completion: Completion | None = None,
         on_event: Callable[[Event], None] = lambda e: None,
+        lease: Lease | None = None,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -110,13 +68,23 @@ class Loop:
         self.forge = forge
         self.journal = journal
         self.detectors = list(detectors)
-        self.completion = completion
         self.on_event = on_event
         self.monitor = Monitor(self.detectors)
-        self.incidents = Incidents(debounce_s=config.debounce_s, clock=self.clock.now)
-        self.reports: dict[str, IncidentReport] = {}
-        self.findings: tuple[Any, ...] = ()
+        self.book = IncidentBook(journal, config.app)
+        self.incidents = Incidents(
+            debounce_s=config.debounce_s, clock=self.clock.now, namer=self.book.name
+        )
+        self.lease = lease or Lease(journal, config.app, this_process(), config.lock_ttl_s)
+        self.txns = Transactions(
+            config, cluster, forge, journal, self.detectors, on_record=self._recorded
+        )
+        self.answerer = Answerer(self, completion)
+        self.findings: tuple[Finding, ...] = ()
         self.evaluations = 0  # since this process started: has the loop looked at all yet
+        self.resumed = False  # the journal's unsettled transactions were carried on
+        self._grant: LockGrant | None = None
+        self._resolved: dict[str, float] = {}
+        self._mine: dict[str, None] = {}  # incidents this process saw or resumed, in order
 
     # -- monitoring ------------------------------------------------------------------
 
@@ -126,15 +94,24 @@ class Loop:
         self.evaluations += 1
         for f in transition.activated:
             self.emit("detected", f"{f.detector}: {f.summary}", finding=f.to_json())
+        known = {i.id for i in self.incidents.open.values()}
         self.incidents, changed = self.incidents.observe(self.config.app, transition, live=snapshot)
         for incident in changed:
-            report = self.reports.get(incident.id)
-            if report is None:
-                self.reports[incident.id] = IncidentReport(incident)
-                self.emit("incident", f"incident {incident.id} opened", incident=incident.id)
-            elif incident.closed_at is not None:
-                report.incident, report.resolved_at = incident, incident.closed_at
+            if incident.closed_at is not None:
+                self._resolved[incident.id] = incident.closed_at
+                self.book.mark(incident.id, "resolved")
+                self.txns.refresh_dashboard()
                 self.emit("healthy", f"incident {incident.id} resolved", incident=incident.id)
+                continue
+            row = self.book.seen(incident)
+            self._mine.setdefault(incident.id)
+            if incident.id not in known:
+                again = (
+                    " (resumed from the journal)"
+                    if self.journal.transactions(incident=incident.id) or row.status != "open"
+                    else ""
+                )
+                self.emit("incident", f"incident {incident.id} opened{again}", incident=incident.id)
 
     @property
     def healthy(self) -> bool:
@@ -146,45 +123,92 @@ class Loop:
         self.clock.sleep(self.config.interval_s)
 
     def step(self) -> None:
-        """Evaluate and answer ready incidents not answered yet (``serve`` waits itself)."""
+        """Resume the journal's work, evaluate, answer ready incidents (``serve`` waits itself)."""
+        if not self.holds_lease():
+            self.evaluate()
+            return
+        if not self.resumed:
+            self.resume()
         self.evaluate()
         for incident in self.incidents.ready():
-            report = self.reports[incident.id]
-            if not report.transactions and not report.escalated:
-                self.respond(incident)
+            self.answerer.answer(incident)
+
+    def resume(self) -> None:
+        """Carry on every unsettled transaction, then finish what committed ones left."""
+        for state in self.txns.unsettled():
+            self.emit(
+                "txn", f"resuming {state.plan.txn_id} at {state.phase.value}", txn=state.plan.txn_id
+            )
+            self._mine.setdefault(state.plan.incident)
+            self.txns.drive(state.plan.txn_id)
+        for row in self.book.live():
+            self._mine.setdefault(row.id)
+            self.answerer.finish(row)
+        self.resumed = True
+
+    def holds_lease(self) -> bool:
+        grant = self.lease.hold()
+        previous, self._grant = self._grant, grant
+        if not grant.acquired:
+            if previous is None or previous.acquired or previous.holder != grant.holder:
+                self.emit(
+                    "lock",
+                    f"{self.config.app} is locked by {grant.holder}; waiting",
+                    holder=grant.holder,
+                )
+            return False
+        if grant.taken_over_from:
+            # Evidence: a writer died (or hung) mid-transaction; its journal is resumed.
+            log.warning(
+                "took over the writer lock of %s from %s", self.config.app, grant.taken_over_from
+            )
+            self.emit(
+                "lock",
+                f"took over the writer lock of {self.config.app} from "
+                f"{grant.taken_over_from}, whose lease had expired or whose process "
+                "is gone",
+                previous=grant.taken_over_from,
+            )
+        return True
 
     def retry(self, incident_id: str) -> str:
         """A person's ``/gitmedic retry``: new attempts for an incident still open."""
         incident = self.open_incident(incident_id)
         if incident is None:
             return f"incident {incident_id} is not open any more: nothing to retry"
-        report = self.respond(incident)
-        last = report.transactions[-1] if report.transactions else None
+        if not self.holds_lease():
+            return f"{self.config.app} is locked by {self._grant.holder if self._grant else '?'}"
+        before = len(self.attempts(incident_id).states)
+        self.book.mark(incident_id, "open", budget=before + self.config.attempts, since=before)
+        self.answerer.answer(incident)
+        states = self.attempts(incident_id).states
+        last = states[-1] if len(states) > before else None
         return f"attempt {last.plan.attempt}: {last.outcome.value}" if last else "no new attempt"
 
     def open_incident(self, incident_id: str) -> Incident | None:
         """The open incident of that id (open incidents are kept by app, one per app)."""
         return next((i for i in self.incidents.open.values() if i.id == incident_id), None)
 
-    def ports(self, checks: Checks | None = None, *, plan: Plan | None = None) -> Any:
-        """The transaction ports of this app, verifying with ``checks`` (baselines taken
-        now), or for a transaction already planned, with its plan's recorded baselines."""
-        cfg = self.config
-        if checks is None:
-            checks = self.checks(plan.baselines if plan is not None and plan.baselines else None)
-        return build_ports(cfg.repo, cfg.path, cfg.namespace, self.forge, self.cluster,
-                           self.detectors, checks)  # fmt: skip
+    def attempts(self, incident_id: str) -> Attempts:
+        row = self.book.row(incident_id)
+        budget = int(row.data.get("budget", self.config.attempts)) if row else self.config.attempts
+        since = int(row.data.get("since", 0)) if row else 0
+        return Attempts.of(self.journal.transactions(incident=incident_id), budget, since)
+
+    def ports(self, checks: Checks | None = None, *, plan: Plan | None = None) -> ForgePorts:
+        return self.txns.ports(checks, plan=plan)
 
     def checks(self, baselines: Mapping[str, Mapping[str, int] | None] | None = None) -> Checks:
-        """The oracles of the verification window, with their baselines taken now (or given)."""
-        cfg, cluster = self.config, self.cluster
-        return runtime_checks(cluster.snapshot, cfg.namespace, cluster.alerts_oracle(),
-                              cfg.probes, self.detectors, window_s=cfg.window_s,
-                              interval_s=cfg.oracle_interval_s,
-                              failure_limit=cfg.failure_limit, baselines=baselines)  # fmt: skip
+        return self.txns.checks(baselines)
 
     def mu_now(self) -> float:
         return self.checks().mu_before
+
+    def drive(self, txn_id: str, ports: ForgePorts | None = None) -> TxnState:
+        """Step the transaction until settled or waiting for a person (the one runner)."""
+        if ports is None:
+            return self.txns.drive(txn_id)
+        return self.txns.runner.drive(txn_id, ports, stop_for_person=True)
 
     def run_once(self, max_seconds: float = 3600.0) -> bool:
         """Until healthy, or every open incident is answered and settled; returns healthy."""
@@ -204,182 +228,40 @@ class Loop:
         return self.healthy
 
     def _gave_up(self) -> bool:
-        open_reports = [self.reports[i.id] for i in self.incidents.open.values()]
-        return bool(open_reports) and all(r.escalated or finished_unfixed(r) for r in open_reports)
+        open_incidents = list(self.incidents.open.values())
+        return bool(open_incidents) and all(self._finished(i.id) for i in open_incidents)
 
-    # -- responding ------------------------------------------------------------------
+    def _finished(self, incident_id: str) -> bool:
+        """Nothing more the loop will do for it: escalated, held, or waiting for a person."""
+        row = self.book.row(incident_id)
+        if row is not None and row.status == "escalated":
+            return True
+        move = next_move(self.attempts(incident_id))
+        waiting = move.state is not None and move.state.phase is Phase.AWAITING_APPROVAL
+        return move.kind == "stop" or (move.kind == "resume" and waiting)
 
-    def respond(self, incident: Incident) -> IncidentReport:
-        report = self.reports.setdefault(incident.id, IncidentReport(incident))
-        grant = self.journal.acquire(
-            self.config.app, HOLDER, self.clock.now(), self.config.lock_ttl_s
-        )
-        if not grant.acquired:
-            self.emit("lock", f"{self.config.app} is locked by {grant.holder}; waiting")
-            return report
-        if grant.taken_over_from:
-            # Evidence: a writer died (or hung) mid-transaction; its journal is resumed.
-            log.warning("took over the writer lock of %s from %s (expired)",
-                        self.config.app, grant.taken_over_from)  # fmt: skip
-            self.emit("lock", f"took over the writer lock of {self.config.app} from "
-                      f"{grant.taken_over_from}, whose lease had expired",
-                      previous=grant.taken_over_from)  # fmt: skip
-        try:
-            self._attempts(incident, report)
-        finally:
-            self.journal.release(self.config.app, HOLDER)
-        return report
+    # -- reporting -------------------------------------------------------------------
 
-    def _attempts(self, incident: Incident, report: IncidentReport) -> None:
-        failed_playbooks: set[str] = set()
-        feedback: list[str] = []
-        tried: list[tuple[dict[str, Any], ...]] = []
-        undone: tuple[Proposal, TxnState] | None = None
-        # A retry asked by a person continues the numbering (branches and txn ids are unique).
-        first = len(self.journal.transactions(incident=incident.id)) + 1
-        for attempt in range(first, first + self.config.attempts):
-            extended = self._retry_proposal(incident, undone, report) if undone else None
-            proposal = extended or self._propose(incident, failed_playbooks, feedback)
-            edits = tuple(e.to_json() for e in proposal.edits)
-            if not proposal.is_fix or edits in tried:
-                # Nothing new to try: a person decides, with what was tried in the issue.
-                why = f"attempt {attempt} would repeat a candidate already undone"
-                self._escalate(incident, hand_over(proposal, why) if proposal.is_fix
-                               else proposal, report)  # fmt: skip
-                return
-            tried.append(edits)
-            state = self._transact(incident, proposal, attempt, feedback)
-            report.transactions.append(state)
-            if state.outcome is Outcome.COMMITTED:
-                self._remember(incident, proposal, state, report)
-                return
-            if state.outcome not in (Outcome.REVERTED, Outcome.REJECTED):
-                return  # held for a person, or failed with an alarm: never pile on
-            if proposal.playbook:
-                failed_playbooks.add(proposal.playbook)
-            undone = (proposal, state)
-            feedback = [f"attempt {attempt} ({proposal.strategy}) {state.outcome.value}: "
-                        f"{state.reason}", *state.feedback]  # fmt: skip
-        if undone is not None:  # every attempt was undone
-            why = f"all {self.config.attempts} attempt(s) were undone ({'; '.join(feedback)[:500]})"
-            self._escalate(incident, hand_over(undone[0], why), report)
+    @property
+    def reports(self) -> dict[str, IncidentReport]:
+        """The incidents this process saw or resumed, with their attempts from the journal."""
+        live = {i.id: i for i in self.incidents.open.values()}
+        out: dict[str, IncidentReport] = {}
+        for row in (self.journal.incident(i) for i in self._mine):
+            if row is None:
+                continue
+            out[row.id] = IncidentReport.of(
+                row, self.attempts(row.id), live.get(row.id), self._resolved.get(row.id)
+            )
+        return out
 
-    def _retry_proposal(
-        self, incident: Incident, undone: tuple[Proposal, TxnState], report: IncidentReport
-    ) -> Proposal | None:
-        """The undone candidate extended by fixes for what it caused, when that explains it."""
-        proposal, state = undone
-        caused = report.caused.get(state.plan.txn_id, ())
-        if not caused:
-            return None
-        repo = ManifestRepo(self.config.repo, self.config.path, self.config.namespace)
-        responder = Responder(repo, detectors=_registry(self.detectors),
-                              playbooks=_all_playbooks(repo))  # fmt: skip
-        extended = responder.extend(incident, proposal, caused)
-        if extended is not None:
-            shown = ", ".join(f"{f.detector} on {f.resource}" for f in caused)
-            self.emit("proposal", f"{extended.strategy}: keep attempt {state.plan.attempt}'s "
-                      f"change and fix what it caused ({shown})", strategy=extended.strategy,
-                      playbook=extended.playbook, tokens=0)  # fmt: skip
-        return extended
-
-    def _propose(self, incident: Incident, failed: set[str], feedback: Sequence[str]) -> Proposal:
-        repo = ManifestRepo(self.config.repo, self.config.path, self.config.namespace)
-        books: list[Playbook] = [p for p in _all_playbooks(repo) if p.id not in failed]
-        completion = with_feedback(self.completion, feedback) if feedback else self.completion
-        responder = Responder(repo, detectors=_registry(self.detectors), playbooks=books,
-                              llm=self.config.llm, completion=completion)  # fmt: skip
-        proposal = responder.propose(incident)
-        first = proposal.diagnosis.splitlines()[0] if proposal.diagnosis else ""
-        self.emit("proposal", f"{proposal.strategy}: {first}", strategy=proposal.strategy,
-                  playbook=proposal.playbook, tokens=proposal.tokens)  # fmt: skip
-        return proposal
-
-    def _transact(
-        self, incident: Incident, proposal: Proposal, attempt: int, feedback: Sequence[str]
-    ) -> TxnState:
-        cfg = self.config
-        now = self.clock.now()
-        decision = decision_for(proposal, incident, cfg.policy, now)
-        checks = self.checks()  # the checkpoint: what the window runs, and mu before
-        vplan = VerificationPlan(self.cluster.engine_name, cfg.sync_timeout_s, checks.plan,
-                                 cfg.window_s, attempt, cfg.attempts)  # fmt: skip
-        body = pr_body(proposal, incident, decision, vplan)
-        base = git(cfg.repo, "rev-parse", self.forge.default_branch())
-        plan = plan_of(proposal, incident, attempt=attempt, base_sha=base,
-                       mu_pre=checks.mu_before, decision=decision, body=body,
-                       feedback=feedback, baselines=checks.baselines())  # fmt: skip
-        ports = self.ports(checks)
-        before = frozenset(f.fingerprint for f in self.findings)
-        self.journal.create(plan, now)
-        self.emit("txn", f"attempt {attempt}: {plan.title} (risk {decision.risk}, "
-                  f"{'auto-merge' if decision.auto_merge else 'needs approval'})",
-                  txn=plan.txn_id)  # fmt: skip
-        state = self.drive(plan.txn_id, ports, on_undo=lambda: self._caused(before))
-        return state
-
-    def _caused(self, before: frozenset[str]) -> tuple[Finding, ...]:
-        """What fires now (the candidate deployed) that did not before it: not info."""
-        now = run_detectors(self.detectors, self.cluster.snapshot()).findings
-        return tuple(f for f in now if f.fingerprint not in before
-                     and f.severity is not Severity.INFO)  # fmt: skip
-
-    def drive(
-        self,
-        txn_id: str,
-        ports: Any,
-        on_undo: Callable[[], tuple[Finding, ...]] | None = None,
-    ) -> TxnState:
-        """Step the transaction until terminal or waiting for a person (not blocking on one).
-
-        ``on_undo`` is asked once, at the step that decides to undo, while the
-        candidate still runs: what it caused is gone once the revert deploys.
-        """
-        machine = MachineConfig(sync_timeout_s=self.config.sync_timeout_s, poll_s=5.0)
-        state = self.journal.load(txn_id)
-        while not state.phase.terminal and state.phase is not Phase.AWAITING_APPROVAL:
-            before = len(state.records)
-            state, wait = step(self.journal, txn_id, ports, self.clock, machine)
-            if len(state.records) > before:
-                self.emit("txn", describe(state), txn=txn_id, phase=state.phase.value, pr=state.pr)
-                if state.phase is Phase.UNDOING and on_undo is not None:
-                    self._observe_undo(txn_id, on_undo())
-            if wait > 0:
-                self.clock.sleep(wait)
-        return state
-
-    def _observe_undo(self, txn_id: str, caused: tuple[Finding, ...]) -> None:
-        incident = self.journal.load(txn_id).plan.incident
-        report = self.reports.get(incident)
-        if report is not None and caused:
-            report.caused[txn_id] = caused
-            shown = "; ".join(f"{f.detector}: {f.summary}" for f in caused)
-            self.emit("caused", f"the candidate caused: {shown}"[:300], txn=txn_id)
-
-    def _escalate(self, incident: Incident, proposal: Proposal, report: IncidentReport) -> None:
-        number = report_escalation(self.forge, incident, proposal)
-        report.escalated = f"issue #{number}"
-        after = f"after {len(report.transactions)} undone attempt(s)" if report.transactions else ""
-        self.emit("escalated", f"escalated in issue #{number}: " + (after or "no pull request"),
-                  issue=number, tokens=proposal.tokens)  # fmt: skip
-
-    def _remember(
-        self, incident: Incident, proposal: Proposal, state: TxnState, report: IncidentReport
-    ) -> None:
-        undone = [t for t in report.transactions if t.outcome is not Outcome.COMMITTED]
-        caused = tuple(f for t in undone for f in report.caused.get(t.plan.txn_id, ()))
-        pr = remember(self.config, self.forge, incident, proposal, state, self.clock.now(),
-                      undone=tuple(Edit.from_json(e) for t in undone for e in t.plan.edits),
-                      caused=caused, live_after=self.cluster.snapshot())  # fmt: skip
-        report.memory_pr = pr
-        if pr is not None:
-            self.emit("memory", f"memory PR #{pr} merged (guard passed)", pr=pr)
+    def _recorded(self, state: TxnState) -> None:
+        self.lease.hold()  # a step done: the lease runs on
+        text = f"outcome told on PR #{state.pr}" if state.announced else describe(state)
+        self.emit("txn", text, txn=state.plan.txn_id, phase=state.phase.value, pr=state.pr)
+        if state.phase is Phase.UNDOING and state.caused:
+            shown = "; ".join(f"{f['detector']}: {f['summary']}" for f in state.caused)
+            self.emit("caused", f"the candidate caused: {shown}"[:300], txn=state.plan.txn_id)
 
     def emit(self, kind: str, text: str, **data: Any) -> None:
         self.on_event(Event(self.clock.now(), kind, text, data))
-
-
-def _registry(detectors: Sequence[Detector]) -> Any:
-    from gitmedic.detectors.registry import Registry
-
-    return Registry(detectors)

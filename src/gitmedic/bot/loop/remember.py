@@ -2,11 +2,12 @@
 
 Memory: reflection (:func:`~gitmedic.bot.memory.reflection.reflect`) gets the
 incident, the fix and the desired states before and after it; its files (the
-outcome record, and a learned detector and playbook when one validated) are
-committed on ``gitmedic/<incident>/memory`` and opened as a pull request. The
-guard (``check_memory``) runs on a throw-away worktree of that branch; when it
-passes, the PR is low risk by construction (only ``.gitmedic/`` changes, all of
-it validated) and is merged; otherwise it is left open for a person, labelled.
+outcome record, and a learned detector and playbook when one validated) become
+the memory PR on ``gitmedic/<incident>/memory``, a transaction like any other
+(:mod:`gitmedic.bot.loop.memory_txn`: the runner opens, gates with the memory
+guard, merges and announces it, resumable at any kill). Reflection runs once
+per incident: its files are recorded in that transaction's plan, so the
+outcome record is written once however often the process restarts.
 
 Escalation: a runtime-only fault has no fix in Git, so it gets an issue (one per
 incident, idempotent) with the diagnosis and the evidence, and no pull request.
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.outcomes import OutcomeRecord
-from gitmedic.bot.memory.reflection import ReflectionInput, reflect
+from gitmedic.bot.memory.reflection import MemoryChange, ReflectionInput, reflect
 from gitmedic.bot.memory.validate import Snapshots
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
@@ -35,14 +36,13 @@ from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.transaction import TxnState
 
 if TYPE_CHECKING:
-    from gitmedic.bot.loop.loop import LoopConfig
+    from gitmedic.bot.loop.config import LoopConfig
 
 MEMORY_LABELS = ("gitmedic", "gitmedic:memory")
 
 
-def remember(
+def reflect_fix(
     config: LoopConfig,
-    forge: Forge,
     incident: Incident,
     proposal: Proposal,
     state: TxnState,
@@ -51,8 +51,8 @@ def remember(
     undone: tuple[Edit, ...] = (),
     caused: tuple[Finding, ...] = (),
     live_after: Snapshot | None = None,
-) -> int | None:
-    """Reflect, open the memory PR and merge it when the guard passes; its number.
+) -> MemoryChange:
+    """Reflection on a committed fix: the memory PR's files (none: nothing to remember).
 
     ``undone``: the edits of the candidates deployed and reverted before this one, with what
     they ``caused``; with the live snapshots (the incident's, and ``live_after``
@@ -77,18 +77,7 @@ def remember(
         if incident.live is not None and live_after is not None
         else None,
     )
-    change = reflect(config.repo, inp)
-    if not change.files:
-        return None
-    main = forge.default_branch()
-    base = _git(config.repo, "rev-parse", main)
-    head = forge.commit_files(change.branch, base, dict(change.files), change.title)
-    pr = forge.ensure_pr(change.branch, main, change.title, change.body, MEMORY_LABELS)
-    if _guard_passes(config.repo, head, base):
-        forge.merge(pr.number, head)
-    else:
-        forge.add_labels(pr.number, ["gitmedic:hold"])
-    return pr.number
+    return reflect(config.repo, inp)
 
 
 def _outcome(
@@ -104,18 +93,20 @@ def _outcome(
         tokens=proposal.tokens,
         cost_usd=proposal.cost_usd,
         opened_at=_iso(incident.opened_at),
-        closed_at=_iso(now),
+        # A restarted sim starts its clock again: never close before the incident opened.
+        closed_at=_iso(max(now, incident.opened_at)),
         playbooks_applied=(proposal.playbook,) if proposal.playbook else (),
         app=app,
     )
 
 
-def _guard_passes(repo: Path, head: str, base: str) -> bool:
+def guard_problems(repo: Path, head: str, base: str) -> list[str]:
+    """The memory guard's problems with the memory at ``head`` (none: it may merge)."""
     with tempfile.TemporaryDirectory(prefix="gitmedic-guard-") as tmp:
         tree = Path(tmp) / "tree"
         _git(repo, "worktree", "add", "-q", "--detach", str(tree), head)
         try:
-            return not check_memory(tree, base_rev=base)
+            return [str(p) for p in check_memory(tree, base_rev=base)]
         finally:
             _git(repo, "worktree", "remove", "--force", str(tree))
 

@@ -2,18 +2,23 @@
 
 The timeline (``Event``) is what ``gitmedic run`` prints, ``serve`` logs and the
 demo shows; ``IncidentReport`` is one incident's account (transactions, what an
-undone candidate caused, an escalation, time to resolution, the memory PR), and
-``txn_json`` its JSON in DESIGN.md's ``gitmedic run --json`` shape.
+undone candidate caused, an escalation, time to resolution, the memory PR), read
+from the journal, and ``txn_json`` its JSON in DESIGN.md's ``gitmedic run --json``
+shape.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gitmedic.bot.loop.incidents import incident_of
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.detectors.finding import Finding
-from gitmedic.reconciler.transaction import Outcome, Phase, TxnState
+from gitmedic.reconciler.transaction import IncidentRow, Outcome, Phase, TxnState
+
+if TYPE_CHECKING:
+    from gitmedic.bot.loop.attempts import Attempts
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,23 @@ class IncidentReport:
     escalated: str = ""
     resolved_at: float | None = None
     memory_pr: int | None = None
+
+    @classmethod
+    def of(
+        cls,
+        row: IncidentRow,
+        attempts: Attempts,
+        live: Incident | None,
+        resolved_at: float | None,
+    ) -> IncidentReport:
+        return cls(
+            live or incident_of(row),
+            list(attempts.states),
+            {s.plan.txn_id: attempts.caused(s) for s in attempts.states if s.caused},
+            str(row.data.get("escalated", "")),
+            resolved_at,
+            attempts.memory.pr if attempts.memory is not None else None,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

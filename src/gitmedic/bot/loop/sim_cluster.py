@@ -11,6 +11,14 @@ applied to the sim's Application object, as against a real Argo CD. The alerts
 are the sim's Prometheus-style rules in Alertmanager's shape, read in-process by
 the verification window's alerts oracle (the same reading as a real
 Alertmanager's answer).
+
+The sim lives in the process: a restarted ``gitmedic run --cluster sim`` starts a
+new one deploying main. What its images can run is learned from the history
+before a revision (:func:`~gitmedic.sim.history.baseline_catalog`); after a
+restart that revision is where the interrupted incident began
+(:func:`incident_history_rev`, the first base of its transactions), not main,
+whose history now holds the fault and the bot's own candidates: the restarted
+sim knows what the one before it knew, so a candidate that crash-looped still does.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.oracles import AlertListOracle
 from gitmedic.reconciler.sync.state import SyncState
+from gitmedic.reconciler.transaction import Journal
 from gitmedic.sim.engine import GitSource
 from gitmedic.sim.history import baseline_catalog
 from gitmedic.sim.runtime import Sim
@@ -62,6 +71,7 @@ class SimCluster:
         allow_images: Iterable[str] = (),
         baseline_rev: str | None = None,
         warm_up_s: float = 120.0,
+        history_rev: str | None = None,  # learn from the history before this (default: rev)
     ) -> None:
         where = repo / path if path else repo
         self.namespace = namespace
@@ -70,7 +80,7 @@ class SimCluster:
         current = source.desired(rev)
         catalog = baseline_catalog(
             where,
-            rev,
+            history_rev or rev,
             namespace=namespace,
             current=current,
             allow=list(allow_images),
@@ -98,3 +108,10 @@ class SimCluster:
 
     def check(self, sha: str) -> SyncState:
         return SimWatcher(self.sim).check(sha)
+
+
+def incident_history_rev(journal: Journal, app: str) -> str | None:
+    """The first base of the transactions of the app's incidents still live, if any."""
+    live = {row.id for row in journal.incidents(app) if row.status in ("open", "escalated")}
+    bases = [t.plan.base_sha for t in journal.transactions(app=app) if t.plan.incident in live]
+    return bases[0] if bases else None

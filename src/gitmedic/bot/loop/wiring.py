@@ -43,7 +43,7 @@ from gitmedic.reconciler.git import Git
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.sync.state import SyncState
-from gitmedic.reconciler.transaction import Plan
+from gitmedic.reconciler.transaction import Plan, TxnState
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
 from gitmedic.reconciler.transaction.gate import Gate
 from gitmedic.reconciler.transaction.verify import OracleVerifier
@@ -104,6 +104,7 @@ def plan_of(
     body: str,
     feedback: Sequence[str],
     baselines: Mapping[str, Mapping[str, int] | None] | None = None,
+    firing: frozenset[str] = frozenset(),
 ) -> Plan:
     return Plan(
         txn_id=f"{incident.id}/attempt-{attempt}",
@@ -122,6 +123,9 @@ def plan_of(
         feedback=tuple(feedback),
         tokens=proposal.tokens,
         baselines=dict(baselines or {}),
+        firing=tuple(sorted(firing)),
+        playbook=proposal.playbook or "",
+        proposal=proposal.to_json(),
     )
 
 
@@ -163,6 +167,8 @@ def build_ports(
     cluster: Cluster,
     detectors: Sequence[Detector],
     checks: Checks,
+    *,
+    announced: Callable[[TxnState], None] = lambda state: None,
 ) -> ForgePorts:
     where = repo / app_path if app_path else repo
     gate = Gate(lambda rev: load_desired(where, rev=rev, namespace=namespace), detectors)
@@ -181,6 +187,7 @@ def build_ports(
         # someone else's change to the app during verification: no verdict on ours
         changed_files=lambda a, b: git(repo, "diff", "--name-only", a, b).splitlines(),
         app_path=app_path,
+        announced=announced,
     )
 
 

@@ -33,6 +33,8 @@ from gitmedic.detectors.runner import Transition
 from gitmedic.detectors.snapshot import Snapshot
 
 Clock = Callable[[], float]
+# Names a new incident from its app and first findings (the loop's: stable ids from the journal).
+Namer = Callable[[str, tuple[Finding, ...]], str]
 DEFAULT_DEBOUNCE_S = 120.0
 
 
@@ -89,6 +91,7 @@ def open_incident(
     found: Iterable[tuple[Finding, float]],
     live: Snapshot | None = None,
     desired: Snapshot | None = None,
+    namer: Namer | None = None,
 ) -> Incident:
     pairs = sorted(found, key=lambda p: p[1])
     if not pairs:
@@ -96,7 +99,7 @@ def open_incident(
     first = pairs[0][1]
     initial = [f for f, t in pairs if t == first]
     return Incident(
-        id=incident_id(app, first, initial),
+        id=namer(app, tuple(initial)) if namer else incident_id(app, first, initial),
         app=app,
         opened_at=first,
         findings=tuple(sort_findings([f for f, _ in pairs])),
@@ -112,6 +115,7 @@ class Incidents:
 
     debounce_s: float = DEFAULT_DEBOUNCE_S
     clock: Clock = field(default=time.time, compare=False, repr=False)
+    namer: Namer | None = field(default=None, compare=False, repr=False)
     open: Mapping[str, Incident] = field(default_factory=dict)
     pending: Mapping[str, tuple[tuple[Finding, float], ...]] = field(default_factory=dict)
 
@@ -131,7 +135,7 @@ class Incidents:
         current = state.open.get(app)
         if current is None:
             waiting = (*state.pending.get(app, ()), *((f, now) for f in transition.activated))
-            opened = open_incident(app, waiting, live, desired)
+            opened = open_incident(app, waiting, live, desired, self.namer)
             return state._with(app, opened, ()), (*changed, opened)
         if now - current.opened_at <= self.debounce_s:
             grown = current.joined(transition.activated, now).with_snapshots(live, desired)
@@ -163,7 +167,7 @@ class Incidents:
         closed = replace(current, closed_at=now)
         if not waiting:
             return self._with(app, None, ()), (closed,)
-        successor = open_incident(app, waiting, current.live, current.desired)
+        successor = open_incident(app, waiting, current.live, current.desired, self.namer)
         return self._with(app, successor, ()), (closed, successor)
 
     def _with(

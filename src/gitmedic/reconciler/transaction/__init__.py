@@ -1,7 +1,6 @@
 """Transactions: one change, one PR, kept only if the app is no worse after sync."""
 
-from gitmedic.reconciler.transaction.driver import drive, step
-from gitmedic.reconciler.transaction.journal import Journal, JournalConflict, LockGrant
+from gitmedic.reconciler.transaction.journal import IncidentRow, Journal, JournalConflict, LockGrant
 from gitmedic.reconciler.transaction.machine import MachineConfig, advance
 from gitmedic.reconciler.transaction.model import Outcome, Phase, Plan, Record, TxnState
 from gitmedic.reconciler.transaction.ports import (
@@ -15,9 +14,30 @@ from gitmedic.reconciler.transaction.ports import (
     Verdict,
     VerdictPhase,
 )
+from gitmedic.reconciler.transaction.runner import Advanced, Runner, drive
 
 __all__ = [
-    "GateResult", "Journal", "JournalConflict", "LockGrant", "MachineConfig", "MergeRefused",
-    "OpenedPR", "Outcome", "Phase", "Plan", "Ports", "PrState", "Record", "SyncPhase",
-    "SyncState", "TxnState", "Verdict", "VerdictPhase", "advance", "drive", "step",
-]  # fmt: skip
+    "Advanced",
+    "GateResult",
+    "IncidentRow",
+    "Journal",
+    "JournalConflict",
+    "LockGrant",
+    "MachineConfig",
+    "MergeRefused",
+    "OpenedPR",
+    "Outcome",
+    "Phase",
+    "Plan",
+    "Ports",
+    "PrState",
+    "Record",
+    "Runner",
+    "SyncPhase",
+    "SyncState",
+    "TxnState",
+    "Verdict",
+    "VerdictPhase",
+    "advance",
+    "drive",
+]

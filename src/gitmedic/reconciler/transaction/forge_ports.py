@@ -14,10 +14,11 @@ Every port is idempotent for its transaction, as the state machine requires:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.reconciler.forge import (
     Conflict,
     Forge,
@@ -67,6 +68,7 @@ class ForgePorts:
         labels: Iterable[str] = ("gitmedic",),
         changed_files: Callable[[str, str], Iterable[str]] | None = None,
         app_path: str = "",
+        announced: Callable[[TxnState], None] = lambda state: None,
     ) -> None:
         self.forge = forge
         self.read_file = read_file  # (repo-relative file, revision) -> text
@@ -77,6 +79,7 @@ class ForgePorts:
         self.labels = tuple(labels)
         self.changed_files = changed_files  # (from sha, to sha) -> repo-relative paths
         self.app_path = app_path.strip("/")
+        self.announced = announced  # after the comment: the dashboard, told too
 
     # -- pull request ------------------------------------------------------------------
 
@@ -185,17 +188,36 @@ class ForgePorts:
         prefix = f"{self.app_path}/" if self.app_path else ""
         return any(f.startswith(prefix) for f in self.changed_files(deployed_sha, head))
 
+    def caused(self, plan: Plan) -> tuple[Mapping[str, Any], ...]:
+        """What fires now and did not at the checkpoint (not info): what the change caused.
+
+        A detector already firing on the same object at the checkpoint is not new, even
+        if its details moved on (a rollout now past its deadline): the change did not
+        cause it, and a retry that sets out to fix it would chase the incident itself."""
+        before = set(plan.firing)
+        return tuple(
+            f.to_json()
+            for f in self.verifier.live_findings()
+            if firing_key(f) not in before and f.severity is not Severity.INFO
+        )
+
     def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR:
         pr = self.forge.revert_pr(number)
         return OpenedPR(pr.number, pr.head_sha)
 
     def announce(self, state: TxnState, message: str) -> None:
-        """The outcome on the PR, and the writer lock's label taken off it."""
-        if state.pr is None:
-            return
-        self.forge.ensure_comment(state.pr, f"txn/{state.plan.txn_id}", message)
-        if state.phase.terminal:
-            self.forge.remove_labels(state.pr, [LOCK_LABEL])
+        """The outcome on the PR (one comment, by key), the writer lock's label taken off it,
+        then whatever else tells people (the dashboard)."""
+        if state.pr is not None:
+            self.forge.ensure_comment(state.pr, f"txn/{state.plan.txn_id}", message)
+            if state.phase.terminal:
+                self.forge.remove_labels(state.pr, [LOCK_LABEL])
+        self.announced(state)
+
+
+def firing_key(finding: Finding) -> str:
+    """What a plan's ``firing`` records of a finding: its detector on its object."""
+    return f"{finding.detector} {finding.resource}"
 
 
 def pr_state(plan: Plan) -> dict[str, Any]:

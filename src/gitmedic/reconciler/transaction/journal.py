@@ -1,19 +1,25 @@
-"""The transaction journal and the per-application writer lock, in SQLite (WAL).
+"""The journal: transactions, incidents and the per-application writer lease, in SQLite (WAL).
 
 Records are append-only and keyed by (transaction, sequence number): a second
 writer appending the same step loses with :class:`JournalConflict` instead of
-forking history. Locks carry an expiry so a crashed holder's lock can be taken
-over, and the takeover names the previous holder for the log.
+forking history. Incidents are rows keyed by their stable id (derived from the
+fingerprints that fired, :mod:`gitmedic.bot.loop.incidents`), so a restarted
+process finds the incident it was answering, its attempts (the transactions
+naming it) and its memory PR. Locks carry an expiry so a crashed holder's lock
+can be taken over (at once when the holder is known dead, see
+:mod:`~gitmedic.reconciler.transaction.lease`), and the takeover names the
+previous holder for the log.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from gitmedic.reconciler.transaction.model import Phase, Plan, Record, TxnState
 
@@ -29,6 +35,10 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE TABLE IF NOT EXISTS locks (
     app TEXT PRIMARY KEY, holder TEXT NOT NULL, acquired REAL NOT NULL, expires REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS incidents (
+    id TEXT PRIMARY KEY, app TEXT NOT NULL, status TEXT NOT NULL, opened REAL NOT NULL,
+    data TEXT NOT NULL
 );
 """
 
@@ -47,6 +57,26 @@ class LockGrant:
     acquired: bool
     holder: str  # who holds it now
     taken_over_from: str = ""  # the expired holder we replaced, for the log
+    expires: float = 0.0  # when a refused grant's holder's lease runs out
+
+
+@dataclass(frozen=True)
+class IncidentRow:
+    """An incident as the journal keeps it: enough to resume answering it after a restart."""
+
+    id: str
+    app: str
+    status: str  # open | resolved | escalated | gone
+    opened: float
+    fingerprints: tuple[str, ...] = ()  # every finding it held, for matching it again
+    data: Mapping[str, Any] = field(default_factory=dict)  # findings, escalation, memory
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == "open"
+
+    def with_data(self, **data: Any) -> IncidentRow:
+        return replace(self, data={**self.data, **data})
 
 
 class Journal:
@@ -125,11 +155,20 @@ class Journal:
 
     # -- locks -------------------------------------------------------------------------
 
-    def acquire(self, app: str, holder: str, now: float, ttl_s: float) -> LockGrant:
+    def acquire(
+        self,
+        app: str,
+        holder: str,
+        now: float,
+        ttl_s: float,
+        *,
+        dead: Callable[[str], bool] = lambda holder: False,
+    ) -> LockGrant:
+        """Take or renew ``app``'s lease; another holder's is taken once expired or ``dead``."""
         with self._db() as db:
             row = db.execute("SELECT holder, expires FROM locks WHERE app = ?", (app,)).fetchone()
-            if row is not None and row[0] != holder and row[1] > now:
-                return LockGrant(False, row[0])
+            if row is not None and row[0] != holder and row[1] > now and not dead(row[0]):
+                return LockGrant(False, row[0], expires=row[1])
             db.execute(
                 "INSERT OR REPLACE INTO locks VALUES (?, ?, ?, ?)", (app, holder, now, now + ttl_s)
             )
@@ -139,3 +178,48 @@ class Journal:
     def release(self, app: str, holder: str) -> None:
         with self._db() as db:
             db.execute("DELETE FROM locks WHERE app = ? AND holder = ?", (app, holder))
+
+    # -- incidents ---------------------------------------------------------------------
+
+    def save_incident(self, row: IncidentRow) -> None:
+        self._put(row)
+
+    def note_memory(self, incident: str, step: str, **data: Any) -> IncidentRow:
+        """The incident's memory PR reached ``step`` (opened, merged, held)."""
+        row = self.incident(incident)
+        if row is None:
+            raise UnknownTransaction(incident)
+        row = row.with_data(memory={**row.data.get("memory", {}), "step": step, **data})
+        self._put(row)
+        return row
+
+    def _put(self, row: IncidentRow) -> None:
+        data = {"fingerprints": list(row.fingerprints), **row.data}
+        with self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO incidents VALUES (?, ?, ?, ?, ?)",
+                (row.id, row.app, row.status, row.opened, json.dumps(data, sort_keys=True)),
+            )
+
+    def incident(self, incident_id: str) -> IncidentRow | None:
+        rows = self._incidents("id = ?", (incident_id,))
+        return rows[0] if rows else None
+
+    def incidents(self, app: str, *, status: str | None = None) -> list[IncidentRow]:
+        if status is None:
+            return self._incidents("app = ?", (app,))
+        return self._incidents("app = ? AND status = ?", (app, status))
+
+    def _incidents(self, where: str, args: tuple[str, ...]) -> list[IncidentRow]:
+        with self._db() as db:
+            rows = db.execute(
+                f"SELECT id, app, status, opened, data FROM incidents WHERE {where} "
+                "ORDER BY opened, id",
+                args,
+            ).fetchall()
+        out = []
+        for ident, app, status, opened, text in rows:
+            data = json.loads(text)
+            prints = tuple(data.pop("fingerprints", ()))
+            out.append(IncidentRow(ident, app, status, opened, prints, data))
+        return out

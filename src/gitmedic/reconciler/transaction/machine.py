@@ -13,7 +13,14 @@ why every timeout here is exact under a fake clock.
 Undo is always allowed and never gated: a failed verification, a sync that
 fails or never finishes, all lead to a revert PR merged at once. If even the
 revert cannot be deployed or does not restore mu, the machine holds with an
-alarm for a human rather than loop.
+alarm for a human rather than loop. Whether to keep, undo or hold is
+:func:`~gitmedic.reconciler.transaction.verdict.judge`'s answer, the one verdict.
+
+A terminal phase is followed by one more step, announcing: the outcome comment
+on the PR, the writer lock's label taken off, the dashboard updated
+(``ports.announce``, idempotent), then a record that says so. Only then is the
+transaction settled, so a process killed between the outcome and its telling
+tells it after the restart, once.
 """
 
 from __future__ import annotations
@@ -28,8 +35,8 @@ from gitmedic.reconciler.transaction.ports import (
     Ports,
     PrState,
     SyncPhase,
-    VerdictPhase,
 )
+from gitmedic.reconciler.transaction.verdict import Decision, judge, judge_restore
 
 
 @dataclass(frozen=True)
@@ -50,9 +57,31 @@ Handler = Callable[[TxnState, Ports, float, MachineConfig], Step]
 
 
 def advance(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
-    if state.phase.terminal:
+    if state.settled:
         return Step(None)
+    if state.phase.terminal:
+        return _announce(state, ports, now)
     return _HANDLERS[state.phase](state, ports, now, config)
+
+
+def _announce(state: TxnState, ports: Ports, now: float) -> Step:
+    ports.announce(state, outcome_message(state))
+    return _record(state, state.phase, now, announced=True)
+
+
+def outcome_message(state: TxnState) -> str:
+    """The comment a transaction leaves on its PR when it ends."""
+    plan = state.plan
+    what = f"attempt {plan.attempt}" if plan.attempt else f"{plan.strategy} PR"
+    lines = [f"**gitmedic**: {what} of incident `{plan.incident}` ended **{state.outcome.value}**."]
+    if state.reason:
+        lines.append(f"Reason: {state.reason}")
+    if state.mu_post is not None:
+        lines.append(f"Severity before {plan.mu_pre:g}, after {state.mu_post:g}.")
+    if state.revert_pr is not None:
+        lines.append(f"Reverted by #{state.revert_pr}.")
+    lines += [f"- {line}" for line in state.feedback]
+    return "\n".join(lines)
 
 
 def _record(state: TxnState, phase: Phase, now: float, **data: Any) -> Step:
@@ -88,7 +117,9 @@ def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> 
         return _wait_for_person(state, now, config, "held by a person")
     if not (state.plan.auto_merge or human_merged or ports.approved(state.pr)):
         return _wait_for_person(state, now, config, "waiting for approval")
-    moved = state.gated_base and ports.main_head() != state.gated_base
+    # Merged already (by a person, or by us just before a kill): main moved by that very
+    # merge, and merging again returns its merge commit.
+    moved = not human_merged and state.gated_base and ports.main_head() != state.gated_base
     try:
         if moved:  # main moved under the PR: rebase it and gate again before merging
             raise MergeRefused(f"main moved from {state.gated_base[:12]}", retryable=True)
@@ -116,11 +147,14 @@ def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig
     if status.phase is SyncPhase.DEPLOYED:
         return _record(state, Phase.SYNCED, now)
     if status.phase is SyncPhase.FAILED:
-        return _undo(state, now, f"sync of {state.merge_sha[:12]} failed: {status.message}")
+        return _undo(state, ports, now, f"sync of {state.merge_sha[:12]} failed: {status.message}")
     waited = now - state.merged_at
     if waited >= config.sync_timeout_s:
         return _undo(
-            state, now, f"{state.merge_sha[:12]} not deployed after {config.sync_timeout_s:g}s"
+            state,
+            ports,
+            now,
+            f"{state.merge_sha[:12]} not deployed after {config.sync_timeout_s:g}s",
         )
     return Step(None, min(config.poll_s, config.sync_timeout_s - waited))
 
@@ -128,26 +162,18 @@ def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig
 def _verify(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
     verdict = ports.verify(state.plan, state.merge_sha)
     data: dict[str, Any] = {"mu_post": verdict.mu, "feedback": verdict.findings}
-    mu_pre = state.plan.mu_pre
-    if verdict.interfered or verdict.phase in (VerdictPhase.INCONCLUSIVE, VerdictPhase.ERROR):
-        why = "another change landed during verification" if verdict.interfered else verdict.summary
-        return _record(state, Phase.HELD, now, reason=f"inconclusive: {why}", **data)
-    if (
-        verdict.phase is VerdictPhase.SUCCESSFUL
-        and verdict.mu <= mu_pre
-        and verdict.targets_cleared
-    ):
-        return _record(state, Phase.COMMITTED, now, reason=verdict.summary, **data)
-    why = (
-        f"mu rose from {mu_pre:g} to {verdict.mu:g}" if verdict.mu > mu_pre
-        else "target findings still firing" if not verdict.targets_cleared
-        else verdict.summary
-    )  # fmt: skip
-    return _undo(state, now, f"verification failed: {why}", **data)
+    judgement = judge(state.plan.mu_pre, verdict)
+    if judgement.decision is Decision.HOLD:
+        return _record(state, Phase.HELD, now, reason=judgement.reason, **data)
+    if judgement.decision is Decision.KEEP:
+        return _record(state, Phase.COMMITTED, now, reason=judgement.reason, **data)
+    return _undo(state, ports, now, judgement.reason, **data)
 
 
-def _undo(state: TxnState, now: float, reason: str, **data: Any) -> Step:
-    return _record(state, Phase.UNDOING, now, reason=reason, **data)
+def _undo(state: TxnState, ports: Ports, now: float, reason: str, **data: Any) -> Step:
+    # What the change caused is seen now, while it runs: the revert takes it away.
+    caused = list(ports.caused(state.plan))
+    return _record(state, Phase.UNDOING, now, reason=reason, caused=caused, **data)
 
 
 def _open_revert(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
@@ -183,13 +209,11 @@ def _await_revert_sync(state: TxnState, ports: Ports, now: float, config: Machin
 
 def _verify_restored(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
     verdict = ports.verify(state.plan, state.revert_merge_sha)
-    if verdict.mu <= state.plan.mu_pre and verdict.phase is not VerdictPhase.ERROR:
+    judgement = judge_restore(state.plan.mu_pre, verdict)
+    if judgement.decision is Decision.KEEP:
         # The reason and feedback of the failed attempt stay: they drive the retry.
         return _record(state, Phase.RESTORED, now, mu_post=verdict.mu)
-    return _alarm(
-        state, now,
-        f"after the revert mu is {verdict.mu:g}, above {state.plan.mu_pre:g} before the change",
-    )  # fmt: skip
+    return _alarm(state, now, judgement.reason)
 
 
 def _alarm(state: TxnState, now: float, reason: str) -> Step:
@@ -200,7 +224,13 @@ def _closed_by_human(state: TxnState, ports: Ports, now: float) -> Step | None:
     assert state.pr is not None
     pr_state = ports.pr_state(state.pr)
     if pr_state is PrState.CLOSED:
-        return _record(state, Phase.REJECTED, now, reason=f"PR #{state.pr} was closed by a human")
+        return _record(
+            state,
+            Phase.REJECTED,
+            now,
+            reason=f"PR #{state.pr} was closed by a human",
+            closed_by_person=True,
+        )
     if pr_state is PrState.MISSING:
         return _record(state, Phase.REJECTED, now, reason=f"PR #{state.pr} or its branch is gone")
     return None

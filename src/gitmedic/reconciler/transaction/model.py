@@ -72,6 +72,11 @@ class Plan:
     # What each oracle saw at the checkpoint (its description -> problems, None when it
     # could not see): the window compares with this, also after a restart.
     baselines: Mapping[str, Mapping[str, int] | None] = field(default_factory=dict)
+    # What fired at the checkpoint (detector and object, ``forge_ports.firing_key``): what
+    # fires once the change is deployed and not here, the change caused (for the retry).
+    firing: tuple[str, ...] = ()
+    playbook: str = ""  # the playbook the change came from (a failed one is set aside)
+    proposal: Mapping[str, Any] = field(default_factory=dict)  # the proposal's JSON
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +88,8 @@ class Plan:
             "body": self.body, "feedback": list(self.feedback), "tokens": self.tokens,
             "baselines": {k: dict(v) if v is not None else None
                           for k, v in self.baselines.items()},
+            "firing": list(self.firing), "playbook": self.playbook,
+            "proposal": dict(self.proposal),
         }  # fmt: skip
 
     @classmethod
@@ -93,6 +100,7 @@ class Plan:
                 "edits": tuple(data["edits"]),
                 "targets": tuple(data["targets"]),
                 "feedback": tuple(data.get("feedback", ())),
+                "firing": tuple(data.get("firing", ())),
             }
         )
 
@@ -125,7 +133,15 @@ class TxnState:
     feedback: tuple[str, ...] = ()
     regates: int = 0
     alarm: bool = False
+    caused: tuple[Mapping[str, Any], ...] = ()  # findings (JSON) the deployed change caused
+    announced: bool = False  # the outcome was told (comment, lock label, dashboard)
+    closed_by_person: bool = False  # rejected because a person closed the PR
     records: tuple[Record, ...] = ()
+
+    @property
+    def settled(self) -> bool:
+        """Terminal and told: nothing is left for the runner to do."""
+        return self.phase.terminal and self.announced
 
     @property
     def outcome(self) -> Outcome:
@@ -142,8 +158,9 @@ class TxnState:
     def apply(self, record: Record) -> TxnState:
         """The state after ``record``: only the keys a record carries change."""
         known = {k: v for k, v in record.data.items() if k in _FOLDED}
-        if "feedback" in known:
-            known["feedback"] = tuple(known["feedback"])
+        for key in ("feedback", "caused"):
+            if key in known:
+                known[key] = tuple(known[key])
         return replace(self, phase=record.phase, records=(*self.records, record), **known)
 
     @classmethod
@@ -173,5 +190,6 @@ _FOLDED = frozenset(
     {
         "pr", "head_sha", "gated_base", "merge_sha", "merged_at", "revert_pr", "revert_head_sha",
         "revert_merge_sha", "reverted_at", "mu_post", "reason", "feedback", "regates", "alarm",
+        "caused", "announced", "closed_by_person",
     }
 )  # fmt: skip

@@ -10,8 +10,9 @@ its merge commit, ``open_revert`` finds an existing revert PR.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState
 from gitmedic.reconciler.transaction.model import Plan, TxnState
@@ -86,5 +87,6 @@ class Ports(Protocol):
     def refresh_branch(self, plan: Plan, number: int) -> OpenedPR: ...
     def sync_status(self, sha: str) -> SyncState: ...
     def verify(self, plan: Plan, deployed_sha: str) -> Verdict: ...
+    def caused(self, plan: Plan) -> tuple[Mapping[str, Any], ...]: ...  # new since checkpoint
     def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR: ...
     def announce(self, state: TxnState, message: str) -> None: ...

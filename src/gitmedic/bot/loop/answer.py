@@ -1,0 +1,195 @@
+"""Answering an incident: follow the attempt policy's moves until it must wait.
+
+Each move comes from :func:`~gitmedic.bot.loop.attempts.next_move` over the
+journal, so answering is the same whether the process has run all along or was
+just restarted:
+
+1. the responder proposes (playbook, bisect, LLM, or escalation); an escalation
+   (a runtime-only fault) becomes an issue with the evidence and no PR;
+2. a fix is decided by the policy, rendered into a PR body, planned and driven
+   by the runner (PR, gate, merge, sync, verify, commit or revert, announce);
+3. after an undone attempt with budget left, the responder proposes again with
+   the feedback. A candidate that cleared its targets but caused new findings
+   once deployed (recorded when the machine decided to undo it) is extended:
+   its edits are kept and what it uncovered is fixed on top
+   (:meth:`Responder.extend`). Otherwise playbooks that failed are set aside
+   and the LLM (when configured) is told why; a proposal that would repeat an
+   undone candidate is escalated instead;
+4. a committed fix is remembered: reflection's memory PR, a transaction too.
+
+A transaction waiting for a person's approval stops the moves (status ``held``);
+the journal keeps it and the next process (or ``serve``'s next step) resumes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gitmedic.bot.loop.attempts import Attempts, next_move, proposal_of
+from gitmedic.bot.loop.incidents import incident_of
+from gitmedic.bot.loop.remember import reflect_fix, report_escalation
+from gitmedic.bot.responder.incident import Incident
+from gitmedic.bot.responder.llm import Completion, with_feedback
+from gitmedic.bot.responder.playbooks import Playbook
+from gitmedic.bot.responder.proposal import Proposal, hand_over
+from gitmedic.bot.responder.responder import Responder, _all_playbooks
+from gitmedic.detectors.registry import Registry
+from gitmedic.reconciler.manifests.edit import Edit
+from gitmedic.reconciler.manifests.repo import ManifestRepo
+from gitmedic.reconciler.transaction import IncidentRow, TxnState
+from gitmedic.reconciler.transaction.forge_ports import firing_key
+
+if TYPE_CHECKING:
+    from gitmedic.bot.loop.loop import Loop
+
+
+class Answerer:
+    def __init__(self, loop: Loop, completion: Completion | None) -> None:
+        self.loop = loop
+        self.completion = completion
+
+    def answer(self, incident: Incident) -> None:
+        """Follow the incident's moves until it is done or must wait."""
+        loop = self.loop
+        row = loop.book.row(incident.id)
+        while row is not None and row.status == "open":
+            if not self._move(incident, loop.attempts(incident.id)):
+                return
+            row = loop.book.row(incident.id)
+
+    def finish(self, row: IncidentRow) -> None:
+        """After a restart: remember a fix that committed before the kill."""
+        move = next_move(self.loop.attempts(row.id))
+        if row.status == "open" and move.kind in ("remember", "done"):
+            self._move(incident_of(row), self.loop.attempts(row.id))
+
+    def _move(self, incident: Incident, attempts: Attempts) -> bool:
+        """One move; False when the incident must wait (a person, or nothing left)."""
+        move = next_move(attempts)
+        if move.kind == "resume" and move.state is not None:
+            state = self.loop.txns.drive(move.state.plan.txn_id)
+            return state.settled
+        if move.kind == "remember" and move.state is not None:
+            self._remember(incident, attempts, move.state)
+            return True
+        if move.kind == "done":
+            self.loop.book.mark(incident.id, "resolved")
+            self.loop.txns.refresh_dashboard()
+            return False
+        if move.kind == "escalate":
+            last = attempts.last_undone
+            proposal = proposal_of(last) if last is not None else None
+            if proposal is not None:
+                self._escalate(incident, hand_over(proposal, move.why), attempts)
+            return False
+        if move.kind == "propose":
+            return self._attempt(incident, attempts, move.attempt)
+        return False  # stop: held for a person, or failed with an alarm
+
+    def _attempt(self, incident: Incident, attempts: Attempts, attempt: int) -> bool:
+        last = attempts.last_undone
+        extended = self._extension(incident, attempts, last) if last is not None else None
+        proposal = extended or self._propose(incident, attempts)
+        edits = tuple(e.to_json() for e in proposal.edits)
+        if not proposal.is_fix or edits in attempts.tried:
+            # Nothing new to try: a person decides, with what was tried in the issue.
+            why = f"attempt {attempt} would repeat a candidate already undone"
+            self._escalate(
+                incident, hand_over(proposal, why) if proposal.is_fix else proposal, attempts
+            )
+            return False
+        firing = frozenset(firing_key(f) for f in self.loop.findings)
+        plan = self.loop.txns.start(incident, proposal, attempt, attempts.feedback, firing)
+        decision = "auto-merge" if plan.auto_merge else "needs approval"
+        self.loop.emit("txn", f"attempt {attempt}: {plan.title} ({decision})", txn=plan.txn_id)
+        return self.loop.txns.drive(plan.txn_id).settled
+
+    def _extension(
+        self, incident: Incident, attempts: Attempts, undone: TxnState
+    ) -> Proposal | None:
+        """The undone candidate extended by fixes for what it caused, when that explains it."""
+        caused = attempts.caused(undone)
+        if not caused:
+            return None
+        cfg = self.loop.config
+        repo = ManifestRepo(cfg.repo, cfg.path, cfg.namespace)
+        responder = Responder(
+            repo, detectors=Registry(self.loop.detectors), playbooks=_all_playbooks(repo)
+        )
+        extended = responder.extend(incident, proposal_of(undone), caused)
+        if extended is not None:
+            shown = ", ".join(f"{f.detector} on {f.resource}" for f in caused)
+            self._emit_proposal(
+                extended,
+                f"keep attempt {undone.plan.attempt}'s change and fix what it caused ({shown})",
+            )
+        return extended
+
+    def _propose(self, incident: Incident, attempts: Attempts) -> Proposal:
+        cfg = self.loop.config
+        repo = ManifestRepo(cfg.repo, cfg.path, cfg.namespace)
+        failed = attempts.failed_playbooks
+        books: list[Playbook] = [p for p in _all_playbooks(repo) if p.id not in failed]
+        feedback = attempts.feedback
+        completion = with_feedback(self.completion, feedback) if feedback else self.completion
+        responder = Responder(
+            repo,
+            detectors=Registry(self.loop.detectors),
+            playbooks=books,
+            llm=cfg.llm,
+            completion=completion,
+        )
+        proposal = responder.propose(incident)
+        first = proposal.diagnosis.splitlines()[0] if proposal.diagnosis else ""
+        self._emit_proposal(proposal, first)
+        return proposal
+
+    def _emit_proposal(self, proposal: Proposal, text: str) -> None:
+        self.loop.emit(
+            "proposal",
+            f"{proposal.strategy}: {text}",
+            strategy=proposal.strategy,
+            playbook=proposal.playbook,
+            tokens=proposal.tokens,
+        )
+
+    def _escalate(self, incident: Incident, proposal: Proposal, attempts: Attempts) -> None:
+        number = report_escalation(self.loop.forge, incident, proposal)
+        self.loop.book.mark(incident.id, "escalated", escalated=f"issue #{number}")
+        self.loop.txns.refresh_dashboard()
+        undone = len(attempts.undone)
+        after = f"after {undone} undone attempt(s)" if undone else "no pull request"
+        self.loop.emit(
+            "escalated",
+            f"escalated in issue #{number}: {after}",
+            issue=number,
+            tokens=proposal.tokens,
+        )
+
+    def _remember(self, incident: Incident, attempts: Attempts, state: TxnState) -> None:
+        loop = self.loop
+        undone = attempts.undone
+        caused = tuple(f for t in undone for f in attempts.caused(t))
+        change = reflect_fix(
+            loop.config,
+            incident,
+            proposal_of(state),
+            state,
+            loop.clock.now(),
+            undone=tuple(Edit.from_json(e) for t in undone for e in t.plan.edits),
+            caused=caused,
+            live_after=loop.cluster.snapshot(),
+        )
+        if not change.files:
+            loop.book.mark(incident.id, "resolved")
+            return
+        plan = loop.txns.start_memory(incident.id, change)
+        memory = loop.txns.drive(plan.txn_id)
+        if memory.merge_sha:
+            loop.emit("memory", f"memory PR #{memory.pr} merged (guard passed)", pr=memory.pr)
+        elif memory.settled:
+            loop.emit(
+                "memory",
+                f"memory PR #{memory.pr} {memory.outcome.value}: {memory.reason}",
+                pr=memory.pr,
+            )

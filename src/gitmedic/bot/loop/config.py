@@ -1,0 +1,28 @@
+"""The loop's settings for one app (from ``.gitmedic/config.yaml`` and the flags)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitmedic.reconciler.config import LlmConfig, PolicyConfig, ProbeConfig
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    app: str
+    repo: Path
+    path: str = ""
+    namespace: str = "default"
+    interval_s: float = 10.0
+    debounce_s: float = 30.0
+    attempts: int = 3
+    sync_timeout_s: float = 300.0
+    window_s: float = 60.0
+    oracle_interval_s: float = 10.0
+    failure_limit: int = 1  # worse measurements an oracle tolerates in the window (config)
+    probes: tuple[ProbeConfig, ...] = ()  # HTTP probes the verification window watches
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    llm: LlmConfig | None = None
+    lock_ttl_s: float = 120.0  # the writer lease (wall clock), renewed at every step
+    settle_s: float = 300.0  # --once: healthy this long (alerts' for-windows) is healthy

@@ -1,0 +1,157 @@
+"""The loop's transactions: plans from proposals, their ports, and the one runner that drives them.
+
+Every transaction of the app (a fix, a retry, a requested revert, a memory PR)
+gets its ports here: a plan already in the journal is judged with the baselines
+its checkpoint recorded, never with readings taken after its merge; a revert
+plan gets :class:`~gitmedic.bot.revert_txn.RevertPorts`, a memory plan
+:class:`~gitmedic.bot.loop.memory_txn.MemoryPorts`. Announcing an outcome ends
+with the dashboard issue updated (:class:`~gitmedic.bot.dashboard.DashboardKeeper`),
+inside the runner's announcing step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from gitmedic.bot.dashboard import DashboardKeeper, DashboardView
+from gitmedic.bot.loop.attempts import MEMORY
+from gitmedic.bot.loop.checks import Checks, runtime_checks
+from gitmedic.bot.loop.config import LoopConfig
+from gitmedic.bot.loop.memory_txn import MemoryPorts, memory_plan
+from gitmedic.bot.loop.wiring import Cluster, build_ports, decision_for, git, plan_of, pr_body
+from gitmedic.bot.memory.reflection import MemoryChange
+from gitmedic.bot.render.pr_body import VerificationPlan
+from gitmedic.bot.responder.incident import Incident
+from gitmedic.bot.responder.proposal import Proposal
+from gitmedic.bot.revert_txn import RevertPorts, reverted_pr
+from gitmedic.detectors.spec import Detector
+from gitmedic.reconciler.forge import Forge
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Plan, Runner, TxnState
+from gitmedic.reconciler.transaction.forge_ports import ForgePorts
+
+
+class Transactions:
+    def __init__(
+        self,
+        config: LoopConfig,
+        cluster: Cluster,
+        forge: Forge,
+        journal: Journal,
+        detectors: Sequence[Detector],
+        *,
+        on_record: Callable[[TxnState], None],
+    ) -> None:
+        self.config, self.cluster, self.forge, self.journal = config, cluster, forge, journal
+        self.detectors = list(detectors)
+        machine = MachineConfig(sync_timeout_s=config.sync_timeout_s, poll_s=5.0)
+        self.runner = Runner(journal, cluster.clock, machine, on_record=on_record)
+        self.dashboard = DashboardKeeper(forge)
+
+    # -- ports -----------------------------------------------------------------------
+
+    def checks(self, baselines: Mapping[str, Mapping[str, int] | None] | None = None) -> Checks:
+        """The oracles of the verification window, with their baselines taken now (or given)."""
+        cfg, cluster = self.config, self.cluster
+        return runtime_checks(
+            cluster.snapshot,
+            cfg.namespace,
+            cluster.alerts_oracle(),
+            cfg.probes,
+            self.detectors,
+            window_s=cfg.window_s,
+            interval_s=cfg.oracle_interval_s,
+            failure_limit=cfg.failure_limit,
+            baselines=baselines,
+        )
+
+    def ports(self, checks: Checks | None = None, *, plan: Plan | None = None) -> ForgePorts:
+        """The ports of this app, verifying with ``checks`` (baselines taken now), or for a
+        transaction already planned, with its plan's recorded baselines and its kind's ports."""
+        if checks is None:
+            checks = self.checks(plan.baselines if plan is not None and plan.baselines else None)
+        cfg = self.config
+        ports = build_ports(
+            cfg.repo,
+            cfg.path,
+            cfg.namespace,
+            self.forge,
+            self.cluster,
+            self.detectors,
+            checks,
+            announced=self.announced,
+        )
+        if plan is not None and plan.strategy == MEMORY:
+            return MemoryPorts(ports, cfg.repo)
+        if plan is not None and reverted_pr(plan) is not None:
+            return RevertPorts.of(ports)
+        return ports
+
+    def announced(self, state: TxnState) -> None:
+        """The dashboard issue, after an outcome was told on its PR."""
+        self.refresh_dashboard()
+
+    def refresh_dashboard(self) -> None:
+        """The dashboard issue as the journal is now (no forge call when unchanged)."""
+        self.dashboard.update(self.view())
+
+    def view(self) -> DashboardView:
+        app = self.config.app
+        return DashboardView(
+            tuple(self.journal.transactions(app=app)), incidents=tuple(self.journal.incidents(app))
+        )
+
+    # -- driving ---------------------------------------------------------------------
+
+    def drive(self, txn_id: str) -> TxnState:
+        """Step until settled or waiting for a person, sleeping on the cluster's clock."""
+        plan = self.journal.load(txn_id).plan
+        return self.runner.drive(txn_id, self.ports(plan=plan), stop_for_person=True)
+
+    def unsettled(self) -> list[TxnState]:
+        return [t for t in self.journal.transactions(app=self.config.app) if not t.settled]
+
+    def start(
+        self,
+        incident: Incident,
+        proposal: Proposal,
+        attempt: int,
+        feedback: Sequence[str],
+        firing: frozenset[str],
+    ) -> Plan:
+        """Plan attempt ``attempt`` at its checkpoint (base SHA, mu and baselines now)."""
+        cfg = self.config
+        now = self.cluster.clock.now()
+        decision = decision_for(proposal, incident, cfg.policy, now)
+        checks = self.checks()
+        vplan = VerificationPlan(
+            self.cluster.engine_name,
+            cfg.sync_timeout_s,
+            checks.plan,
+            cfg.window_s,
+            attempt,
+            cfg.attempts,
+        )
+        body = pr_body(proposal, incident, decision, vplan)
+        base = git(cfg.repo, "rev-parse", self.forge.default_branch())
+        plan = plan_of(
+            proposal,
+            incident,
+            attempt=attempt,
+            base_sha=base,
+            mu_pre=checks.mu_before,
+            decision=decision,
+            body=body,
+            feedback=feedback,
+            baselines=checks.baselines(),
+            firing=firing,
+        )
+        self.journal.create(plan, now)
+        return plan
+
+    def start_memory(self, incident: str, change: MemoryChange) -> Plan:
+        """The memory PR's transaction; the memory guard is its gate, so it merges itself."""
+        base = git(self.config.repo, "rev-parse", self.forge.default_branch())
+        mu = self.checks().mu_before
+        plan = memory_plan(self.config.app, incident, change, base_sha=base, mu=mu, auto_merge=True)
+        self.journal.create(plan, self.cluster.clock.now())
+        return plan

@@ -1,0 +1,61 @@
+"""The app's writer lease as one process holds it: a holder id per process, renewed per step.
+
+Every process gets its own holder id, ``<host>:<pid>:<random>``, so two processes on
+one journal never both think they hold an app (a fixed name would let both in).
+The lease lives in the journal with an expiry on the wall clock (processes share
+no other clock; the sim's clock restarts with each process). A holder on this
+host whose process is gone is dead at once, so a restarted ``gitmedic run`` takes
+over the lease its SIGKILLed predecessor left without waiting for it to expire;
+a holder on another host (or of another format) is trusted until its lease
+expires. More than one replica on different hosts needs the lease somewhere all
+of them see (see README, "Running more than one replica").
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gitmedic.reconciler.transaction.journal import Journal, LockGrant
+
+DEFAULT_TTL_S = 120.0
+
+
+def this_process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def dead_on_this_host(holder: str, host: str | None = None) -> bool:
+    """Is ``holder`` a process of this host that no longer runs?"""
+    parts = holder.split(":")
+    if len(parts) != 3 or parts[0] != (host or socket.gethostname()) or not parts[1].isdigit():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # it runs, as another user
+        return False
+    return False
+
+
+@dataclass
+class Lease:
+    journal: Journal
+    app: str
+    holder: str
+    ttl_s: float = DEFAULT_TTL_S
+    clock: Callable[[], float] = time.time
+    dead: Callable[[str], bool] = dead_on_this_host
+
+    def hold(self) -> LockGrant:
+        """Take or renew the lease (cheap: one row); a refused grant names the holder."""
+        return self.journal.acquire(self.app, self.holder, self.clock(), self.ttl_s,
+                                    dead=self.dead)  # fmt: skip
+
+    def release(self) -> None:
+        self.journal.release(self.app, self.holder)

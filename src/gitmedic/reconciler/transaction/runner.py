@@ -1,0 +1,113 @@
+"""The one runner: every transaction advances here, one step per call, resumable at any kill.
+
+``run``, ``serve``, the comment commands and the tests all advance transactions
+through :class:`Runner` (fixes, retries, requested reverts, memory PRs are all
+transactions of the same machine). :meth:`Runner.step` loads the folded state
+from the journal, asks the machine for exactly one action, persists its record
+and returns; it never sleeps. How long to wait before the next step is the
+answer's ``wait_s``, and waiting is the caller's (``run`` sleeps on the sim's
+clock, ``serve`` moves on to the next interval). As gitops-engine's sync does,
+the state lives outside the process: a process killed at any point resumes from
+the journal and repeats at most the one action whose record it had not written
+(the ports make that repetition harmless).
+
+A transaction is done when it is settled: terminal, and its outcome told
+(the machine's announcing step), so "drive until done" includes the telling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gitmedic.reconciler.clock import Clock
+from gitmedic.reconciler.transaction.journal import Journal
+from gitmedic.reconciler.transaction.machine import MachineConfig, advance
+from gitmedic.reconciler.transaction.model import Phase, TxnState
+from gitmedic.reconciler.transaction.ports import Ports
+
+
+class StepLimitExceeded(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Advanced:
+    """One step's answer: the state after it, and how long to wait before the next."""
+
+    state: TxnState
+    wait_s: float = 0.0
+    recorded: bool = False  # a record was persisted (an action happened)
+
+    @property
+    def waiting_for_person(self) -> bool:
+        return self.state.phase is Phase.AWAITING_APPROVAL and self.wait_s > 0
+
+
+class Runner:
+    def __init__(
+        self,
+        journal: Journal,
+        clock: Clock,
+        config: MachineConfig | None = None,
+        *,
+        on_record: Callable[[TxnState], None] = lambda state: None,
+    ) -> None:
+        self.journal = journal
+        self.clock = clock
+        self.config = config or MachineConfig()
+        self.on_record = on_record  # sees the state after each persisted record
+
+    def step(self, txn_id: str, ports: Ports) -> Advanced:
+        """Advance ``txn_id`` by at most one action (see the module docstring)."""
+        state = self.journal.load(txn_id)
+        result = advance(state, ports, self.clock.now(), self.config)
+        if result.record is None:
+            return Advanced(state, result.wait_s)
+        self.journal.append(txn_id, result.record)
+        state = state.apply(result.record)
+        self.on_record(state)
+        return Advanced(state, 0.0, recorded=True)
+
+    def until_wait(
+        self, txn_id: str, ports: Ports, *, between: Callable[[], None] = lambda: None
+    ) -> TxnState:
+        """Step until settled or the machine must wait; ``between`` runs between steps."""
+        while True:
+            advanced = self.step(txn_id, ports)
+            if advanced.state.settled or not advanced.recorded:
+                return advanced.state
+            between()
+
+    def drive(
+        self,
+        txn_id: str,
+        ports: Ports,
+        *,
+        max_steps: int = 10_000,
+        stop_for_person: bool = False,
+    ) -> TxnState:
+        """Step until settled, sleeping on the clock between polls; with ``stop_for_person``
+        also return when the transaction waits for a person's approval."""
+        for _ in range(max_steps):
+            advanced = self.step(txn_id, ports)
+            if advanced.state.settled or (stop_for_person and advanced.waiting_for_person):
+                return advanced.state
+            if advanced.wait_s > 0:
+                self.clock.sleep(advanced.wait_s)
+        raise StepLimitExceeded(f"{txn_id} did not finish within {max_steps} steps")
+
+
+def drive(
+    journal: Journal,
+    txn_id: str,
+    ports: Ports,
+    clock: Clock,
+    config: MachineConfig | None = None,
+    *,
+    max_steps: int = 10_000,
+    on_record: Callable[[TxnState], None] = lambda state: None,
+) -> TxnState:
+    """:meth:`Runner.drive` for one transaction, in one call."""
+    runner = Runner(journal, clock, config, on_record=on_record)
+    return runner.drive(txn_id, ports, max_steps=max_steps)

@@ -1,0 +1,71 @@
+"""SIGKILL the process at a journal phase: the crash tests' deterministic kill points.
+
+Installed by ``tests/support/killhook/sitecustomize.py`` in a subprocess only.
+A spec is ``[before:]<label>[@<n>]``: the label of a transaction record is its
+phase (``pr-opened``, ``merged``, ...), ``announced`` for the record that says
+the outcome was told; an incident's journal writes are ``incident-<status>``
+and its memory PR's ``memory-<step>``. Without ``before:`` the kill comes right
+after the ``n``-th such write committed; with it, right before the write (the
+action it records already happened).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from gitmedic.reconciler.transaction.journal import Journal
+from gitmedic.reconciler.transaction.model import Record
+
+
+def record_label(record: Record) -> str:
+    if record.data.get("announced"):
+        return "announced"
+    return record.phase.value
+
+
+def install(spec: str) -> None:
+    before = spec.startswith("before:")
+    label, _, nth = spec.removeprefix("before:").partition("@")
+    target = int(nth or "1")
+    seen = [0]
+
+    def hit(found: str, when_before: bool) -> None:
+        if found != label or when_before != before:
+            return
+        if when_before:
+            seen[0] += 1
+        if seen[0] == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def counting(found: str) -> None:
+        if found == label and not before:
+            seen[0] += 1
+            hit(found, False)
+
+    _wrap(Journal, "append", lambda a: record_label(a[1]), hit, counting)
+    _wrap(Journal, "save_incident", lambda a: f"incident-{a[0].status}", hit, counting)
+    _wrap(Journal, "note_memory", lambda a: f"memory-{a[1]}", hit, counting)
+
+
+def _wrap(
+    cls: type,
+    name: str,
+    label_of: Callable[[tuple[Any, ...]], str],
+    hit: Callable[[str, bool], None],
+    after: Callable[[str], None],
+) -> None:
+    inner = getattr(cls, name, None)
+    if inner is None:
+        return
+
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = label_of(args)
+        hit(found, True)
+        result = inner(self, *args, **kwargs)
+        after(found)
+        return result
+
+    setattr(cls, name, wrapped)

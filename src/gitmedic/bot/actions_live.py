@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gitmedic.bot.actions import ActionRefused, DetectorRun, bot_pr, open_bot_pr
+from gitmedic.bot.memory_pr import merge_approved_memory
 from gitmedic.bot.pending import Item, PendingWork
 from gitmedic.bot.revert_txn import RevertPorts, revert_plan, reverted_pr
 from gitmedic.bot.serve_lock import SharedLock
@@ -231,6 +232,7 @@ class LiveActions:
             for state in self.journal.transactions(app=self.app):
                 if not state.phase.terminal:
                     self._step_until_wait(state.plan.txn_id, self._ports_for(state), yields=True)
+            merge_approved_memory(self.forge)  # memory PRs a person approved (memory_pr)
 
     def _retry(self, item: Item) -> str | None:
         incident = item.key

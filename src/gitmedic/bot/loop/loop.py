@@ -16,8 +16,9 @@ debounce) is answered under the app's one-writer lock in the journal:
    (:meth:`Responder.extend`). Otherwise playbooks that failed are set aside,
    and the LLM (when one is configured) is told why the candidate was undone;
    a proposal that would repeat an undone candidate is escalated instead;
-5. on COMMITTED, reflection writes memory (a guard-checked PR, merged as low
-   risk when the guard passes) and the outcome record.
+5. on COMMITTED, reflection writes memory (a PR gated by the memory guard and
+   merged only as the policy allows, :mod:`gitmedic.bot.memory_pr`) and the
+   outcome record.
 
 A transaction waiting for a human's approval stops the attempt loop (status
 ``held``); the journal keeps it and ``serve`` resumes it. Nothing here sleeps
@@ -303,12 +304,14 @@ class Loop:
         decision = decision_for(proposal, incident, cfg.policy, now)
         checks = self.checks()  # the checkpoint: what the window runs, and mu before
         vplan = VerificationPlan(self.cluster.engine_name, cfg.sync_timeout_s, checks.plan,
-                                 cfg.window_s, attempt, cfg.attempts)  # fmt: skip
+                                 cfg.window_s, attempt, cfg.attempts,
+                                 revert_at_once=cfg.policy.reverts_at_once)  # fmt: skip
         body = pr_body(proposal, incident, decision, vplan)
         base = git(cfg.repo, "rev-parse", self.forge.default_branch())
         plan = plan_of(proposal, incident, attempt=attempt, base_sha=base,
                        mu_pre=checks.mu_before, decision=decision, body=body,
-                       feedback=feedback, baselines=checks.baselines())  # fmt: skip
+                       feedback=feedback, baselines=checks.baselines(),
+                       revert_auto_merge=cfg.policy.reverts_at_once)  # fmt: skip
         ports = self.ports(checks)
         before = frozenset(f.fingerprint for f in self.findings)
         self.journal.create(plan, now)
@@ -371,9 +374,11 @@ class Loop:
         pr = remember(self.config, self.forge, incident, proposal, state, self.clock.now(),
                       undone=tuple(Edit.from_json(e) for t in undone for e in t.plan.edits),
                       caused=caused, live_after=self.cluster.snapshot())  # fmt: skip
-        report.memory_pr = pr
+        report.memory_pr = pr.number if pr is not None else None
         if pr is not None:
-            self.emit("memory", f"memory PR #{pr} merged (guard passed)", pr=pr)
+            state_text = "merged" if pr.merged else "waits"
+            self.emit("memory", f"memory PR #{pr.number} {state_text}: {pr.why}"[:300],
+                      pr=pr.number, merged=pr.merged)  # fmt: skip
 
     def emit(self, kind: str, text: str, **data: Any) -> None:
         self.on_event(Event(self.clock.now(), kind, text, data))

@@ -3,10 +3,9 @@
 Memory: reflection (:func:`~gitmedic.bot.memory.reflection.reflect`) gets the
 incident, the fix and the desired states before and after it; its files (the
 outcome record, and a learned detector and playbook when one validated) are
-committed on ``gitmedic/<incident>/memory`` and opened as a pull request. The
-guard (``check_memory``) runs on a throw-away worktree of that branch; when it
-passes, the PR is low risk by construction (only ``.gitmedic/`` changes, all of
-it validated) and is merged; otherwise it is left open for a person, labelled.
+committed on ``gitmedic/<incident>/memory`` and opened as a pull request,
+gated by the memory guard and merged only as the policy allows, like a fix
+(:mod:`gitmedic.bot.memory_pr`).
 
 Escalation: a runtime-only fault has no fix in Git, so it gets an issue (one per
 incident, idempotent) with the diagnosis and the evidence, and no pull request.
@@ -15,20 +14,17 @@ incident, idempotent) with the diagnosis and the evidence, and no pull request.
 from __future__ import annotations
 
 import json
-import tempfile
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.outcomes import OutcomeRecord
 from gitmedic.bot.memory.reflection import ReflectionInput, reflect
 from gitmedic.bot.memory.validate import Snapshots
+from gitmedic.bot.memory_pr import MemoryFiles, MemoryPr, open_memory_pr
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.snapshot import Snapshot
-from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.load import load_desired
@@ -36,8 +32,6 @@ from gitmedic.reconciler.transaction import TxnState
 
 if TYPE_CHECKING:
     from gitmedic.bot.loop.loop import LoopConfig
-
-MEMORY_LABELS = ("gitmedic", "gitmedic:memory")
 
 
 def remember(
@@ -51,8 +45,8 @@ def remember(
     undone: tuple[Edit, ...] = (),
     caused: tuple[Finding, ...] = (),
     live_after: Snapshot | None = None,
-) -> int | None:
-    """Reflect, open the memory PR and merge it when the guard passes; its number.
+) -> MemoryPr | None:
+    """Reflect, open the memory PR, gate it and merge it when the policy allows (or None).
 
     ``undone``: the edits of the candidates deployed and reverted before this one, with what
     they ``caused``; with the live snapshots (the incident's, and ``live_after``
@@ -80,15 +74,8 @@ def remember(
     change = reflect(config.repo, inp)
     if not change.files:
         return None
-    main = forge.default_branch()
-    base = _git(config.repo, "rev-parse", main)
-    head = forge.commit_files(change.branch, base, dict(change.files), change.title)
-    pr = forge.ensure_pr(change.branch, main, change.title, change.body, MEMORY_LABELS)
-    if _guard_passes(config.repo, head, base):
-        forge.merge(pr.number, head)
-    else:
-        forge.add_labels(pr.number, ["gitmedic:hold"])
-    return pr.number
+    memory = MemoryFiles(incident.id, change.branch, change.title, change.body, change.files)
+    return open_memory_pr(forge, config.repo, memory, config.policy, now)
 
 
 def _outcome(
@@ -110,16 +97,6 @@ def _outcome(
     )
 
 
-def _guard_passes(repo: Path, head: str, base: str) -> bool:
-    with tempfile.TemporaryDirectory(prefix="gitmedic-guard-") as tmp:
-        tree = Path(tmp) / "tree"
-        _git(repo, "worktree", "add", "-q", "--detach", str(tree), head)
-        try:
-            return not check_memory(tree, base_rev=base)
-        finally:
-            _git(repo, "worktree", "remove", "--force", str(tree))
-
-
 def report_escalation(forge: Forge, incident: Incident, proposal: Proposal) -> int:
     evidence = json.dumps([dict(e) for e in proposal.evidence], indent=1, sort_keys=True)
     reason = proposal.escalation.reason if proposal.escalation else proposal.diagnosis
@@ -135,7 +112,3 @@ def report_escalation(forge: Forge, incident: Incident, proposal: Proposal) -> i
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _git(repo: Path, *args: str) -> str:
-    return gitcmd.output(repo, args[0], *args[1:])

@@ -104,6 +104,7 @@ def plan_of(
     body: str,
     feedback: Sequence[str],
     baselines: Mapping[str, Mapping[str, int] | None] | None = None,
+    revert_auto_merge: bool = True,
 ) -> Plan:
     return Plan(
         txn_id=f"{incident.id}/attempt-{attempt}",
@@ -122,6 +123,7 @@ def plan_of(
         feedback=tuple(feedback),
         tokens=proposal.tokens,
         baselines=dict(baselines or {}),
+        revert_auto_merge=revert_auto_merge,
     )
 
 

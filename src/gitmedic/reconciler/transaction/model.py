@@ -72,6 +72,8 @@ class Plan:
     # What each oracle saw at the checkpoint (its description -> problems, None when it
     # could not see): the window compares with this, also after a restart.
     baselines: Mapping[str, Mapping[str, int] | None] = field(default_factory=dict)
+    # policy.revert_regressions: False when a person approves the revert of this change.
+    revert_auto_merge: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +85,7 @@ class Plan:
             "body": self.body, "feedback": list(self.feedback), "tokens": self.tokens,
             "baselines": {k: dict(v) if v is not None else None
                           for k, v in self.baselines.items()},
+            "revert_auto_merge": self.revert_auto_merge,
         }  # fmt: skip
 
     @classmethod

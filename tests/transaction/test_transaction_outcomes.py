@@ -228,6 +228,8 @@ def test_a_revert_is_merged_at_once_by_default(
     opened = next(r for r in state.records if r.phase is Phase.REVERT_OPENED)
     reverted = next(r for r in state.records if r.phase is Phase.REVERTED)
     assert reverted.seq == opened.seq + 1, "merged at the step after it was opened"
+
+
 def test_inconclusive_verification_holds_for_a_human(
     tmp_path: Path, world: World, clock: FakeClock
 ) -> None:

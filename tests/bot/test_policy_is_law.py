@@ -11,6 +11,7 @@ it; the process ends normally.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,3 +107,52 @@ def test_a_merge_the_local_forge_refuses_leaves_the_pr_waiting_with_the_reason(
     assert state.reason.startswith("merge refused: ") and "fast-forward" in state.reason
     comments = [c.body for c in LocalForge(repo).list_comments(pr["number"])]
     assert any("could not merge" in c and "fast-forward" in c for c in comments)
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [(405, 'Required status check "ci/build" is expected.'), (409, "Head branch was modified.")],
+)
+def test_a_merge_github_refuses_leaves_the_pr_waiting_with_the_reason(
+    tmp_path: Path, status: int, message: str
+) -> None:
+    """The GitHub adapter answers 405/409 on merge (served over real HTTP by the
+    stand-in): past the bounded re-gates, the transaction waits in awaiting-approval
+    and GitHub's reason is on the PR; nothing is raised."""
+    from typing import cast
+
+    from gitmedic.bot.forges.github import GitHubForge
+    from gitmedic.reconciler.transaction import MachineConfig, Record, TxnState, advance
+    from gitmedic.reconciler.transaction.forge_ports import ForgePorts
+    from tests.support.github_standin import shared_server
+    from tests.support.github_store import Fault, GitHubStore
+    from tests.transaction.e2e_world import APP, make_repo, plan
+
+    work = make_repo(tmp_path / "work")
+    bare = tmp_path / "github.git"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    store = GitHubStore(git_dir=bare)
+    token = "ghp_" + "policy0test0token00000000000000000000"
+    forge = GitHubForge(store.full_name, token=token, base_url=shared_server().use(store))
+    base = store.git("rev-parse", "main").strip()
+    txn = plan(work, "good")
+    head = forge.commit_files(txn.branch, base, {f"{APP}/cart.yaml": "kind: ConfigMap\n"}, "fix")
+    pr = forge.ensure_pr(txn.branch, "main", txn.title, "body", ["gitmedic"], state={"txn": "t"})
+    store.faults.append(Fault("PUT", "/merge", status, message=message, times=1000))
+    ports = ForgePorts(forge, lambda file, rev: "", cast(Any, None), cast(Any, None),
+                       cast(Any, None), main_head=lambda: base)  # fmt: skip
+    config = MachineConfig(max_regates=0)  # re-gating is bounded; the bound is reached
+    gated = [Record(1, Phase.PR_OPENED, 0.0, {"pr": pr.number, "head_sha": head}),
+             Record(2, Phase.GATED, 1.0, {"head_sha": head, "gated_base": base})]  # fmt: skip
+    state = TxnState.fold(txn, gated)
+
+    step = advance(state, ports, 2.0, config)
+
+    assert step.record is not None and step.record.phase is Phase.AWAITING_APPROVAL
+    assert step.record.data["reason"].startswith("merge refused: ")
+    assert forge.get_pr(pr.number).state.value == "open"
+    comments = [c.body for c in forge.list_comments(pr.number)]
+    assert any("could not merge" in c and "The PR waits" in c for c in comments), comments
+    waiting = state.apply(step.record)
+    again = advance(waiting, ports, 62.0, config)
+    assert again.record is None and again.wait_s == config.approval_poll_s, "waits, retries"

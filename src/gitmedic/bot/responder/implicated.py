@@ -14,10 +14,11 @@ aligned by content, so a shadowing duplicate is one item) and keys of mappings
 the fix would delete (a ConfigMap key, a label added by the commit). A unit is
 **implicated** when the finding names it (its name is one of the finding's
 parameter values, or a word of its summary), or, for a finding the desired state
-shows, when undoing the fix on that unit alone leaves the finding firing. Every
-other unit is a stray: the narrowed fix leaves it as it is at HEAD. Plain fields
-of an implicated object (a probe's thresholds, an image) are the strategy's call
-and stay as it chose.
+shows, when undoing that unit alone clears the finding (the fault is in it: an
+anti-affinity block the commit added) or the fix no longer clears it without
+the unit. Every other unit is a stray: the narrowed fix leaves it as it is at
+HEAD. Plain fields of an implicated object (a probe's thresholds, an image) are
+the strategy's call and stay as it chose.
 
 The narrowed fix is rebuilt from small edits on the collections that held
 strays: removals at the item's position, and restores of the implicated items
@@ -72,10 +73,29 @@ def implicated_only(ws: Workspace, finding: Finding, fix: Fix) -> Fix | None:
     if not strays:
         return fix
     desired = ws.states.judges(finding) and ws.states.visible(finding, ws.head)
-    if not desired:  # nothing can test necessity: only deletions are held back
+    if desired:  # what the detector judges: an item whose undo alone clears the finding
+        strays = [u for u in strays if not _alone_clears(ws, finding, good_of(fix), u)]
+    else:  # nothing can test necessity: only deletions are held back
         strays = [u for u in strays if u.kind == DROP]
+    if not strays:
+        return fix
     kept = [u for u in units if u not in strays]
-    return _narrowed(ws, finding, fix, fix.commit.parents[0], kept, strays, desired)
+    return _narrowed(ws, finding, fix, good_of(fix), kept, strays, desired)
+
+
+def good_of(fix: Fix) -> str:
+    """The revision a restore puts things back from: the introducing commit's parent."""
+    assert fix.commit is not None and fix.commit.parents
+    return fix.commit.parents[0]
+
+
+def _alone_clears(ws: Workspace, finding: Finding, good: str, unit: Unit) -> bool:
+    """Does undoing ``unit`` alone, from HEAD, clear the finding (the fault is in it)?"""
+    try:
+        edits = _item_edits(ws, unit.ref, unit.collection, [unit], good, {})
+        return bool(edits) and not ws.present(finding, ws.applied(edits, {}))
+    except EditError:
+        return False
 
 
 def changed_items(ws: Workspace, fix: Fix) -> Iterator[Unit]:

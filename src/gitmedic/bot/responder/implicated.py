@@ -11,7 +11,8 @@ narrowed here before it is accepted.
 The units are the *items* the fix changes inside each edited object: entries of
 named lists (env vars, volumes, ports, containers; a list whose names repeat is
 aligned by content, so a shadowing duplicate is one item) and keys of mappings
-the fix would delete (a ConfigMap key, a label added by the commit). A unit is
+the fix would delete from an entry map (a ConfigMap key, a label added by the
+commit; not a field group like ``strategy``, restored whole). A unit is
 **implicated** when the finding names it (its name is one of the finding's
 parameter values, or a word of its summary), or, for a finding the desired state
 shows, when undoing that unit alone clears the finding (the fault is in it: an
@@ -45,6 +46,9 @@ from gitmedic.reconciler.manifests.history import restore_fields
 from gitmedic.reconciler.manifests.paths import Match, Path, format_path
 
 DROP, ADD, CHANGE = "drop", "add", "change"
+# Mappings whose keys are independent entries (a ConfigMap's keys, labels), unlike a
+# field group such as a rollout strategy, whose keys the strategy restores together.
+ENTRY_MAPS = frozenset({"data", "stringData", "binaryData", "labels", "annotations"})
 _OBJECT_OPS = (Op.ADD_OBJECT, Op.REMOVE_OBJECT)
 
 
@@ -137,7 +141,8 @@ def _walk(ref: Resource, old: Any, new: Any, path: Path) -> Iterator[Unit]:
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in old:
             if key not in new:
-                yield Unit(ref, path, str(key), DROP, keyed=True)
+                if path[-1:] and path[-1] in ENTRY_MAPS:
+                    yield Unit(ref, path, str(key), DROP, keyed=True)
             elif old[key] != new[key]:
                 yield from _walk(ref, old[key], new[key], (*path, str(key)))
     elif isinstance(old, list) and isinstance(new, list):

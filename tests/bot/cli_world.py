@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +21,9 @@ import httpx
 from gitmedic.sim.faults.git import commit_all
 from tests.bot.payloads import pr_comment
 from tests.bot.run_world import app_repo, with_fault
+from tests.bot.test_serve_lock import wait_until
+from tests.cli.conftest import Result
+from tests.support.github_standin import free_port
 
 SECRET = "whsec-cli-world-5a8f"
 BOUTIQUE = "online-boutique"
@@ -30,14 +31,7 @@ SERVICE = "productcatalogservice"
 NEVER = "policy: {auto_merge: never, rules: []}\n"  # what a cautious team writes
 
 
-@dataclass(frozen=True)
-class Done:
-    rc: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
+Done = Result  # a finished command: rc, out, err, json()
 
 
 def gitmedic(*argv: str | Path, env: dict[str, str] | None = None, timeout: float = 600) -> Done:
@@ -84,13 +78,6 @@ def git(repo: Path, *args: str) -> str:
     proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
                           check=True)  # fmt: skip
     return proc.stdout.strip()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -144,9 +131,4 @@ def _ready(url: str) -> bool:
 
 def until(condition: Callable[[], bool], timeout: float) -> bool:
     """Wall-clock polling of another process (integration tests only)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.5)
-    return True
+    return wait_until(condition, timeout)

@@ -331,6 +331,7 @@ def test_the_init_template_writes_the_built_in_rules_explicitly(tmp_path: Path) 
     from gitmedic.bot.cli import main
     from gitmedic.reconciler.config import load_config
 
+    (tmp_path / "apps" / "shop").mkdir(parents=True)
     assert main(["init", str(tmp_path), "--name", "shop", "--path", "apps/shop"]) == 0
     policy = load_config(tmp_path / ".gitmedic" / "config.yaml").policy
     assert policy == DEFAULT_POLICY, "what init writes is what gitmedic does"

@@ -163,7 +163,8 @@ def test_a_fix_that_removed_a_password_variable_learns_no_rule_flagging_it(
     change = reflect(repo, inp)
 
     assert change.rule == "" and change.playbook == ""
-    assert list(change.files) == [".gitmedic/outcomes.jsonl"]
+    # the outcome, and the architecture summary the repo lacks (pinned to the fix)
+    assert list(change.files) == [".gitmedic/outcomes.jsonl", ARCHITECTURE_PATH]
     assert "no rule written: no candidate passed validation" in change.notes
 
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
 from gitmedic.bot.policy import ChangeSummary, PolicyError, decide
 from gitmedic.bot.policy_match import glob_match, in_window
-from gitmedic.reconciler.config import PolicyConfig, PolicyRule, parse_config
+from gitmedic.reconciler.config import (
+    DEFAULT_POLICY,
+    DEFAULT_RULES,
+    ConfigError,
+    PolicyConfig,
+    PolicyRule,
+    parse_config,
+)
 
 # Wednesday 2025-01-15, 10:30 UTC
 WED_MORNING = datetime(2025, 1, 15, 10, 30, tzinfo=UTC)
@@ -280,3 +288,50 @@ def test_rules_from_the_config_file_drive_the_decision() -> None:
     )  # fmt: skip
     assert decide(TARGET_PORT, config.policy, WED_MORNING).auto_merge
     assert not decide(TARGET_PORT, config.policy, SAT_NIGHT).auto_merge
+
+
+def _policy_of(policy: dict[str, object] | None) -> PolicyConfig:
+    data: dict[str, object] = {"version": 1, "apps": [{"name": "shop", "path": "apps/shop"}]}
+    if policy is not None:
+        data["policy"] = policy
+    return parse_config(data).policy
+
+
+MEMORY = ChangeSummary(strategy="memory", files=(".gitmedic/outcomes.jsonl",), changed_lines=2)
+
+
+def test_the_policy_is_taken_as_written() -> None:
+    """``rules: []`` is no rule (every change medium, held); only leaving ``rules`` out
+    (or the whole ``policy``) means the built-in rules; ``auto_merge: never`` merges nothing."""
+    for written in (None, {}, {"auto_merge": "low"}):
+        builtin = _policy_of(written)
+        assert builtin.rules == DEFAULT_RULES and builtin.reverts_at_once
+        assert decide(TARGET_PORT, builtin, WED_MORNING).auto_merge
+        assert decide(MEMORY, builtin, WED_MORNING).auto_merge, "guard-checked memory is low"
+    empty = _policy_of({"auto_merge": "low", "rules": []})
+    assert empty.rules == ()
+    assert not decide(TARGET_PORT, empty, WED_MORNING).auto_merge
+    assert not decide(MEMORY, empty, WED_MORNING).auto_merge
+    never = _policy_of({"auto_merge": "never"})
+    assert never.rules == DEFAULT_RULES
+    for change in (TARGET_PORT, MEMORY):
+        decision = decide(change, never, WED_MORNING)
+        assert decision.risk == "low" and not decision.auto_merge
+        assert decision.reason.endswith("auto_merge: never -> hold for a human")
+
+
+def test_revert_regressions_is_an_explicit_key_defaulting_to_at_once() -> None:
+    assert _policy_of({"revert_regressions": "approval"}).reverts_at_once is False
+    assert _policy_of({"revert_regressions": "auto"}).reverts_at_once is True
+    with pytest.raises(ConfigError, match=r"policy\.revert_regressions"):
+        _policy_of({"revert_regressions": "later"})
+
+
+def test_the_init_template_writes_the_built_in_rules_explicitly(tmp_path: Path) -> None:
+    from gitmedic.bot.cli import main
+    from gitmedic.reconciler.config import load_config
+
+    (tmp_path / "apps" / "shop").mkdir(parents=True)
+    assert main(["init", str(tmp_path), "--name", "shop", "--path", "apps/shop"]) == 0
+    policy = load_config(tmp_path / ".gitmedic" / "config.yaml").policy
+    assert policy == DEFAULT_POLICY, "what init writes is what gitmedic does"

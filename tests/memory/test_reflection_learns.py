@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from gitmedic.bot.memory.architecture import ARCHITECTURE_PATH
 from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.learned import load_learned
 from gitmedic.bot.memory.outcomes import read_outcomes
@@ -162,7 +163,8 @@ def test_a_fix_that_removed_a_password_variable_learns_no_rule_flagging_it(
     change = reflect(repo, inp)
 
     assert change.rule == "" and change.playbook == ""
-    assert list(change.files) == [".gitmedic/outcomes.jsonl"]
+    # the outcome, and the architecture summary the repo lacks (pinned to the fix)
+    assert list(change.files) == [".gitmedic/outcomes.jsonl", ARCHITECTURE_PATH]
     assert "no rule written: no candidate passed validation" in change.notes
 
 
@@ -171,11 +173,12 @@ def test_a_covered_or_failed_fix_writes_only_the_outcome(tmp_path: Path) -> None
     base = incident(healthy(repo), strategy="playbook")
     covered = replace(base.outcome, playbooks=("x",), playbooks_applied=("x",))
     reverted = replace(base.outcome, status="reverted")
-    for record, reason in (
-        (covered, "the playbook x already covers this fault"),
-        (reverted, "the transaction ended reverted"),
+    # A committed fix also pins the architecture summary the repo lacks (to its merge).
+    for record, reason, summary in (
+        (covered, "the playbook x already covers this fault", [ARCHITECTURE_PATH]),
+        (reverted, "the transaction ended reverted", []),
     ):
         change = reflect(repo, replace(base, outcome=record))
-        assert list(change.files) == [".gitmedic/outcomes.jsonl"]
+        assert list(change.files) == [".gitmedic/outcomes.jsonl", *summary]
         assert reason in change.notes[0] and change.rule == ""
         assert change.title == "gitmedic memory: record the outcome of inc-1"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from gitmedic.reconciler.transaction import (
     TxnState,
     VerdictPhase,
     drive,
+    step,
 )
 from tests.transaction.fakes import World, plan
 
@@ -160,12 +162,74 @@ def test_main_moving_under_the_pr_rebases_and_regates_before_merging(
     assert state.gated_base == "base+1"
 
 
-def test_merge_refusals_are_bounded(tmp_path: Path, world: World, clock: FakeClock) -> None:
+def test_merge_refusals_are_bounded_then_the_pr_waits_and_merges_once_accepted(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    """Re-gates are bounded; past the bound the PR waits (not rejected), told on it,
+    and each approval poll tries the merge again until the forge accepts it."""
     world.merge_refusals = [MergeRefused("conflict", retryable=True) for _ in range(5)]
     state = run(tmp_path, world, clock)
-    assert state.outcome is Outcome.REJECTED
-    assert state.reason == "merge refused: conflict"
     assert world.calls.count("refresh") == CONFIG.max_regates
+    waits = [r for r in state.records if r.phase is Phase.AWAITING_APPROVAL]
+    assert [r.data["reason"] for r in waits] == ["merge refused: conflict"], "recorded once"
+    (told,) = [c for c in world.calls if c.startswith("announce:") and "could not merge" in c]
+    assert "merge refused: conflict" in told and "The PR waits" in told
+    assert state.outcome is Outcome.COMMITTED, "merged once the refusals stopped"
+    assert world.calls.count("merge:1") == 6
+
+
+def test_a_refused_merge_that_no_regate_helps_waits_with_its_reason(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.merge_refusals = [MergeRefused("required status check 'ci' is expected",
+                                         retryable=False)]  # fmt: skip
+    journal = Journal(tmp_path / "journal.sqlite")
+    p = plan()
+    journal.create(p, clock.now())
+    for _ in range(3):  # open, gate, merge: refused
+        state, _ = step(journal, p.txn_id, world, clock, CONFIG)
+    assert state.phase is Phase.AWAITING_APPROVAL and state.outcome is Outcome.IN_FLIGHT
+    assert state.reason == "merge refused: required status check 'ci' is expected"
+    assert "refresh" not in world.calls
+    state = drive(journal, p.txn_id, world, clock, CONFIG)
+    assert state.outcome is Outcome.COMMITTED
+    phases = [r.phase for r in state.records]
+    assert phases[2:4] == [Phase.AWAITING_APPROVAL, Phase.MERGED], "the wait tries again"
+    assert world.calls.count("merge:1") == 2
+
+
+def test_a_revert_waits_for_approval_when_the_policy_says_so(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    """policy.revert_regressions: approval: the revert PR is opened at once but merged
+    only once approved; until then the transaction waits like a fix awaiting approval."""
+    world.mu_after_fix = 25.0
+    world.approved_after = 2000.0  # a person approves the revert PR then
+    journal = Journal(tmp_path / "journal.sqlite")
+    p = replace(plan(), revert_auto_merge=False)
+    journal.create(p, clock.now())
+    state = journal.load(p.txn_id)
+    while state.phase is not Phase.AWAITING_APPROVAL:
+        state, wait = step(journal, p.txn_id, world, clock, CONFIG)
+        clock.sleep(wait)
+    assert state.revert_pr == 2 and "merge:2" not in world.calls
+    assert state.reason == "the revert PR #2 waits for approval (revert_regressions)"
+    state = drive(journal, p.txn_id, world, clock, CONFIG)
+    assert state.outcome is Outcome.REVERTED
+    reverted = next(r for r in state.records if r.phase is Phase.REVERTED)
+    assert reverted.at >= 2000.0 and world.calls.count("merge:2") == 1
+
+
+def test_a_revert_is_merged_at_once_by_default(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.mu_after_fix = 25.0
+    state = run(tmp_path, world, clock)  # plan(): revert_auto_merge defaults to True
+    assert state.outcome is Outcome.REVERTED
+    assert Phase.AWAITING_APPROVAL not in [r.phase for r in state.records]
+    opened = next(r for r in state.records if r.phase is Phase.REVERT_OPENED)
+    reverted = next(r for r in state.records if r.phase is Phase.REVERTED)
+    assert reverted.seq == opened.seq + 1, "merged at the step after it was opened"
 
 
 def test_inconclusive_verification_holds_for_a_human(

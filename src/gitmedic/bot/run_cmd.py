@@ -2,9 +2,12 @@
 
 The app comes from ``.gitmedic/config.yaml`` when the repo has one (its first
 app, or the one whose path is ``--path``), else from ``--path``/``--namespace``.
-Without a config, the policy lets fixes that restore fields from Git history
-(playbook and bisect strategies) merge as low risk; the safe defaults still hold
-(RBAC, Secrets, deletions, new images are never low).
+The config's ``policy`` is taken as written (``rules: []`` is no rule, and
+``auto_merge: never`` merges nothing without a person). Without a config, or
+with a ``policy`` that gives no ``rules``, the built-in rules let fixes that
+restore fields from Git history (playbook and bisect strategies) and
+guard-checked memory merge as low risk; the safe defaults still hold (RBAC,
+Secrets, deletions, new images are never low).
 
 ``--cluster sim``: the sim deploys ``main`` of REPO and is the cluster; all
 waits run on its fake clock. ``--cluster kube`` needs a reachable cluster and a
@@ -39,11 +42,10 @@ from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.reconciler.config import (
+    DEFAULT_POLICY,
     AppConfig,
     Config,
     ConfigError,
-    PolicyConfig,
-    PolicyRule,
     find_config,
     load_config,
 )
@@ -51,16 +53,7 @@ from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
-DEFAULT_POLICY = PolicyConfig(
-    auto_merge="low",
-    rules=(
-        PolicyRule(
-            risk="low",
-            description="fields restored from Git history",
-            strategies=("playbook", "bisect"),
-        ),
-    ),
-)
+__all__ = ["DEFAULT_POLICY", "build_loop", "loop_config_of", "report_json", "run_run"]
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -109,7 +102,7 @@ def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopCo
         oracle_interval_s=app.oracles.interval_s,
         failure_limit=app.oracles.failure_limit,
         probes=app.oracles.probes,
-        policy=config.policy if config and config.policy.rules else DEFAULT_POLICY,
+        policy=config.policy if config else DEFAULT_POLICY,  # the policy as written: law
         llm=config.llm if config and config.llm.model else None,
         **extra,
     )

@@ -12,6 +12,7 @@ inside the runner's announcing step.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from gitmedic.bot.dashboard import DashboardKeeper, DashboardView
 from gitmedic.bot.loop.attempts import MEMORY
@@ -20,6 +21,7 @@ from gitmedic.bot.loop.config import LoopConfig
 from gitmedic.bot.loop.memory_txn import MemoryPorts, memory_plan
 from gitmedic.bot.loop.wiring import Cluster, build_ports, decision_for, git, plan_of, pr_body
 from gitmedic.bot.memory.reflection import MemoryChange
+from gitmedic.bot.memory_pr import decision_section, memory_decision
 from gitmedic.bot.render.pr_body import VerificationPlan
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
@@ -130,6 +132,7 @@ class Transactions:
             cfg.window_s,
             attempt,
             cfg.attempts,
+            revert_at_once=cfg.policy.reverts_at_once,
         )
         body = pr_body(proposal, incident, decision, vplan)
         base = git(cfg.repo, "rev-parse", self.forge.default_branch())
@@ -144,14 +147,26 @@ class Transactions:
             feedback=feedback,
             baselines=checks.baselines(),
             firing=firing,
+            revert_auto_merge=cfg.policy.reverts_at_once,
         )
         self.journal.create(plan, now)
         return plan
 
     def start_memory(self, incident: str, change: MemoryChange) -> Plan:
-        """The memory PR's transaction; the memory guard is its gate, so it merges itself."""
+        """The memory PR's transaction: the memory guard is its gate, the policy decides
+        whether it merges itself (:mod:`gitmedic.bot.memory_pr`), as for a fix."""
         base = git(self.config.repo, "rev-parse", self.forge.default_branch())
         mu = self.checks().mu_before
-        plan = memory_plan(self.config.app, incident, change, base_sha=base, mu=mu, auto_merge=True)
-        self.journal.create(plan, self.cluster.clock.now())
+        now = self.cluster.clock.now()
+        decision = memory_decision(change.files, self.config.policy, now)
+        body = change.body.rstrip("\n") + "\n\n" + decision_section(decision)
+        plan = memory_plan(
+            self.config.app,
+            incident,
+            replace(change, body=body),
+            base_sha=base,
+            mu=mu,
+            auto_merge=decision.auto_merge,
+        )
+        self.journal.create(plan, now)
         return plan

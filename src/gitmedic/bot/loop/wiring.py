@@ -105,6 +105,7 @@ def plan_of(
     feedback: Sequence[str],
     baselines: Mapping[str, Mapping[str, int] | None] | None = None,
     firing: frozenset[str] = frozenset(),
+    revert_auto_merge: bool = True,
 ) -> Plan:
     return Plan(
         txn_id=f"{incident.id}/attempt-{attempt}",
@@ -126,6 +127,7 @@ def plan_of(
         firing=tuple(sorted(firing)),
         playbook=proposal.playbook or "",
         proposal=proposal.to_json(),
+        revert_auto_merge=revert_auto_merge,
     )
 
 

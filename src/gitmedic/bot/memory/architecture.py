@@ -115,6 +115,17 @@ def architecture_change(
     return {ARCHITECTURE_PATH: render_architecture(snapshot, commit, title=title)}
 
 
+def refreshed_architecture(
+    repo: Path, snapshot: Snapshot, commits: tuple[str, ...], app: str
+) -> dict[str, str]:
+    """Reflection's share: the summary pinned to a committed fix's merge commit (the first
+    of ``commits``, the desired state ``snapshot`` shows), when missing or stale."""
+    commit = commits[0] if commits else ""
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        return {}
+    return architecture_change(repo, snapshot, commit, title=app)
+
+
 # -- the graph ---------------------------------------------------------------------------
 
 

@@ -18,7 +18,9 @@ implicated object renamed and the fixed fields holding other values, its playboo
 routes and binds the finding, and no file leaks a secret. A candidate with the
 same logic as a rule the repo already has is merged into it (the rule's severity
 rises to the worse of the two), never added beside it. The outcome record is
-appended in every case (once per incident).
+appended in every case (once per incident), and for a committed fix the
+architecture summary (:mod:`.architecture`) is written beside it when the repo
+has none or the fix's commit changed the topology.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 from gitmedic.bot.memory import validate
+from gitmedic.bot.memory.architecture import ARCHITECTURE_PATH, refreshed_architecture
 from gitmedic.bot.memory.candidates import (
     Candidate,
     Incident,
@@ -257,6 +260,8 @@ def _change(
     memory = [m for m in (rule, playbook_id) if m]
     record = replace(inp.outcome, memory=(*inp.outcome.memory, *memory))
     files |= outcome_change(repo, record)
+    kept = inp.outcome.commits if inp.outcome.status == "committed" else ()  # main has it
+    files |= refreshed_architecture(repo, inp.snapshots.post_fix, kept, inp.app)
     stray = [p for p in files if not p.startswith(f"{MEMORY}/")]
     if stray:
         raise ValueError(f"a memory change may only touch {MEMORY}/, not {', '.join(stray)}")
@@ -264,7 +269,7 @@ def _change(
     return MemoryChange(
         branch=f"gitmedic/{inp.incident}/memory",
         title=_title(inp, playbook_id, rule if merged else ""),
-        body=_body(inp, origin, rule, playbook_id, merged, notes),
+        body=_body(inp, origin, rule, playbook_id, merged, notes, ARCHITECTURE_PATH in files),
         files={path: redact_text(text) for path, text in files.items()},  # memory is published
         rule=rule,
         playbook=playbook_id,
@@ -293,8 +298,9 @@ def _title(inp: ReflectionInput, playbook_id: str, merged_into: str) -> str:
 
 
 def _body(
-    inp: ReflectionInput, origin: str, rule: str, playbook: str, merged: bool, notes: list[str]
-) -> str:
+    inp: ReflectionInput, origin: str, rule: str, playbook: str, merged: bool, notes: list[str],
+    architecture: bool = False,
+) -> str:  # fmt: skip
     lines = [f"Memory from incident `{inp.incident}` ({inp.app}, fixed by {inp.strategy}).", ""]
     if rule and not merged:
         lines += [
@@ -305,6 +311,8 @@ def _body(
     elif rule:
         lines.append(f"- rule `{rule}` already detects this ({origin}): merged, not added")
     lines.append("- one record appended to `.gitmedic/outcomes.jsonl`")
+    if architecture:
+        lines.append(f"- `{ARCHITECTURE_PATH}`: the topology at `{inp.outcome.commits[0][:12]}`")
     if notes:
         lines += ["", "Notes:", *(f"- {redact_text(n)}" for n in notes)]
     return "\n".join(lines) + "\n"

@@ -51,6 +51,7 @@ class VerificationPlan:
     window_s: float
     attempt: int
     max_attempts: int
+    revert_at_once: bool = True  # policy.revert_regressions: auto
 
 
 @dataclass(frozen=True)
@@ -161,13 +162,18 @@ def _plan(plan: VerificationPlan) -> str:
         if last
         else "then gitmedic retries with what the oracles saw"
     )
+    merged = (
+        "merged at once"
+        if plan.revert_at_once
+        else "merged once a person approves it (`/gitmedic approve` on the revert PR)"
+    )
     return (
         f"After the merge, {plan.engine} must report this merge commit synced and healthy "
         f"within {plan.sync_timeout_s:g}s. Then these oracles are watched for "
         f"{plan.window_s:g}s:\n\n{oracles}\n\n"
         "The change is kept only if the app is no worse than before and the findings "
         "above are gone.\n\n"
-        f"**On failure:** a revert PR is opened and merged at once; {after}.  \n"
+        f"**On failure:** a revert PR is opened and {merged}; {after}.  \n"
         f"**Attempt:** {plan.attempt} of {plan.max_attempts}"
     )
 

@@ -16,6 +16,10 @@ For each finding of the incident (desired-state findings first, worst first):
 5. what is still left is escalated (B-class): with no edits at all the proposal
    is an escalation with the evidence and never becomes a fix PR.
 
+Every restore is narrowed before it is accepted: it never removes or changes an
+item (an env var, a volume, a key) that no finding implicates, even when the
+commit that introduced the fault brought it (:mod:`.implicated`).
+
 A finding the fixes already accepted have cleared (re-parsed desired state), or
 whose object they already edit (a live symptom of the same fault), is covered
 and costs nothing more. The proposal is named by the costliest strategy used.
@@ -33,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gitmedic.bot.responder.bisect import bisect_fix, find_introduction, recent_regression
+from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
@@ -166,13 +171,17 @@ class Responder:
         return bool({finding.resource, *finding.related} & ws.edited)
 
     def _cheapest(self, ws: Workspace, finding: Finding, since: float) -> Fix | None:
+        """The cheapest restore, narrowed to what the finding implicates (:mod:`.implicated`)."""
         fix = playbook_fix(ws, finding, self.playbooks, since, self.limits)
+        fix = implicated_only(ws, finding, fix) if fix is not None else None
         if fix is not None:
             return fix
         if ws.states.judges(finding) and ws.states.visible(finding, ws.head):
             intro = find_introduction(ws.states, finding, self.limits.max_commits)
-            return bisect_fix(ws, finding, intro) if intro is not None else None
-        return recent_regression(ws, finding, since, self.limits.max_commits)
+            fix = bisect_fix(ws, finding, intro) if intro is not None else None
+        else:
+            fix = recent_regression(ws, finding, since, self.limits.max_commits)
+        return implicated_only(ws, finding, fix) if fix is not None else None
 
     def _runtime_verdict(self, ws: Workspace, finding: Finding, since: float) -> str | None:
         """Why a runtime-only playbook decides escalation now, or None to keep looking."""

@@ -71,10 +71,38 @@ class PolicyRule:
     windows: tuple[str, ...] = ()
 
 
+REVERT_AUTO, REVERT_APPROVAL = "auto", "approval"
+
+
 @dataclass(frozen=True)
 class PolicyConfig:
+    """``policy``: taken as written. ``rules`` left out of the file means
+    :data:`DEFAULT_RULES`; ``rules: []`` means no rule (every change is medium)."""
+
     auto_merge: str = "low"
     rules: tuple[PolicyRule, ...] = ()
+    # How the revert of gitmedic's own regressing change merges: at once, or on approval.
+    revert_regressions: str = REVERT_AUTO
+
+    @property
+    def reverts_at_once(self) -> bool:
+        return self.revert_regressions == REVERT_AUTO
+
+
+DEFAULT_RULES = (
+    PolicyRule(
+        risk="low",
+        description="fields restored from Git history",
+        strategies=("playbook", "bisect"),
+    ),
+    PolicyRule(
+        risk="low",
+        description="guard-checked memory under .gitmedic/",
+        strategies=("memory",),
+    ),
+)
+# Without a config file, or with a ``policy`` section that gives no ``rules``.
+DEFAULT_POLICY = PolicyConfig(auto_merge="low", rules=DEFAULT_RULES)
 
 
 @dataclass(frozen=True)
@@ -95,7 +123,7 @@ class ManifestsConfig:
 @dataclass(frozen=True)
 class Config:
     apps: tuple[AppConfig, ...]
-    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    policy: PolicyConfig = DEFAULT_POLICY
     manifests: ManifestsConfig = field(default_factory=ManifestsConfig)
     llm: LlmConfig = field(default_factory=LlmConfig)
     attempts: int = 3
@@ -194,8 +222,13 @@ def _app(data: Mapping[str, Any]) -> AppConfig:
 
 
 def _policy(data: Mapping[str, Any]) -> PolicyConfig:
-    rules = tuple(PolicyRule(**_tuples(r)) for r in data.get("rules", []))
-    return PolicyConfig(auto_merge=data.get("auto_merge", "low"), rules=rules)
+    given = data.get("rules")
+    rules = DEFAULT_RULES if given is None else tuple(PolicyRule(**_tuples(r)) for r in given)
+    return PolicyConfig(
+        auto_merge=data.get("auto_merge", "low"),
+        rules=rules,
+        revert_regressions=data.get("revert_regressions", REVERT_AUTO),
+    )
 
 
 def _tuples(data: Mapping[str, Any]) -> dict[str, Any]:

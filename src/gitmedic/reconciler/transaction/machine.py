@@ -11,10 +11,16 @@ polling again). It never sleeps: waiting is the caller's, on its clock, which is
 why every timeout here is exact under a fake clock.
 
 Undo is always allowed and never gated: a failed verification, a sync that
-fails or never finishes, all lead to a revert PR merged at once. If even the
-revert cannot be deployed or does not restore mu, the machine holds with an
-alarm for a human rather than loop. Whether to keep, undo or hold is
+fails or never finishes, all lead to a revert PR, merged at once unless the
+plan says the team approves reverts too (``policy.revert_regressions:
+approval``: the revert waits in awaiting-approval). If even the revert cannot
+be deployed or does not restore mu, the machine holds with an alarm for a human
+rather than loop. Whether to keep, undo or hold is
 :func:`~gitmedic.reconciler.transaction.verdict.judge`'s answer, the one verdict.
+
+A merge the forge refuses (a required check, branch protection, a conflict
+that re-gating did not cure) never ends the transaction: the PR waits in
+awaiting-approval with the reason, told on the PR, and each poll tries again.
 
 A terminal phase is followed by one more step, announcing: the outcome comment
 on the PR, the writer lock's label taken off, the dashboard updated
@@ -126,13 +132,32 @@ def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> 
         merge_sha = ports.merge(state.pr, state.head_sha)
     except MergeRefused as exc:
         if not exc.retryable or state.regates >= config.max_regates:
-            return _record(state, Phase.REJECTED, now, reason=f"merge refused: {exc}")
+            return _refused(state, ports, now, config, f"merge refused: {exc}")
         refreshed = ports.refresh_branch(state.plan, state.pr)
         return _record(
             state, Phase.PR_OPENED, now,
             head_sha=refreshed.head_sha, regates=state.regates + 1, reason=f"re-gate: {exc}",
         )  # fmt: skip
     return _record(state, Phase.MERGED, now, merge_sha=merge_sha, merged_at=now, reason="")
+
+
+def _refused(state: TxnState, ports: Ports, now: float, config: MachineConfig, why: str) -> Step:
+    """The forge will not merge (a required check, branch protection, a conflict): the PR
+    waits, and says why on it; each approval poll tries the merge again."""
+    assert state.pr is not None
+    if state.phase is Phase.AWAITING_APPROVAL and state.reason == why:
+        return Step(None, config.approval_poll_s)
+    ports.announce(state, refusal_message(state.pr, why))
+    return _record(state, Phase.AWAITING_APPROVAL, now, reason=why)
+
+
+def refusal_message(pr: int, why: str) -> str:
+    return (
+        f"**gitmedic** could not merge #{pr}: {why}.\n\nThe PR waits: gitmedic tries the "
+        "merge again at each look, so clearing what blocks it (a required check, branch "
+        "protection, a conflict) lets it proceed. `/gitmedic merge` tries at once; "
+        "`/gitmedic retry` closes it for a new attempt."
+    )
 
 
 def _wait_for_person(state: TxnState, now: float, config: MachineConfig, why: str) -> Step:
@@ -186,6 +211,13 @@ def _open_revert(state: TxnState, ports: Ports, now: float, config: MachineConfi
 
 def _merge_revert(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
     assert state.revert_pr is not None
+    if not state.plan.revert_auto_merge and not ports.approved(state.revert_pr):
+        # policy.revert_regressions: approval. The wait is AWAITING_APPROVAL, so every
+        # driver stops there as for a fix; the revert PR being set tells the two apart.
+        if state.phase is Phase.REVERT_OPENED:
+            why = f"the revert PR #{state.revert_pr} waits for approval (revert_regressions)"
+            return _record(state, Phase.AWAITING_APPROVAL, now, reason=why)
+        return Step(None, config.approval_poll_s)
     try:
         sha = ports.merge(state.revert_pr, state.revert_head_sha)
     except MergeRefused as exc:
@@ -236,11 +268,18 @@ def _closed_by_human(state: TxnState, ports: Ports, now: float) -> Step | None:
     return None
 
 
+def _approval(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    """Waiting for a person: to merge the fix, or (revert_regressions: approval) its revert."""
+    if state.revert_pr is not None:
+        return _merge_revert(state, ports, now, config)
+    return _merge(state, ports, now, config)
+
+
 _HANDLERS: dict[Phase, Handler] = {
     Phase.PLANNED: _open_pr,
     Phase.PR_OPENED: _gate,
     Phase.GATED: _merge,
-    Phase.AWAITING_APPROVAL: _merge,
+    Phase.AWAITING_APPROVAL: _approval,
     Phase.MERGED: _await_sync,
     Phase.SYNCED: _verify,
     Phase.UNDOING: _open_revert,

@@ -77,6 +77,8 @@ class Plan:
     firing: tuple[str, ...] = ()
     playbook: str = ""  # the playbook the change came from (a failed one is set aside)
     proposal: Mapping[str, Any] = field(default_factory=dict)  # the proposal's JSON
+    # policy.revert_regressions: False when a person approves the revert of this change.
+    revert_auto_merge: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +92,7 @@ class Plan:
                           for k, v in self.baselines.items()},
             "firing": list(self.firing), "playbook": self.playbook,
             "proposal": dict(self.proposal),
+            "revert_auto_merge": self.revert_auto_merge,
         }  # fmt: skip
 
     @classmethod

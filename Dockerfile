@@ -8,7 +8,9 @@
 # Two stages: the build stage makes the wheel and installs it with every extra
 # into a venv; the final stage is the same slim Python plus git (gitmedic clones
 # the manifest repository) and that venv, no compiler, no pip cache, no sources.
-# PYTHON_IMAGE lets a build use a mirror of the same Debian-based image.
+# PYTHON_IMAGE lets a build use a mirror of the same Debian-based image. pip is
+# upgraded before [all] is resolved: an old resolver (Debian 12's pip 23.0) backtracks
+# through litellm's boto3 pins for longer than half an hour.
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
@@ -20,6 +22,7 @@ RUN python3 -m venv /opt/build \
  && /opt/build/bin/pip install build \
  && /opt/build/bin/python -m build --wheel --outdir /dist . \
  && python3 -m venv /opt/gitmedic \
+ && /opt/gitmedic/bin/pip install --upgrade pip \
  && /opt/gitmedic/bin/pip install "$(ls /dist/gitmedic-*.whl)[all]" \
  && /opt/gitmedic/bin/pip uninstall --yes pip setuptools \
  && /opt/gitmedic/bin/python -m compileall -q /opt/gitmedic

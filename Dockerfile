@@ -10,7 +10,7 @@
 # the manifest repository) and that venv, no compiler, no pip cache, no sources.
 # PYTHON_IMAGE lets a build use a mirror of the same Debian-based image. pip is
 # upgraded before [all] is resolved: an old resolver (Debian 12's pip 23.0) backtracks
-# through litellm's boto3 pins for longer than half an hour.
+# through litellm's boto3 pins for more than 25 minutes (seen in a buildah build).
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build

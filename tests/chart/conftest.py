@@ -24,8 +24,9 @@ class Helm:
     binary: str
 
     def run(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
+        # From the repository's root, where README's relative chart path points.
         return subprocess.run(
-            [self.binary, *map(str, args)], capture_output=True, text=True, timeout=120
+            [self.binary, *map(str, args)], capture_output=True, text=True, timeout=120, cwd=ROOT
         )
 
     def template(self, *args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ from tests.packaging.conftest import Dist, Venv
 
 pytestmark = pytest.mark.integration
 
-CORE = {"pyyaml", "ruamel.yaml", "jsonschema", "rich"}
+CORE = {"pyyaml", "ruamel.yaml", "jsonschema", "rich", "markdown-it-py", "cel-expr-python"}
 EXTRAS = {"kustomize", "kube", "github", "llm", "serve", "all", "dev"}
 # The client libraries a detect-only install must not pull in.
 HEAVY = {
@@ -68,14 +68,22 @@ def test_the_sdist_builds_the_same_package(dist: Dist) -> None:
     assert "gitmedic/reconciler/config/schema.json" in data
 
 
+# Core dependencies allowed past the size budget, each a recorded decision.
+LARGE_BY_DECISION = {
+    # 52 MB of the reference C++ CEL implementation: bench/RESULTS.md, "CEL libraries".
+    "cel_expr_python",
+}
+
+
 def test_the_core_install_is_light(core_venv: Venv) -> None:
     listed = core_venv.run(core_venv.bin / "pip", "list", "--format", "freeze")
     names = {line.split("==")[0].lower() for line in listed.stdout.splitlines()}
     assert not names & HEAVY, names & HEAVY
     site = core_venv.site_packages()
+    exempt = ("pip", "setuptools", "_distutils_hack", *LARGE_BY_DECISION)
     size = sum(
         f.stat().st_size
         for f in site.rglob("*")
-        if f.is_file() and not f.relative_to(site).parts[0].startswith(("pip", "setuptools"))
+        if f.is_file() and not f.relative_to(site).parts[0].startswith(exempt)
     )
     assert size < 60 * 2**20, f"{size / 2**20:.1f} MB"

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.snapshot import Mode, Snapshot
 from gitmedic.reconciler.config import AppConfig, find_config, load_config
+from gitmedic.reconciler.manifests.duplicates import unique_objects
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired
 from gitmedic.reconciler.manifests.tree import git_toplevel
 
@@ -48,9 +49,10 @@ def _overlap(app: AppConfig, rel: PurePosixPath) -> str:
 
 
 def _merge(states: list[DesiredState]) -> DesiredState:
-    objects = [o for s in states for o in s.snapshot]
+    # Two apps whose folders overlap declare the same objects: they are counted once.
+    objects, repeats = unique_objects(o for s in states for o in s.snapshot)
     merged = DesiredState(
-        Snapshot(objects, mode=Mode.DESIRED, revision=states[0].snapshot.revision)
+        Snapshot(objects, mode=Mode.DESIRED, revision=states[0].snapshot.revision), repeats
     )
     for s in states:
         merged.errors.extend(s.errors)

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
+from gitmedic.reconciler.manifests.duplicates import unique_objects
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
@@ -75,6 +76,8 @@ def load_desired(
         _load_file(tree, rel, namespace, objects, state, explicit=True)
     else:
         _load_dir(tree, rel, namespace, objects, state)
+    objects, repeats = unique_objects(objects)
+    state.errors.extend(repeats)
     register_objects(o.body for o in objects)  # before any text about them leaves
     state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision)
     state.errors.sort(key=lambda e: (e.file, e.line))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gitmedic.detectors.finding import MASK, Resource
+from gitmedic.detectors.schema import SchemaCheck
 
 JSON = Mapping[str, Any]
 T = TypeVar("T")
@@ -163,8 +164,10 @@ class Snapshot:
         mode: Mode = Mode.DESIRED,
         revision: str = "",
         taken_at: str = "",
+        schema: SchemaCheck | None = None,
     ) -> None:
         self.mode = mode
+        self.schema = schema  # the loader's schema validation, read by schema-invalid
         self.revision = revision
         # RFC 3339 time a live snapshot was read ("" unknown): "now" for ages, so a pod
         # stuck in a quiet namespace (no newer event) still ages

@@ -93,6 +93,21 @@ class ManifestsConfig:
 
 
 @dataclass(frozen=True)
+class DetectorsConfig:
+    """Which detectors run: ``include`` (empty: all) minus ``exclude``."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def chosen(self, ids: list[str]) -> list[str]:
+        """The ids of ``ids`` that run, in their order; an unknown id is a ConfigError."""
+        unknown = sorted(set(self.include + self.exclude) - set(ids))
+        if unknown:
+            raise ConfigError(f"{CONFIG_PATH}: detectors names unknown detectors {unknown}")
+        return [i for i in ids if (not self.include or i in self.include) and i not in self.exclude]
+
+
+@dataclass(frozen=True)
 class Config:
     apps: tuple[AppConfig, ...]
     policy: PolicyConfig = field(default_factory=PolicyConfig)
@@ -100,6 +115,8 @@ class Config:
     llm: LlmConfig = field(default_factory=LlmConfig)
     attempts: int = 3
     version: int = 1
+    kubernetes_version: str | None = None
+    detectors: DetectorsConfig = field(default_factory=DetectorsConfig)
 
     def app(self, name: str) -> AppConfig:
         for app in self.apps:
@@ -156,6 +173,8 @@ def parse_config(data: Any, source: str = CONFIG_PATH) -> Config:
         manifests=ManifestsConfig(**(data.get("manifests") or {})),
         attempts=int(data.get("attempts", 3)),
         version=int(data["version"]),
+        kubernetes_version=data.get("kubernetes_version"),
+        detectors=DetectorsConfig(**_tuples(data.get("detectors") or {})),
     )
 
 

@@ -23,6 +23,7 @@ from gitmedic.reconciler.manifests.duplicates import unique_objects
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
+from gitmedic.reconciler.manifests.schema import KubernetesSchemas
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
 from gitmedic.reconciler.redact import register_objects
 
@@ -67,7 +68,11 @@ def _refuse_links_to(path: Path) -> None:
 
 
 def load_desired(
-    path: str | os.PathLike[str], *, rev: str | None = None, namespace: str = "default"
+    path: str | os.PathLike[str],
+    *,
+    rev: str | None = None,
+    namespace: str = "default",
+    kubernetes_version: str | None = None,
 ) -> DesiredState:
     tree, rel = open_tree(path, rev)
     state = DesiredState(Snapshot((), mode=Mode.DESIRED, revision=tree.revision))
@@ -79,7 +84,8 @@ def load_desired(
     objects, repeats = unique_objects(objects)
     state.errors.extend(repeats)
     register_objects(o.body for o in objects)  # before any text about them leaves
-    state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision)
+    schema = KubernetesSchemas(kubernetes_version)
+    state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision, schema=schema)
     state.errors.sort(key=lambda e: (e.file, e.line))
     return state
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gitmedic.detectors.finding import MASK, Resource
+from gitmedic.detectors.origin import FieldOrigin
 from gitmedic.detectors.schema import SchemaCheck
 
 JSON = Mapping[str, Any]
@@ -45,11 +46,13 @@ class Mode(enum.Enum):
 
 @dataclass(frozen=True)
 class Source:
-    """Where an object was read from: a file (relative to the scanned root) and line."""
+    """Where an object was read from (file and line), and for a rendered one the values
+    lines its fields come from (:mod:`gitmedic.detectors.origin`)."""
 
     file: str
     line: int  # 1-based line of the object's first key
     document: int = 0
+    origins: tuple[FieldOrigin, ...] = ()
 
 
 @dataclass(frozen=True)

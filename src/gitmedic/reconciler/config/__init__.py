@@ -49,12 +49,19 @@ class OracleConfig:
 
 
 @dataclass(frozen=True)
+class HelmConfig:
+    values: tuple[str, ...] = ()  # relative to the chart folder, after its values.yaml
+    release: str = ""
+
+
+@dataclass(frozen=True)
 class AppConfig:
     name: str
     path: str
     namespace: str = "default"
     engine: EngineConfig = field(default_factory=EngineConfig)
     oracles: OracleConfig = field(default_factory=OracleConfig)
+    helm: HelmConfig | None = None  # set: ``path`` is a Helm chart
 
 
 @dataclass(frozen=True)
@@ -203,6 +210,7 @@ def _app(data: Mapping[str, Any]) -> AppConfig:
         path=data["path"].strip("/"),
         namespace=data.get("namespace", "default"),
         engine=EngineConfig(**(data.get("engine") or {})),
+        helm=HelmConfig(**_tuples(data["helm"])) if "helm" in data else None,
         oracles=OracleConfig(
             **oracles,
             alerts_url=alerts.get("url", ""),

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from gitmedic.detectors.snapshot import Mode, Snapshot
 from gitmedic.reconciler.config import AppConfig, Config, find_config, load_config
 from gitmedic.reconciler.manifests.duplicates import unique_objects
+from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired
 from gitmedic.reconciler.manifests.tree import git_toplevel
 
@@ -51,11 +52,22 @@ def load_apps_desired(
         return load_desired(path, rev=rev, namespace=default_ns, kubernetes_version=version)
     states = [
         load_desired(
-            root / part, rev=rev, namespace=namespace or app.namespace, kubernetes_version=version
+            root / part,
+            rev=rev,
+            namespace=namespace or app.namespace,
+            kubernetes_version=version,
+            helm=_chart(app, namespace or app.namespace),
         )
         for app, part in chosen
     ]
     return _merge(states)
+
+
+def _chart(app: AppConfig, namespace: str) -> dict[str, ChartSpec]:
+    if app.helm is None:
+        return {}
+    spec = ChartSpec(app.path, app.helm.values, app.helm.release, namespace)
+    return {app.path: spec}
 
 
 def _overlap(app: AppConfig, rel: PurePosixPath) -> str:

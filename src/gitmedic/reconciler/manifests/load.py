@@ -36,7 +36,14 @@ LINK_REFUSED = (
     "(commit the file or folder itself)"
 )
 
-__all__ = ["DesiredState", "LoadFailure", "ManifestError", "load_desired", "open_tree"]
+__all__ = [
+    "DesiredState",
+    "LoadFailure",
+    "ManifestError",
+    "load_desired",
+    "load_tree",
+    "open_tree",
+]
 
 
 @dataclass
@@ -81,6 +88,17 @@ def load_desired(
 ) -> DesiredState:
     """``helm``: chart folder -> how its app renders it (values files, release, namespace)."""
     tree, rel = open_tree(path, rev)
+    return load_tree(tree, rel, namespace, kubernetes_version, helm)
+
+
+def load_tree(
+    tree: Tree,
+    rel: str,
+    namespace: str = "default",
+    kubernetes_version: str | None = None,
+    helm: Mapping[str, ChartSpec] | None = None,
+) -> DesiredState:
+    """The desired state of ``rel`` in ``tree`` (see :func:`load_desired`)."""
     state = DesiredState(Snapshot((), mode=Mode.DESIRED, revision=tree.revision))
     state.kubernetes_version = kubernetes_version
     objects: list[Obj] = []

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from tests.cli.conftest import Result
 
-@dataclass(frozen=True)
-class Run:
-    rc: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
+Run = Result  # the in-process runner's result: exit code, stdout, stderr
 
 
 def gitmedic(*argv: str | Path, cwd: Path | None = None, timeout: float = 240) -> Run:

@@ -3,8 +3,9 @@
 The API server rejects such a Deployment, StatefulSet, DaemonSet or ReplicaSet
 ("selector does not match template labels"), so a sync that carries it fails
 and the workload stays at its previous revision (or never exists). An empty or
-missing selector is the same rejection for ``apps/v1``. Jobs are skipped: their
-selector is generated unless ``manualSelector`` is set.
+missing selector is the same rejection for ``apps/v1`` (older API versions
+defaulted it). Jobs are skipped: their selector is generated unless
+``manualSelector`` is set.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 
 from gitmedic.detectors.builtin._labels import label_selector_matches
 from gitmedic.detectors.finding import Finding, Severity
-from gitmedic.detectors.snapshot import Snapshot, mapping
+from gitmedic.detectors.snapshot import Obj, Snapshot, mapping
 from gitmedic.detectors.spec import DetectorSpec, Scope
 
 KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet")
@@ -37,7 +38,7 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             selector = mapping(obj.spec.get("selector"))
             wl = snapshot.workload(obj.ref)
             labels = wl.template_labels if wl else {}
-            if _selects(selector, labels):
+            if _selects(selector, labels) or (not selector and _defaults_selector(obj)):
                 continue
             shown = dict(mapping(selector.get("matchLabels")))
             yield SPEC.finding(
@@ -51,6 +52,12 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
                     "labels": dict(labels),
                 },
             )
+
+
+def _defaults_selector(obj: Obj) -> bool:
+    """Before apps/v1 (extensions/v1beta1, apps/v1beta1/2) a missing selector defaulted
+    to the template's labels."""
+    return obj.ref.api_version != "apps/v1"
 
 
 def _selects(selector: dict[str, object] | object, labels: object) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,3 +39,19 @@ def isolate_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
     config.write_text("")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+HELM_CACHE = Path("/root/.cache/gitmedic-tools/helm-v3.22.0")
+
+
+@pytest.fixture
+def helm_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """helm for the chart tests: on PATH, else the tool dir `make test` installs it into.
+
+    A missing helm fails the test with the reason: a skipped Helm test proves nothing.
+    """
+    if shutil.which("helm") is None:
+        if not (HELM_CACHE / "helm").is_file():
+            pytest.fail(f"helm is not on PATH nor at {HELM_CACHE}/helm: install helm v3.22.0")
+        monkeypatch.setenv("PATH", f"{HELM_CACHE}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("GITMEDIC_HELM", raising=False)

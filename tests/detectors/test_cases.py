@@ -19,8 +19,10 @@ import yaml
 from gitmedic.detectors import Mode, Obj, Resource, Snapshot, run_detectors
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED
+from gitmedic.reconciler.manifests.schema import KubernetesSchemas
 
 CASES = Path(__file__).parent / "cases"
+SCHEMAS = KubernetesSchemas("1.30")  # what the manifest loader gives every snapshot
 REGISTRY = builtin_registry()
 
 
@@ -28,7 +30,7 @@ def load_case(path: Path) -> tuple[Snapshot, list[dict[str, Any]]]:
     case = yaml.safe_load(path.read_text())
     objs = [to_obj(o) for o in case["objects"]]
     mode = Mode(case.get("mode", "desired"))
-    return Snapshot(objs, mode=mode), case.get("expect") or []
+    return Snapshot(objs, mode=mode, schema=SCHEMAS), case.get("expect") or []
 
 
 def to_obj(body: dict[str, Any], namespace: str = "default") -> Obj:

@@ -107,6 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="lowest severity that makes the exit code 1 (default: warning)",
     )
     p.add_argument("--list", action="store_true", help="list the detectors and exit")
+    p.add_argument(
+        "--baseline", metavar="FILE", help="accepted findings: only findings not in FILE fail"
+    )
+    p.add_argument(
+        "--write-baseline", metavar="FILE", help="record the current findings in FILE, exit 0"
+    )
+    p.add_argument(
+        "--kubernetes-version",
+        metavar="X.Y",
+        help="the Kubernetes version to validate against (default: the config's, else newest)",
+    )
     p.set_defaults(func=_detect)
 
     p = sub.add_parser("init", help="scaffold .gitmedic/ and the GitHub workflow in a repo")

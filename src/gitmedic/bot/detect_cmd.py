@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmedic.bot.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from gitmedic.detectors.builtin import builtin_registry
@@ -14,6 +16,10 @@ from gitmedic.detectors.registry import Registry, UnknownDetectorError
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.parse import ManifestError
+
+if TYPE_CHECKING:
+    from gitmedic.reconciler.config import Config
+    from gitmedic.reconciler.manifests.load import DesiredState
 
 
 @dataclass
@@ -34,20 +40,24 @@ class Report:
 
 
 def run_detect(args: argparse.Namespace) -> int:
-    registry = _registry(args.detector)
     if args.list:
-        for det in registry:
+        for det in _registry(args.detector, None):
             print(f"{det.id:34} {det.spec.scope.value:8} {det.spec.description}")
         return EXIT_OK
-    report = collect(args, registry)
+    report = collect(args)
+    if args.write_baseline:
+        return _write_baseline(report, Path(args.write_baseline))
+    note = _apply_baseline(report, args.baseline) if args.baseline else ""
     out = render(report, args.format)
     sys.stdout.write(out)
     if args.format == "text" and report.errors:
         sys.stderr.write("".join(f"error: {e}\n" for e in report.errors))
+    if note and args.format == "text":
+        sys.stderr.write(note)
     return exit_code(report, Severity(args.fail_on))
 
 
-def collect(args: argparse.Namespace, registry: Registry) -> Report:
+def collect(args: argparse.Namespace) -> Report:
     if args.live:
         if args.rev:
             raise UsageError("--rev reads manifests; it cannot be combined with --live")
@@ -59,21 +69,64 @@ def collect(args: argparse.Namespace, registry: Registry) -> Report:
             raise UsageError(f"cannot read the cluster: {exc}") from None
         files: list[str] = []
         errors: list[ManifestError] = []
+        registry = _registry(args.detector, None)
     else:
         if not args.path:
             raise UsageError("detect needs a PATH (or --live)")
-        from gitmedic.reconciler.config import ConfigError
-        from gitmedic.reconciler.manifests.apps import load_apps_desired
-        from gitmedic.reconciler.manifests.load import LoadFailure
-
-        try:
-            state = load_apps_desired(args.path, rev=args.rev, namespace=args.namespace)
-        except (LoadFailure, ConfigError) as exc:
-            raise UsageError(str(exc)) from None
+        state, config = _desired(args)
         snapshot, files, errors = state.snapshot, state.files, state.errors
+        registry = _registry(args.detector, config)
     evaluation = run_detectors(registry, snapshot)
     errors += [ManifestError(f"detector:{e.detector}", 0, e.message) for e in evaluation.errors]
     return Report(list(evaluation.findings), errors, registry, snapshot, files)
+
+
+def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:
+    from gitmedic.reconciler.config import ConfigError
+    from gitmedic.reconciler.manifests.apps import load_apps_desired, repo_config
+    from gitmedic.reconciler.manifests.load import LoadFailure
+    from gitmedic.reconciler.manifests.schema import SchemaVersionError, resolve_version
+
+    try:
+        if args.kubernetes_version:
+            resolve_version(args.kubernetes_version)
+        config = repo_config(args.path)
+        state = load_apps_desired(
+            args.path,
+            rev=args.rev,
+            namespace=args.namespace,
+            kubernetes_version=args.kubernetes_version,
+        )
+    except (LoadFailure, ConfigError, SchemaVersionError) as exc:
+        raise UsageError(str(exc)) from None
+    return state, config
+
+
+def _write_baseline(report: Report, path: Path) -> int:
+    from gitmedic.bot.baseline import BaselineError, write_baseline
+
+    if report.errors:
+        sys.stderr.write("".join(f"error: {e}\n" for e in report.errors))
+        raise UsageError(f"not writing {path}: the manifests have errors")
+    try:
+        count = write_baseline(path, report.findings)
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+    sys.stderr.write(f"wrote {count} accepted finding{'s' * (count != 1)} to {path}\n")
+    return EXIT_OK
+
+
+def _apply_baseline(report: Report, file: str) -> str:
+    from gitmedic.bot.baseline import BaselineError, apply_baseline, read_baseline
+
+    try:
+        accepted = read_baseline(Path(file))
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+    filtered = apply_baseline(report.findings, accepted)
+    report.findings = filtered.new
+    stale = f"; {filtered.stale} no longer found (prune them)" if filtered.stale else ""
+    return f"baseline {file}: {filtered.accepted} accepted finding(s) not shown{stale}\n"
 
 
 def render(report: Report, fmt: str) -> str:
@@ -105,15 +158,23 @@ def exit_code(report: Report, fail_on: Severity) -> int:
     return EXIT_OK
 
 
-def _registry(ids: list[str]) -> Registry:
+def _registry(ids: list[str], config: Config | None) -> Registry:
+    """``--detector`` when given, else the config's include/exclude, else every detector."""
     registry = builtin_registry()
-    if not ids:
-        return registry
     try:
-        return registry.select(ids)
+        if ids:
+            return registry.select(ids)
+        if config is not None:
+            from gitmedic.reconciler.config import ConfigError
+
+            try:
+                return registry.select(config.detectors.chosen([d.id for d in registry]))
+            except ConfigError as exc:
+                raise UsageError(str(exc)) from None
     except UnknownDetectorError as exc:
         known = ", ".join(d.id for d in registry)
         raise UsageError(f"{exc}; known detectors: {known}") from None
+    return registry
 
 
 def _now() -> str:

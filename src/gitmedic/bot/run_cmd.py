@@ -41,6 +41,7 @@ from typing import Any
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
+from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import (
     DEFAULT_POLICY,
     AppConfig,
@@ -141,9 +142,18 @@ def build_loop(
         cluster,
         _forge(config.repo, forge) if isinstance(forge, str) else forge,
         journal,
-        list(learned.registry),
+        _chosen(list(learned.registry), config.repo),
         on_event=on_event or quiet_or_printed,
     )
+
+
+def _chosen(detectors: list[Detector], repo: Path) -> list[Detector]:
+    """The detectors (built-in and learned) the repo's config includes and does not exclude."""
+    path = find_config(repo)
+    if path is None:
+        return detectors
+    chosen = load_config(path).detectors.chosen([d.id for d in detectors])
+    return [d for d in detectors if d.id in chosen]
 
 
 def _forever(loop: Loop) -> bool:

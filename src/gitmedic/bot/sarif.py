@@ -6,6 +6,7 @@ from typing import Any
 
 from gitmedic import __version__
 from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.origin import finding_origin
 from gitmedic.detectors.registry import Registry
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.parse import ManifestError
@@ -76,7 +77,12 @@ def _result(f: Finding, index: dict[str, int], snapshot: Snapshot) -> dict[str, 
         "partialFingerprints": {"gitmedic/v1": f.fingerprint},
         "properties": {"rule": f.rule, "resource": f.resource.to_json()},
     }
-    if src is not None:
+    origin = finding_origin(
+        snapshot.get(f.resource.kind, f.resource.namespace, f.resource.name), f.params
+    )
+    if origin is not None:  # a rendered field: where its value is written
+        result["locations"] = [_location(origin.file, origin.line)]
+    elif src is not None:
         result["locations"] = [_location(src.file, src.line)]
     return result
 

@@ -6,6 +6,7 @@ from collections import Counter
 from itertools import groupby
 
 from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.origin import finding_origin
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.parse import ManifestError
 
@@ -25,6 +26,11 @@ def to_text(
             lines.append(f"  {_LABEL[f.severity]} {f.detector:30} {f.summary}")
             if f.evidence:
                 lines.append(f"  {'':9} {'':30} {f.evidence}")
+            origin = finding_origin(
+                snapshot.get(f.resource.kind, f.resource.namespace, f.resource.name), f.params
+            )
+            if origin is not None:
+                lines.append(f"  {'':9} {'':30} set by {origin.key} at {origin.file}:{origin.line}")
         lines.append("")
     counts = Counter(f.severity for f in findings)
     parts = [f"{counts[s]} {s.value}" for s in Severity if counts[s]][::-1]

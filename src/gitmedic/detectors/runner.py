@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
+from gitmedic.detectors.accept import honour_ignores
 from gitmedic.detectors.finding import Finding, sort_findings
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
@@ -70,7 +71,8 @@ def run_detectors(
             errors.append(DetectorError(det.id, "returned something that is not its own Finding"))
             continue
         findings.extend(found)
-    return Evaluation(tuple(sort_findings(_unique(findings))), tuple(errors), seconds)
+    kept = honour_ignores(snapshot, _unique(findings))
+    return Evaluation(tuple(sort_findings(kept)), tuple(errors), seconds)
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:

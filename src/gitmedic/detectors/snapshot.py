@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gitmedic.detectors.finding import MASK, Resource
+from gitmedic.detectors.origin import FieldOrigin
+from gitmedic.detectors.schema import SchemaCheck
 
 JSON = Mapping[str, Any]
 T = TypeVar("T")
@@ -44,11 +46,13 @@ class Mode(enum.Enum):
 
 @dataclass(frozen=True)
 class Source:
-    """Where an object was read from: a file (relative to the scanned root) and line."""
+    """Where an object was read from (file and line), and for a rendered one the values
+    lines its fields come from (:mod:`gitmedic.detectors.origin`)."""
 
     file: str
     line: int  # 1-based line of the object's first key
     document: int = 0
+    origins: tuple[FieldOrigin, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -163,8 +167,10 @@ class Snapshot:
         mode: Mode = Mode.DESIRED,
         revision: str = "",
         taken_at: str = "",
+        schema: SchemaCheck | None = None,
     ) -> None:
         self.mode = mode
+        self.schema = schema  # the loader's schema validation, read by schema-invalid
         self.revision = revision
         # RFC 3339 time a live snapshot was read ("" unknown): "now" for ages, so a pod
         # stuck in a quiet namespace (no newer event) still ages

@@ -284,8 +284,8 @@ def _restore(
 ) -> list[Edit]:
     repo = ws.overlay(contents)
     if units[0].path is not None:
-        file = ws.file_of(ref)
         paths = [u.path for u in units if u.path is not None]
+        file = ws.file_of(ref, path=paths[0])
         return restore_fields(repo, ref, paths, rev, file) if file else []
     if units[0].added:
         file = ws.file_of(ref)

@@ -26,6 +26,7 @@ from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.git import SYMLINK_MODE, Commit, UnknownRevision
+from gitmedic.reconciler.manifests.edited import render_with
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.load import MANIFEST_SUFFIXES, load_desired
 from gitmedic.reconciler.manifests.parse import parse_text
@@ -118,7 +119,14 @@ class DesiredStates:
     # -- in memory --------------------------------------------------------------------
 
     def with_files(self, rev: str, contents: Mapping[str, str]) -> Snapshot:
-        """The state at ``rev`` with some files' contents replaced (re-parsed)."""
+        """The state at ``rev`` with some files' contents replaced (re-parsed; a rendered
+        app, kustomize or Helm, is rendered again: an edited patch changes its output)."""
+        sha = self.resolve(rev)
+        if contents and sha is not None and _rendered(self._app_files(sha)):
+            state = render_with(self.repo.root, sha, self.repo.path, self.repo.namespace, contents)
+            objects = [*state.snapshot, *self.context]
+            schema = state.snapshot.schema
+            return Snapshot(objects, mode=Mode.DESIRED, revision=f"{rev}+edits", schema=schema)
         base = [o for o in self.at(rev) if o.source is None or o.source.file not in contents]
         extra = [o for file, text in sorted(contents.items()) for o in self._parse(text, file)]
         return Snapshot([*base, *extra], mode=Mode.DESIRED, revision=f"{rev}+edits")
@@ -130,7 +138,7 @@ class DesiredStates:
 
     def _render(self, sha: str) -> Snapshot:
         files = self._app_files(sha)
-        if any(PurePosixPath(f).name in KUSTOMIZATION_FILES for f in files):
+        if _rendered(files):
             state = load_desired(self.repo.root / self.repo.path, rev=sha,
                                  namespace=self.repo.namespace)  # fmt: skip
             return Snapshot([*state.snapshot, *self.context], mode=Mode.DESIRED, revision=sha)
@@ -183,6 +191,10 @@ class DesiredStates:
         if ns and meta.get("namespace") != ns:
             body = {**body, "metadata": {**meta, "namespace": ns}}
         return Obj(Resource(kind, ns, str(meta["name"]), str(body["apiVersion"])), body, source)
+
+
+def _rendered(files: Mapping[str, str]) -> bool:
+    return any(PurePosixPath(f).name in (*KUSTOMIZATION_FILES, "Chart.yaml") for f in files)
 
 
 def _select(entries: Mapping[str, str], app_path: str) -> dict[str, str]:

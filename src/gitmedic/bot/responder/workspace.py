@@ -24,7 +24,9 @@ from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.apply import apply_edit
 from gitmedic.reconciler.manifests.documents import EditError
 from gitmedic.reconciler.manifests.edit import Edit
+from gitmedic.reconciler.manifests.paths import Path as FieldPath
 from gitmedic.reconciler.manifests.repo import ManifestRepo
+from gitmedic.reconciler.manifests.targets import edit_target
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,13 @@ class Workspace:
     def content(self, file: str, contents: Mapping[str, str] | None = None) -> str:
         return self.overlay(contents).read(file)
 
-    def file_of(self, ref: Resource, rev: str | None = None) -> str | None:
+    def file_of(
+        self, ref: Resource, rev: str | None = None, path: FieldPath | None = None
+    ) -> str | None:
+        """The file declaring ``ref``, or, for ``path``, the one setting that field (an
+        overlay's patch, a values file) when it is not the declaring one."""
         obj = self.states.at(rev or self.head).get(ref.kind, ref.namespace, ref.name)
-        return obj.source.file if obj is not None and obj.source is not None else None
+        return edit_target(obj, path) if obj is not None else None
 
     def applied(self, edits: Sequence[Edit], contents: Mapping[str, str]) -> dict[str, str]:
         """``contents`` (over the accepted ones) after ``edits``; EditError if one fails."""

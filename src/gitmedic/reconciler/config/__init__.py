@@ -49,12 +49,19 @@ class OracleConfig:
 
 
 @dataclass(frozen=True)
+class HelmConfig:
+    values: tuple[str, ...] = ()  # relative to the chart folder, after its values.yaml
+    release: str = ""
+
+
+@dataclass(frozen=True)
 class AppConfig:
     name: str
     path: str
     namespace: str = "default"
     engine: EngineConfig = field(default_factory=EngineConfig)
     oracles: OracleConfig = field(default_factory=OracleConfig)
+    helm: HelmConfig | None = None  # set: ``path`` is a Helm chart
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,21 @@ class ManifestsConfig:
 
 
 @dataclass(frozen=True)
+class DetectorsConfig:
+    """Which detectors run: ``include`` (empty: all) minus ``exclude``."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def chosen(self, ids: list[str]) -> list[str]:
+        """The ids of ``ids`` that run, in their order; an unknown id is a ConfigError."""
+        unknown = sorted(set(self.include + self.exclude) - set(ids))
+        if unknown:
+            raise ConfigError(f"{CONFIG_PATH}: detectors names unknown detectors {unknown}")
+        return [i for i in ids if (not self.include or i in self.include) and i not in self.exclude]
+
+
+@dataclass(frozen=True)
 class Config:
     apps: tuple[AppConfig, ...]
     policy: PolicyConfig = DEFAULT_POLICY
@@ -128,6 +150,8 @@ class Config:
     llm: LlmConfig = field(default_factory=LlmConfig)
     attempts: int = 3
     version: int = 1
+    kubernetes_version: str | None = None
+    detectors: DetectorsConfig = field(default_factory=DetectorsConfig)
 
     def app(self, name: str) -> AppConfig:
         for app in self.apps:
@@ -184,6 +208,8 @@ def parse_config(data: Any, source: str = CONFIG_PATH) -> Config:
         manifests=ManifestsConfig(**(data.get("manifests") or {})),
         attempts=int(data.get("attempts", 3)),
         version=int(data["version"]),
+        kubernetes_version=data.get("kubernetes_version"),
+        detectors=DetectorsConfig(**_tuples(data.get("detectors") or {})),
     )
 
 
@@ -212,6 +238,7 @@ def _app(data: Mapping[str, Any]) -> AppConfig:
         path=data["path"].strip("/"),
         namespace=data.get("namespace", "default"),
         engine=EngineConfig(**(data.get("engine") or {})),
+        helm=HelmConfig(**_tuples(data["helm"])) if "helm" in data else None,
         oracles=OracleConfig(
             **oracles,
             alerts_url=alerts.get("url", ""),

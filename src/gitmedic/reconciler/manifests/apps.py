@@ -11,30 +11,63 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.snapshot import Mode, Snapshot
-from gitmedic.reconciler.config import AppConfig, find_config, load_config
+from gitmedic.reconciler.config import AppConfig, Config, find_config, load_config
+from gitmedic.reconciler.manifests.duplicates import unique_objects
+from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired
 from gitmedic.reconciler.manifests.tree import git_toplevel
 
 
+def repo_config(path: str | Path) -> Config | None:
+    """The configuration of the repo holding ``path``, or None when it has none."""
+    config_file = find_config(_repo_root(Path(path).absolute()))
+    return load_config(config_file) if config_file else None
+
+
+def _repo_root(path: Path) -> Path:
+    return git_toplevel(path) or (path if path.is_dir() else path.parent)
+
+
 def load_apps_desired(
-    path: str | Path, *, rev: str | None = None, namespace: str | None = None
+    path: str | Path,
+    *,
+    rev: str | None = None,
+    namespace: str | None = None,
+    kubernetes_version: str | None = None,
 ) -> DesiredState:
+    """``kubernetes_version`` (else the config's) picks the schema objects are validated by."""
     path = Path(path).absolute()
-    root = git_toplevel(path) or (path if path.is_dir() else path.parent)
+    root = _repo_root(path)
     config_file = find_config(root)
     default_ns = namespace or "default"
     if config_file is None:
-        return load_desired(path, rev=rev, namespace=default_ns)
+        return load_desired(
+            path, rev=rev, namespace=default_ns, kubernetes_version=kubernetes_version
+        )
     rel = PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
-    apps = load_config(config_file).apps
-    chosen = [(app, part) for app in apps if (part := _overlap(app, rel))]
+    config = load_config(config_file)
+    version = kubernetes_version or config.kubernetes_version
+    chosen = [(app, part) for app in config.apps if (part := _overlap(app, rel))]
     if not chosen:
-        return load_desired(path, rev=rev, namespace=default_ns)
+        return load_desired(path, rev=rev, namespace=default_ns, kubernetes_version=version)
     states = [
-        load_desired(root / part, rev=rev, namespace=namespace or app.namespace)
+        load_desired(
+            root / part,
+            rev=rev,
+            namespace=namespace or app.namespace,
+            kubernetes_version=version,
+            helm=_chart(app, namespace or app.namespace),
+        )
         for app, part in chosen
     ]
     return _merge(states)
+
+
+def _chart(app: AppConfig, namespace: str) -> dict[str, ChartSpec]:
+    if app.helm is None:
+        return {}
+    spec = ChartSpec(app.path, app.helm.values, app.helm.release, namespace)
+    return {app.path: spec}
 
 
 def _overlap(app: AppConfig, rel: PurePosixPath) -> str:
@@ -48,9 +81,16 @@ def _overlap(app: AppConfig, rel: PurePosixPath) -> str:
 
 
 def _merge(states: list[DesiredState]) -> DesiredState:
-    objects = [o for s in states for o in s.snapshot]
+    # Two apps whose folders overlap declare the same objects: they are counted once.
+    objects, repeats = unique_objects(o for s in states for o in s.snapshot)
     merged = DesiredState(
-        Snapshot(objects, mode=Mode.DESIRED, revision=states[0].snapshot.revision)
+        Snapshot(
+            objects,
+            mode=Mode.DESIRED,
+            revision=states[0].snapshot.revision,
+            schema=states[0].snapshot.schema,
+        ),
+        repeats,
     )
     for s in states:
         merged.errors.extend(s.errors)

@@ -17,7 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.snapshot import Source
@@ -26,6 +26,7 @@ from gitmedic.reconciler.manifests.kustomize_refs import (
     check_references,
     remote_allowed,
 )
+from gitmedic.reconciler.manifests.kustomize_trace import origins_for, trace
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
@@ -86,12 +87,16 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
             out.errors.append(ManifestError(kfile, line, f"kustomize build failed: {message}"))
             return out
         origins = _origins(tree, root, kfile)
+        traced = trace(tree, root)
     parsed = parse_text(proc.stdout, kfile)
     out.errors.extend(parsed.errors)
     for p in parsed.objects:
         meta = p.body.get("metadata")
-        name = meta.get("name") if isinstance(meta, dict) else None
-        src = origins.get((str(p.body.get("kind")), str(name))) or Source(kfile, 1, p.document)
+        ident = (str(p.body.get("kind")), str(meta.get("name") if isinstance(meta, dict) else None))
+        src = traced.sources.get(ident) or origins.get(ident) or Source(kfile, 1, p.document)
+        patched = traced.patched.get(ident)
+        if patched:
+            src = replace(src, origins=origins_for(p.body, patched))
         out.objects.append(RenderedObject(p.body, src))
     return out
 

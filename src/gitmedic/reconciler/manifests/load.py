@@ -14,14 +14,19 @@ must be a manifest.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
+from gitmedic.reconciler.manifests.duplicates import unique_objects
+from gitmedic.reconciler.manifests.helm import ChartSpec
+from gitmedic.reconciler.manifests.helm_render import render_chart
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
+from gitmedic.reconciler.manifests.schema import KubernetesSchemas
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
 from gitmedic.reconciler.redact import register_objects
 
@@ -31,7 +36,14 @@ LINK_REFUSED = (
     "(commit the file or folder itself)"
 )
 
-__all__ = ["DesiredState", "LoadFailure", "ManifestError", "load_desired", "open_tree"]
+__all__ = [
+    "DesiredState",
+    "LoadFailure",
+    "ManifestError",
+    "load_desired",
+    "load_tree",
+    "open_tree",
+]
 
 
 @dataclass
@@ -40,6 +52,7 @@ class DesiredState:
     errors: list[ManifestError] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    kubernetes_version: str | None = None  # the schema objects are validated by (None: newest)
 
 
 def open_tree(path: str | os.PathLike[str], rev: str | None = None) -> tuple[Tree, str]:
@@ -66,23 +79,49 @@ def _refuse_links_to(path: Path) -> None:
 
 
 def load_desired(
-    path: str | os.PathLike[str], *, rev: str | None = None, namespace: str = "default"
+    path: str | os.PathLike[str],
+    *,
+    rev: str | None = None,
+    namespace: str = "default",
+    kubernetes_version: str | None = None,
+    helm: Mapping[str, ChartSpec] | None = None,
 ) -> DesiredState:
+    """``helm``: chart folder -> how its app renders it (values files, release, namespace)."""
     tree, rel = open_tree(path, rev)
+    return load_tree(tree, rel, namespace, kubernetes_version, helm)
+
+
+def load_tree(
+    tree: Tree,
+    rel: str,
+    namespace: str = "default",
+    kubernetes_version: str | None = None,
+    helm: Mapping[str, ChartSpec] | None = None,
+) -> DesiredState:
+    """The desired state of ``rel`` in ``tree`` (see :func:`load_desired`)."""
     state = DesiredState(Snapshot((), mode=Mode.DESIRED, revision=tree.revision))
+    state.kubernetes_version = kubernetes_version
     objects: list[Obj] = []
     if tree.is_file(rel):
         _load_file(tree, rel, namespace, objects, state, explicit=True)
     else:
-        _load_dir(tree, rel, namespace, objects, state)
+        _load_dir(tree, rel, namespace, objects, state, helm or {})
+    objects, repeats = unique_objects(objects)
+    state.errors.extend(repeats)
     register_objects(o.body for o in objects)  # before any text about them leaves
-    state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision)
+    schema = KubernetesSchemas(kubernetes_version)
+    state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision, schema=schema)
     state.errors.sort(key=lambda e: (e.file, e.line))
     return state
 
 
 def _load_dir(
-    tree: Tree, rel: str, namespace: str, objects: list[Obj], state: DesiredState
+    tree: Tree,
+    rel: str,
+    namespace: str,
+    objects: list[Obj],
+    state: DesiredState,
+    helm: Mapping[str, ChartSpec],
 ) -> None:
     for link in tree.links(rel):
         state.errors.append(ManifestError(link, 0, LINK_REFUSED))
@@ -104,13 +143,36 @@ def _load_dir(
         state.files.append(rendered.file)
         objects.extend(_to_obj(p.body, p.source, namespace) for p in rendered.objects)
     charts = {str(PurePosixPath(f).parent) for f in files if PurePosixPath(f).name == "Chart.yaml"}
+    for chart in sorted(charts):
+        if not any(_inside(chart, r) for r in roots) and not any(
+            _inside(chart, c)
+            for c in charts
+            if c != chart  # a subchart renders with its parent
+        ):
+            _load_chart(tree, chart, namespace, objects, state, spec=helm.get(chart))
     for f in files:
         if any(_inside(f, r) for r in roots) or not f.endswith(MANIFEST_SUFFIXES):
             continue
         if any(_inside(f, c) for c in charts):
-            state.skipped.append(f)
-            continue
+            continue  # a chart's templates are not YAML until rendered
         _load_file(tree, f, namespace, objects, state, explicit=False)
+
+
+def _load_chart(
+    tree: Tree,
+    chart: str,
+    namespace: str,
+    objects: list[Obj],
+    state: DesiredState,
+    *,
+    spec: ChartSpec | None,
+) -> None:
+    """A chart renders with its app's values files, else with its own values.yaml alone."""
+    spec = spec or ChartSpec(chart, namespace=namespace)
+    rendered = render_chart(tree, spec, KubernetesSchemas(state.kubernetes_version).version)
+    state.errors.extend(rendered.errors)
+    state.files.append(rendered.file)
+    objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
 
 
 def _load_file(

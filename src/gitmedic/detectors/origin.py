@@ -1,0 +1,64 @@
+"""Where a rendered field's value was written: a values file, its key path and line.
+
+A Helm chart's objects are rendered from templates; the line a person edits to
+change ``spec.replicas`` is ``replicaCount: 3`` in a values file, not the
+template. The loader records, per rendered object, which fields a values key
+feeds; a finding about a field is then located at that values line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gitmedic.detectors.snapshot import Obj
+
+
+@dataclass(frozen=True)
+class FieldOrigin:
+    path: str  # the rendered field, dotted with [i] indexes: spec.template.spec.containers[0].image
+    file: str  # the values file that sets it (the last one in order that does)
+    line: int  # 1-based line of the key in that file
+    key: str  # the values key path: resources.limits.memory
+
+
+def origin_of(origins: Iterable[FieldOrigin], path: str) -> FieldOrigin | None:
+    """The origin of ``path``: the field itself, else the first field below it, else the
+    nearest field above it (a whole map rendered from one key by ``toYaml``)."""
+    below: FieldOrigin | None = None
+    above: FieldOrigin | None = None
+    for o in origins:
+        if o.path == path:
+            return o
+        if below is None and _within(o.path, path):
+            below = o
+        elif _within(path, o.path) and (above is None or len(o.path) > len(above.path)):
+            above = o
+    return below or above
+
+
+def _within(inner: str, outer: str) -> bool:
+    return inner.startswith(outer) and inner[len(outer) : len(outer) + 1] in (".", "[")
+
+
+def finding_origin(obj: Obj | None, params: Mapping[str, Any]) -> FieldOrigin | None:
+    """The values line a finding's field comes from, if the object is rendered: the field
+    is ``params["path"]``, or a container's resource limit named by its params."""
+    if obj is None or obj.source is None or not obj.source.origins:
+        return None
+    path = params.get("path") or _container_field(obj, params)
+    return origin_of(obj.source.origins, path) if isinstance(path, str) and path else None
+
+
+def _container_field(obj: Obj, params: Mapping[str, Any]) -> str:
+    from gitmedic.detectors.snapshot import as_list, pod_spec_of  # snapshot imports this module
+
+    field = str(params.get("container_field") or "containers")
+    base = "spec" if obj.kind == "Pod" else "spec.template.spec"
+    names = [c.get("name") for c in as_list(pod_spec_of(obj).get(field)) if isinstance(c, dict)]
+    if params.get("container") not in names:
+        return ""
+    at = f"{base}.{field}[{names.index(params.get('container'))}]"
+    return f"{at}.resources.limits.{params.get('resource', 'memory')}" if "limit" in params else at

@@ -1,0 +1,149 @@
+"""Rendering Helm charts with ``helm template``, offline and without the user's helm config.
+
+helm is found as ``$GITMEDIC_HELM`` or on ``PATH``; a missing helm is an error
+naming the install, never a silent skip. It runs with ``HELM_*`` homes in an
+empty temporary folder (no repositories, plugins or registry logins of the
+user's are read) and ``KUBECONFIG`` pointing nowhere; ``helm template`` talks to
+no cluster and runs no hooks (``--no-hooks --skip-tests`` leave hooks and tests
+out of the desired state). A chart whose dependencies would be fetched from a
+repository is refused: rendering must never reach the network.
+
+Each rendered object's source is its template (``# Source:`` comments). Which
+values feed which fields is found with one more render (:mod:`.helm_trace`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from gitmedic.reconciler.manifests.parse import ManifestError
+from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+
+HELM_TIMEOUT_S = 60
+INSTALL_HINT = (
+    "helm not found: install helm v3 (go install helm.sh/helm/v3/cmd/helm@v3.22.0, "
+    "or https://helm.sh/docs/intro/install/) or set GITMEDIC_HELM to its path"
+)
+
+
+class HelmError(Exception):
+    """The chart cannot be rendered; the message says why."""
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """One Helm app: a chart folder, values files in order, release and namespace."""
+
+    chart: str  # repo-relative folder holding Chart.yaml
+    values: tuple[str, ...] = ()  # relative to the chart folder, applied after values.yaml
+    release: str = ""  # default: the chart folder's name
+    namespace: str = "default"
+
+    @property
+    def release_name(self) -> str:
+        """The release, else the chart folder's name ("release" for a chart at the root)."""
+        return self.release or PurePosixPath(self.chart).name or "release"
+
+    def values_files(self) -> list[str]:
+        """Repo-relative values files as helm layers them: the chart's values.yaml first."""
+        own = str(PurePosixPath(self.chart, "values.yaml"))
+        given = [_inside(self.chart, v) for v in self.values]
+        return [own, *[v for v in given if v != own]]
+
+
+def helm_path() -> str:
+    given = os.environ.get("GITMEDIC_HELM")
+    if given:
+        if not os.access(given, os.X_OK):
+            raise HelmError(f"GITMEDIC_HELM={given} is not an executable; {INSTALL_HINT}")
+        return given
+    found = shutil.which("helm")
+    if not found:
+        raise HelmError(INSTALL_HINT)
+    return found
+
+
+def refuse_remote_dependencies(tree: Tree, spec: ChartSpec) -> None:
+    for name in ("Chart.yaml", "requirements.yaml"):
+        rel = str(PurePosixPath(spec.chart, name))
+        if not tree.is_file(rel):
+            continue
+        data = yaml.safe_load(tree.read_text(rel)) or {}
+        for dep in data.get("dependencies") or []:
+            repo = str((dep or {}).get("repository") or "")
+            if repo and not repo.startswith("file://"):
+                raise HelmError(
+                    f"{rel}: dependency {dep.get('name')!r} comes from {repo}; gitmedic renders "
+                    "offline and never fetches charts (vendor it under charts/ or use file://)"
+                )
+
+
+def helm_template(
+    tree: Tree, spec: ChartSpec, values: list[Path], kube_version: str, root: Path
+) -> str:
+    """The rendered stream; ``values`` are absolute files (inside ``root``, the tree's copy)."""
+    argv = [helm_path(), "template", spec.release_name, str(root / spec.chart)]
+    for v in values:
+        argv += ["--values", str(v)]
+    argv += ["--namespace", spec.namespace, "--kube-version", kube_version]
+    argv += ["--no-hooks", "--skip-tests"]
+    with tempfile.TemporaryDirectory(prefix="gitmedic-helm-") as home:
+        try:
+            proc = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=HELM_TIMEOUT_S,
+                check=False,
+                env=_env(Path(home)),
+                cwd=home,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise HelmError(f"helm template failed: {exc}") from None
+    if proc.returncode != 0:
+        message = proc.stderr.strip().replace(str(root) + "/", "").splitlines()
+        raise HelmError(f"helm template failed: {message[0] if message else proc.returncode}")
+    return proc.stdout
+
+
+def _env(home: Path) -> dict[str, str]:
+    """Only what helm needs: no user config, no plugins, no cluster, no proxies."""
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "TZ") if k in os.environ}
+    dirs = {
+        "HELM_CACHE_HOME": home / "cache",
+        "HELM_CONFIG_HOME": home / "config",
+        "HELM_DATA_HOME": home / "data",
+        "HELM_PLUGINS": home / "plugins",
+        "HELM_REGISTRY_CONFIG": home / "registry.json",
+        "HELM_REPOSITORY_CONFIG": home / "repositories.yaml",
+        "HELM_REPOSITORY_CACHE": home / "repository",
+        "HOME": home,
+    }
+    return {**keep, **{k: str(v) for k, v in dirs.items()}, "KUBECONFIG": os.devnull}
+
+
+def _inside(chart: str, rel: str) -> str:
+    """A values file named relative to the chart, as a repo-relative path inside the repo."""
+    if PurePosixPath(rel).is_absolute():
+        raise HelmError(f"values file {rel!r} must be relative to the chart folder {chart}")
+    parts: list[str] = []
+    for part in PurePosixPath(chart, rel).parts:
+        if part == "..":
+            if not parts:
+                raise HelmError(f"values file {rel!r} of chart {chart} is outside the repository")
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
+def load_failure(file: str, exc: Exception) -> ManifestError:
+    line = exc.line if isinstance(exc, LoadFailure) else 0
+    return ManifestError(file, line, str(exc))

@@ -1,0 +1,127 @@
+"""A Helm app's desired state: its rendered objects, each at its template and values lines."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from gitmedic.detectors.snapshot import Source
+from gitmedic.reconciler.manifests.helm import (
+    ChartSpec,
+    HelmError,
+    helm_template,
+    refuse_remote_dependencies,
+)
+from gitmedic.reconciler.manifests.helm_trace import (
+    Marked,
+    ValuesLayer,
+    field_origins,
+    mark,
+    merge,
+    owners,
+    read_layer,
+)
+from gitmedic.reconciler.manifests.kustomize import Rendered, RenderedObject
+from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
+from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+
+_SOURCE = re.compile(r"^# Source: [^/\n]+/(.+)$", re.MULTILINE)
+
+__all__ = ["render_chart"]
+
+
+def render_chart(tree: Tree, spec: ChartSpec, kube_version: str) -> Rendered:
+    chart_file = str(PurePosixPath(spec.chart, "Chart.yaml"))
+    out = Rendered(chart_file)
+    try:
+        refuse_remote_dependencies(tree, spec)
+        layers = _layers(tree, spec)
+        with tree.materialize("") as root:
+            files = [root / layer.file for layer in layers]
+            stream = helm_template(tree, spec, files, kube_version, root)
+            marked = _marked_render(tree, spec, layers, kube_version, root)
+    except (HelmError, LoadFailure, yaml.YAMLError) as exc:
+        out.errors.append(ManifestError(chart_file, 0, str(exc)))
+        return out
+    owner = owners(layers)
+    traced = _by_identity(marked[1]) if marked else {}
+    for body, source in _objects(tree, spec, stream, out):
+        twin = traced.get(_identity(body))
+        if marked and twin is not None:
+            source = replace(source, origins=field_origins(twin, marked[0], owner))
+        out.objects.append(RenderedObject(body, source))
+    return out
+
+
+def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:
+    layers = []
+    for index, file in enumerate(spec.values_files()):
+        if not tree.is_file(file):
+            if index == 0:
+                continue  # a chart may have no values.yaml of its own
+            raise HelmError(f"values file {file} does not exist")
+        layers.append(read_layer(file, tree.read_text(file)))
+    return layers
+
+
+def _marked_render(
+    tree: Tree, spec: ChartSpec, layers: list[ValuesLayer], kube_version: str, root: Path
+) -> tuple[Marked, str] | None:
+    marked = mark(merge(layers))
+    with tempfile.TemporaryDirectory(prefix="gitmedic-marked-") as tmp:
+        values = Path(tmp, "marked-values.yaml")
+        values.write_text(yaml.safe_dump(marked.values, sort_keys=False))
+        try:
+            return marked, helm_template(tree, spec, [values], kube_version, root)
+        except HelmError:
+            return None  # templates that reject the markers: objects without field origins
+
+
+def _objects(
+    tree: Tree, spec: ChartSpec, stream: str, out: Rendered
+) -> list[tuple[dict[str, object], Source]]:
+    found = []
+    for document, (template, text) in enumerate(_documents(stream)):
+        file = str(PurePosixPath(spec.chart, template)) if template else out.file
+        parsed = parse_text(text, file)
+        out.errors.extend(parsed.errors)
+        for p in parsed.objects:
+            found.append((p.body, Source(file, _kind_line(tree, file, p.body), document)))
+    return found
+
+
+def _documents(stream: str) -> list[tuple[str, str]]:
+    docs = []
+    for text in re.split(r"^---[ \t]*$", stream, flags=re.MULTILINE):
+        if text.strip():
+            match = _SOURCE.search(text)
+            docs.append((match[1] if match else "", text))
+    return docs
+
+
+def _kind_line(tree: Tree, file: str, body: dict[str, object]) -> int:
+    """The template line that declares the object's kind (templates are not YAML)."""
+    try:
+        lines = tree.read_text(file).splitlines()
+    except LoadFailure:
+        return 1
+    kind = re.compile(rf"^kind:\s*[\"']?{re.escape(str(body.get('kind')))}\b")
+    return next((n for n, line in enumerate(lines, 1) if kind.match(line)), 1)
+
+
+def _identity(body: dict[str, object]) -> tuple[str, str]:
+    meta = body.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return str(body.get("kind")), str(name)
+
+
+def _by_identity(stream: str) -> dict[tuple[str, str], dict[str, object]]:
+    out: dict[tuple[str, str], dict[str, object]] = {}
+    for _, text in _documents(stream):
+        for p in parse_text(text, "marked").objects:
+            out.setdefault(_identity(p.body), p.body)
+    return out

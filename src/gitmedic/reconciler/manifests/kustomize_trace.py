@@ -1,0 +1,193 @@
+"""Which file of a kustomization sets what: resources for objects, patches for fields.
+
+kustomize output carries no positions, so the kustomization is walked as
+kustomize does: ``resources`` (files, and folders with their own
+kustomization, recursively, such as an overlay's ``../../bases/frontend``)
+declare objects; ``patches`` (files, by ``path``) and
+``patchesStrategicMerge`` change fields. An object's source is the resource
+document that declares it; each leaf a patch sets is a field origin at the
+patch's line, and a patch of an outer overlay overrides one of an inner
+kustomization, as it does when kustomize builds. A fix to such a field belongs
+in that patch; one to any other field, in the resource file.
+
+Items of a list a strategic-merge patch merges by ``name`` (containers, env,
+ports) are matched by that name, so the origin's path uses the rendered index.
+Generators and transformers are not traced: what they produce points at the
+kustomization file, and the responder escalates instead of editing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+
+from gitmedic.detectors.origin import FieldOrigin
+from gitmedic.detectors.snapshot import Source
+from gitmedic.reconciler.manifests.parse import parse_text
+from gitmedic.reconciler.manifests.paths import format_path
+from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+
+Identity = tuple[str, str]  # (kind, name)
+_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+_IDENTITY_KEYS = {"apiVersion", "kind"}
+
+
+@dataclass
+class Traced:
+    sources: dict[Identity, Source] = field(default_factory=dict)
+    # per object: (patch path with list items as their name, file, line), outer last
+    patched: dict[Identity, list[tuple[tuple[Any, ...], str, int]]] = field(default_factory=dict)
+
+
+def trace(tree: Tree, root: str) -> Traced:
+    out = Traced()
+    _walk(tree, root, out, seen=set())
+    return out
+
+
+def _walk(tree: Tree, folder: str, out: Traced, seen: set[str]) -> None:
+    kfile = next((_join(folder, n) for n in _NAMES if tree.is_file(_join(folder, n))), None)
+    if kfile is None or kfile in seen:
+        return
+    seen.add(kfile)
+    spec = _read(tree, kfile)
+    for entry in _strings(spec.get("resources")) + _strings(spec.get("bases")):
+        target = _join(folder, entry)
+        if tree.is_file(target):
+            _declare(tree, target, out)
+        else:
+            _walk(tree, target, out, seen)
+    patches = [p.get("path") for p in _maps(spec.get("patches"))]
+    patches += _strings(spec.get("patchesStrategicMerge"))
+    for patch in patches:
+        if isinstance(patch, str) and tree.is_file(_join(folder, patch)):
+            _patch(tree, _join(folder, patch), out)
+
+
+def _declare(tree: Tree, file: str, out: Traced) -> None:
+    for body, line, document in _documents(tree, file):
+        out.sources.setdefault(_identity(body), Source(file, line, document))
+
+
+def _patch(tree: Tree, file: str, out: Traced) -> None:
+    try:
+        text = tree.read_text(file)
+        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except (LoadFailure, yaml.YAMLError):
+        return
+    for node in nodes:
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        body = yaml.safe_load(yaml.serialize(node))
+        if not isinstance(body, dict) or "kind" not in body:
+            continue
+        leaves = out.patched.setdefault(_identity(body), [])
+        leaves.extend((path, file, line) for path, line in _leaf_lines(node, ()))
+
+
+def _leaf_lines(node: yaml.Node, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], int]]:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if not path and (key.value in _IDENTITY_KEYS or key.value == "metadata"):
+                if key.value == "metadata":
+                    yield from _metadata(value)
+                continue
+            if isinstance(value, yaml.MappingNode | yaml.SequenceNode) and value.value:
+                yield from _leaf_lines(value, (*path, str(key.value)))
+            else:
+                yield (*path, str(key.value)), key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            yield from _leaf_lines(item, (*path, _item_key(item, i)))
+
+
+def _metadata(node: yaml.Node) -> Iterator[tuple[tuple[Any, ...], int]]:
+    for path, line in _leaf_lines(node, ("metadata",)):
+        if path[1:] not in (("name",), ("namespace",)):
+            yield path, line
+
+
+def _item_key(item: yaml.Node, index: int) -> Any:
+    """A list item a strategic merge matches by name is named, else kept by position."""
+    if isinstance(item, yaml.MappingNode):
+        for key, value in item.value:
+            if key.value == "name" and isinstance(value, yaml.ScalarNode):
+                return ("name", value.value)
+    return index
+
+
+def origins_for(
+    body: Any, patched: list[tuple[tuple[Any, ...], str, int]]
+) -> tuple[FieldOrigin, ...]:
+    """The patch leaves as field origins on the rendered ``body`` (names to indexes)."""
+    by_path: dict[str, FieldOrigin] = {}
+    for path, file, line in patched:
+        concrete = _concrete(body, path)
+        if concrete is not None:
+            text = format_path(concrete)
+            by_path[text] = FieldOrigin(text, file, line, text)  # later (outer) patches win
+    return tuple(by_path.values())
+
+
+def _concrete(body: Any, path: tuple[Any, ...]) -> tuple[str | int, ...] | None:
+    out: list[str | int] = []
+    node = body
+    for seg in path:
+        if isinstance(seg, tuple):
+            items = node if isinstance(node, list) else []
+            names = [i.get("name") if isinstance(i, dict) else None for i in items]
+            if seg[1] not in names:
+                return None
+            seg = names.index(seg[1])
+        if isinstance(seg, int):
+            if not isinstance(node, list) or seg >= len(node):
+                return None
+        elif not isinstance(node, dict) or seg not in node:
+            return None
+        out.append(seg)
+        node = node[seg]
+    return tuple(out)
+
+
+def _documents(tree: Tree, file: str) -> list[tuple[dict[str, Any], int, int]]:
+    try:
+        parsed = parse_text(tree.read_text(file), file)
+    except LoadFailure:
+        return []
+    return [(p.body, p.line, p.document) for p in parsed.objects]
+
+
+def _read(tree: Tree, file: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(tree.read_text(file))
+    except (LoadFailure, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _identity(body: dict[str, Any]) -> Identity:
+    meta = body.get("metadata")
+    return str(body.get("kind")), str(meta.get("name") if isinstance(meta, dict) else None)
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _maps(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _join(folder: str, rel: str) -> str:
+    parts: list[str] = []
+    for part in PurePosixPath(folder, rel).parts:
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)

@@ -1,0 +1,104 @@
+"""An object defined twice is kept once and reported once, at both places."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gitmedic.reconciler.manifests.apps import load_apps_desired
+from gitmedic.reconciler.manifests.load import load_desired
+from tests.conftest import APPS
+from tests.manifests.helpers import CM, init_repo, write
+from tests.repos.conftest import gitmedic
+
+DEPLOY = """apiVersion: {api}
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {{app: web}}
+  template:
+    metadata:
+      labels: {{app: web}}
+    spec:
+      containers: [{{name: web, image: nginx}}]
+"""
+SERVICE = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n"
+
+
+def test_an_object_in_two_files_is_loaded_once_with_one_error_naming_both(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        {
+            "a.yaml": CM.format(name="x") + "---\n" + DEPLOY.format(api="apps/v1"),
+            "b.yaml": "# copy\n" + DEPLOY.format(api="apps/v1") + "---\n" + SERVICE,
+        },
+    )
+    state = load_desired(tmp_path, namespace="shop")
+    assert sorted(o.kind for o in state.snapshot) == ["ConfigMap", "Deployment", "Service"]
+    kept = state.snapshot.get("Deployment", "shop", "web")
+    assert kept is not None and kept.source is not None
+    assert (kept.source.file, kept.source.line) == ("a.yaml", 6)
+    [error] = state.errors
+    assert (error.file, error.line) == ("b.yaml", 2)
+    assert "Deployment/shop/web is defined twice: at a.yaml:6 and here" in error.message
+
+
+def test_the_same_name_in_another_group_or_namespace_is_not_a_duplicate(tmp_path: Path) -> None:
+    other_group = DEPLOY.format(api="example.com/v1")
+    write(
+        tmp_path,
+        {
+            "a.yaml": DEPLOY.format(api="apps/v1") + "---\n" + CM.format(name="web"),
+            "b.yaml": CM.format(name="web") + "  namespace: other\n---\n" + other_group,
+        },
+    )
+    state = load_desired(tmp_path, namespace="shop")
+    assert state.errors == []
+    assert len(state.snapshot) == 4
+
+
+def test_two_api_versions_of_one_group_are_the_same_object(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {"a.yaml": DEPLOY.format(api="apps/v1") + "---\n" + DEPLOY.format(api="apps/v1beta2")},
+    )
+    state = load_desired(tmp_path)
+    assert len(state.snapshot) == 1 and len(state.errors) == 1
+
+
+def test_apps_whose_folders_overlap_count_an_object_once(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            ".gitmedic/config.yaml": "version: 1\napps:\n"
+            "  - {name: all, path: apps, namespace: shop}\n"
+            "  - {name: web, path: apps/web, namespace: shop}\n",
+            "apps/web/web.yaml": DEPLOY.format(api="apps/v1"),
+        },
+    )
+    init_repo(tmp_path)
+    state = load_apps_desired(tmp_path)
+    assert len(state.snapshot) == 1
+    [error] = state.errors
+    assert error.file == "apps/web/web.yaml" and "defined twice" in error.message
+
+
+@pytest.mark.integration
+def test_online_boutique_from_its_root_has_no_false_double_selection(tmp_path: Path) -> None:
+    """The kustomize copy and the release bundle declare every object: counted once."""
+    shutil.copytree(APPS / "online-boutique", tmp_path / "boutique")
+    run = gitmedic("detect", tmp_path / "boutique", "--namespace", "boutique", "--format", "json")
+    report = run.json()
+    assert run.rc == 2  # the repeats are errors: which copy a cluster gets is ambiguous
+    assert not [f for f in report["findings"] if "2 workloads" in f["summary"]]
+    assert {e["file"] for e in report["errors"]} == {"release/kubernetes-manifests.yaml"}
+    frontend = [e for e in report["errors"] if "Deployment/boutique/frontend " in e["message"]]
+    assert len(frontend) == 1
+    assert "at kubernetes-manifests/frontend.yaml:15 and here" in frontend[0]["message"]
+    assert len(report["errors"]) == 33

@@ -1,0 +1,115 @@
+"""A fault injected through an overlay patch is fixed in that patch, not in the base.
+
+podinfo's production overlay gets a patch of the frontend (as teams keep them:
+resources and placement per environment); a bad change to that patch is what
+``gitmedic run --cluster sim --forge local --once`` must undo, in one hunk of
+the patch, leaving the shared base and the other overlays as they were.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA
+from tests.manifests.helpers import commit_all, git, init_repo, write
+from tests.repos.conftest import gitmedic
+
+DEPLOY = DATA / "gitops-repos/podinfo/deploy"
+PATCH = "deploy/overlays/production/frontend-patch.yaml"
+CONFIG = """version: 1
+apps:
+  - {name: production, path: deploy/overlays/production, namespace: production}
+  - {name: staging, path: deploy/overlays/staging, namespace: staging}
+  - {name: dev, path: deploy/overlays/dev, namespace: dev}
+"""
+HEALTHY = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: frontend
+spec:
+  template:
+    spec:
+      containers:
+        - name: frontend
+          resources:
+            limits:
+              memory: 256Mi
+            requests:
+              memory: 64Mi
+"""
+# fault -> (old, new) in the patch
+FAULTS = {
+    "memory-limit-too-small": ("memory: 256Mi", "memory: 1Mi"),
+    "request-too-large": ("memory: 64Mi", "memory: 200Gi"),
+    "bad-image": (
+        "        - name: frontend\n",
+        "        - name: frontend\n          image: ghcr.io/stefanprodan/podinfo:0.0.0-missing\n",
+    ),
+    "nonexistent-node": (
+        "    spec:\n      containers:",
+        "    spec:\n      nodeSelector:\n        kubernetes.io/hostname: extra-node\n"
+        "      containers:",
+    ),
+}
+
+
+def overlay_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(DEPLOY, repo / "deploy")
+    kustomization = repo / "deploy/overlays/production/kustomization.yaml"
+    kustomization.write_text(
+        kustomization.read_text() + "patches:\n  - path: frontend-patch.yaml\n"
+    )
+    write(repo, {PATCH: HEALTHY, ".gitmedic/config.yaml": CONFIG})
+    init_repo(repo)
+    commit_all(repo, "podinfo with a production patch")
+    return repo
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_fault_in_the_production_patch_is_undone_in_that_patch(
+    tmp_path: Path, fault: str
+) -> None:
+    repo = overlay_repo(tmp_path)
+    old, new = FAULTS[fault]
+    patch = repo / PATCH
+    assert patch.read_text().count(old) == 1
+    patch.write_text(patch.read_text().replace(old, new))
+    bad = commit_all(repo, f"production: {fault}")
+
+    run = gitmedic("run", repo, "--cluster", "sim", "--forge", "local", "--once", "--json")
+    assert run.rc == 0, run.err[-2000:]
+    fixes = [
+        t for i in run.json()["incidents"] for t in i["transactions"] if t["status"] == "committed"
+    ]
+    assert len(fixes) == 1 and fixes[0]["strategy"] == "bisect", run.out
+    assert patch.read_text() == HEALTHY  # the original value, back in the file that changed
+    changed = git(repo, "diff", "--name-only", bad, "main", "--", "deploy").splitlines()
+    assert changed == [PATCH]  # the base and the other overlays are untouched
+    diff = subprocess.run(
+        ["git", "-C", str(repo), "diff", "-U0", bad, "main", "--", PATCH],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert diff.count("\n@@ ") == 1  # one hunk
+
+
+@pytest.mark.integration
+def test_detect_on_each_overlay_names_the_patch_line_of_a_patched_field(tmp_path: Path) -> None:
+    repo = overlay_repo(tmp_path)
+    patch = repo / PATCH
+    patch.write_text(patch.read_text().replace("memory: 256Mi", "memory: 1Mi"))
+    prod = gitmedic("detect", repo / "deploy/overlays/production")
+    assert prod.rc == 1
+    assert "Deployment/production/frontend  (deploy/bases/frontend/deployment.yaml:1)" in prod.out
+    assert f"resources.limits.memory at {PATCH}:12" in prod.out
+    for env in ("dev", "staging"):
+        other = gitmedic("detect", repo / f"deploy/overlays/{env}", "--format", "json")
+        detectors = {f["detector"] for f in other.json()["findings"]}
+        assert "memory-limit-too-small" not in detectors, env

@@ -10,7 +10,7 @@ import kmock
 import pytest
 
 from gitmedic.detectors import Resource
-from gitmedic.reconciler.live import LIST_CALLS, LiveReadError, load_live
+from gitmedic.reconciler.live import LIST_CALLS, LiveReadError, connect, load_live, read_live
 from tests.live.kmock_thread import RESOURCES, KmockThread
 
 
@@ -200,3 +200,24 @@ def test_secrets_the_rbac_does_not_grant_are_skipped(cluster: KmockThread, tmp_p
 
     assert [str(o.ref) for o in snapshot] == ["Pod/shop/web-1"]
     assert "Secret" not in snapshot.kinds()
+
+
+def test_secrets_rbac_leaves_out_is_skipped_and_returned_as_denied(
+    cluster: KmockThread, tmp_path: Path
+) -> None:
+    def forbid() -> None:
+        cluster.emulator["get /api/v1/namespaces/shop/secrets"] << 403 << {
+            "kind": "Status", "message": 'secrets is forbidden: User "bot" cannot list'
+        }  # fmt: skip
+
+    cluster.call(forbid)
+    cluster.add([_pod("web-1", "shop")])
+    api = connect(kubeconfig=str(cluster.kubeconfig(tmp_path)))
+
+    snapshot, denied = read_live(api, namespace="shop")
+
+    assert [str(o.ref) for o in snapshot] == ["Pod/shop/web-1"]
+    assert [(d.kind, str(d)) for d in denied] == [
+        ("Secret", "listing secrets (/api/v1/namespaces/shop/secrets): HTTP 403 Forbidden: "
+                   'secrets is forbidden: User "bot" cannot list'),
+    ]  # fmt: skip

@@ -51,12 +51,7 @@ def collect(args: argparse.Namespace, registry: Registry) -> Report:
     if args.live:
         if args.rev:
             raise UsageError("--rev reads manifests; it cannot be combined with --live")
-        from gitmedic.reconciler.live import LiveReadError, load_live
-
-        try:
-            snapshot = load_live(context=args.context, namespace=args.namespace, taken_at=_now())
-        except LiveReadError as exc:
-            raise UsageError(f"cannot read the cluster: {exc}") from None
+        snapshot = _live_snapshot(args, registry)
         files: list[str] = []
         errors: list[ManifestError] = []
     else:
@@ -74,6 +69,28 @@ def collect(args: argparse.Namespace, registry: Registry) -> Report:
     evaluation = run_detectors(registry, snapshot)
     errors += [ManifestError(f"detector:{e.detector}", 0, e.message) for e in evaluation.errors]
     return Report(list(evaluation.findings), errors, registry, snapshot, files)
+
+
+def _live_snapshot(args: argparse.Namespace, registry: Registry) -> Snapshot:
+    """The cluster's state; an optional kind RBAC hides (Secrets) is left out, with a
+    warning naming the detectors that ran without it."""
+    from gitmedic.reconciler.live import LiveReadError, connect, read_live
+
+    try:
+        api = connect(args.context)
+        snapshot, denied = read_live(api, namespace=args.namespace, taken_at=_now())
+    except LiveReadError as exc:
+        raise UsageError(f"cannot read the cluster: {exc}") from None
+    for refused in denied:
+        sys.stderr.write(f"warning: not allowed: {refused}; {_blind(registry, refused.kind)}\n")
+    return snapshot
+
+
+def _blind(registry: Registry, kind: str) -> str:
+    ids = [d.id for d in registry if kind in d.spec.kinds]
+    if not ids:
+        return f"no detector reads {kind}"
+    return f"detectors that read {kind} ran without it: {', '.join(ids)}"
 
 
 def render(report: Report, fmt: str) -> str:

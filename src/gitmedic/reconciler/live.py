@@ -6,7 +6,11 @@ with ``ApiClient.param_serialize`` and sent with ``ApiClient.call_api``, whose
 response is the raw HTTP body (the v37 equivalent of ``_preload_content=False``),
 parsed once by ``json.loads``. Items of a list carry no apiVersion/kind in the
 API, so they are filled in from the list call. Lists are paged (``limit`` and
-``continue``) so a big namespace never arrives as one giant body.
+``continue``) so a big namespace never arrives as one giant body. A continue
+token outlives its snapshot when etcd compacts the revision it pins (the API
+server answers 410 Gone, "the provided continue parameter is too old"): that
+kind is listed again from its first page, at most ``RELISTS`` times, so one
+kind's objects always come from one consistent revision.
 
 Secrets are listed as ``PartialObjectMetadataList`` (an Accept header asking
 the API server for metadata only), so their data never crosses the wire; the
@@ -48,6 +52,7 @@ from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot
 from gitmedic.reconciler.redact import register_objects
 
 PAGE_SIZE = 500
+RELISTS = 3  # fresh lists of one kind after its continue token expired (410 Gone)
 REQUEST_TIMEOUT_S = 30.0
 _JSON = "application/json"
 _PARTIAL_METADATA = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
@@ -140,8 +145,7 @@ def read_live(
         if namespace and call.cluster_scoped:
             continue
         try:
-            for page in _pages(api_client, call, namespace):
-                objects.extend(_obj(item, call) for item in page)
+            objects.extend(_obj(item, call) for item in _list_all(api_client, call, namespace))
         except ListDenied as refused:
             if not call.optional:
                 raise
@@ -174,6 +178,23 @@ def connect(context: str | None = None, kubeconfig: str | None = None) -> Any:
     return client.ApiClient(configuration)
 
 
+class _ContinueExpired(Exception):
+    """The continue token's revision was compacted away (HTTP 410 on a later page)."""
+
+
+def _list_all(api: Any, call: ListCall, namespace: str | None) -> list[Mapping[str, Any]]:
+    """Every item of one kind, from one list (pages of one revision)."""
+    for _ in range(RELISTS + 1):
+        try:
+            return [item for page in _pages(api, call, namespace) for item in page]
+        except _ContinueExpired:
+            continue
+    raise LiveReadError(
+        f"listing {call.plural}: the list expired (HTTP 410 Gone) {RELISTS + 1} times in a "
+        "row; etcd compacts faster than the pages arrive"
+    )
+
+
 def _pages(api: Any, call: ListCall, namespace: str | None) -> Iterator[list[Mapping[str, Any]]]:
     token = ""
     while True:
@@ -197,6 +218,8 @@ def _get_list(
     status, reason, raw = _get(api, call, path, query)
     if status == 404 and not call.core:
         return None
+    if status == 410 and any(key == "continue" for key, _ in query):
+        raise _ContinueExpired
     if not 200 <= status < 300:
         message = f"listing {call.plural} ({path}): HTTP {status} {_why(reason, raw)}"
         raise ListDenied(message, call.kind) if status == 403 else LiveReadError(message)

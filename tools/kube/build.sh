@@ -112,6 +112,7 @@ ensure_etcd() {
     fi
 }
 
+[[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "kube tools: go is not on PATH" >&2; exit 1; }
 ensure_etcd
 groups=("$@")

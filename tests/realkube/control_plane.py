@@ -178,6 +178,8 @@ def _start_controllers(tools: Tools, plane: ControlPlane, procs: Processes) -> N
             [
                 f"--service-account-private-key-file={pki.file('sa.key')}",
                 f"--root-ca-file={pki.ca}",
+                # each controller as its own ServiceAccount, bound by RBAC's bootstrap policy
+                "--use-service-account-credentials=true",
                 "--controllers=*",
             ],
         ),
@@ -215,7 +217,7 @@ def _start_controllers(tools: Tools, plane: ControlPlane, procs: Processes) -> N
 
 
 def _node() -> dict[str, object]:
-    """One fake node with room for a whole app (the scheduler still says no to 1000Gi)."""
+    """One fake node (kwok's, by its annotation) with room for a whole app."""
     room = {"cpu": "32", "memory": "256Gi", "pods": "250"}
     return {
         "apiVersion": "v1",

@@ -50,11 +50,18 @@ module_dir() {  # where the module cache holds a dependency of the wrapper in $P
 
 build_k8s() {
     cd "$here/kubernetes"
-    go build -trimpath -ldflags "$k8s_ldflags" -o "$1/bin/" \
-        k8s.io/kubernetes/cmd/kube-apiserver \
-        k8s.io/kubernetes/cmd/kube-controller-manager \
-        k8s.io/kubernetes/cmd/kube-scheduler
-    go build -trimpath -ldflags "-s -w" -o "$1/bin/" sigs.k8s.io/kwok/cmd/kwok
+    # One binary at a time, the API server first: an interrupted build has left
+    # whole binaries behind, and the shared packages are compiled once (build cache).
+    local cmd
+    for cmd in kube-apiserver kwok kube-scheduler kube-controller-manager; do
+        [[ -x $1/bin/$cmd ]] && continue
+        if [[ $cmd == kwok ]]; then
+            go build -trimpath -ldflags "-s -w" -o "$1/bin/$cmd.tmp" sigs.k8s.io/kwok/cmd/kwok
+        else
+            go build -trimpath -ldflags "$k8s_ldflags" -o "$1/bin/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
+        fi
+        mv "$1/bin/$cmd.tmp" "$1/bin/$cmd"
+    done
     mkdir -p "$1/stage"
     cp -r "$(module_dir sigs.k8s.io/kwok)/kustomize/stage/." "$1/stage/"
     chmod -R u+w "$1/stage"
@@ -85,13 +92,12 @@ build_once() {
         echo "kube tools: $name present in $dir"
         return 0
     fi
-    rm -rf "$dir.partial"
-    mkdir -p "$dir.partial"
+    mkdir -p "$dir.partial"  # what an interrupted build finished is kept
     echo "kube tools: building $name into $dir (log: $dir.partial/build.log)"
     local timer=()
     [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v)
     if ! CGO_ENABLED=0 "${timer[@]}" nice -n 19 "$here/build.sh" --group "$name" "$dir.partial" \
-            >"$dir.partial/build.log" 2>&1; then
+            >>"$dir.partial/build.log" 2>&1; then
         echo "kube tools: building $name FAILED; the end of $dir.partial/build.log:" >&2
         tail -n 30 "$dir.partial/build.log" >&2
         return 1

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.realkube.flux import Flux
 from tests.realkube.tier import Tier, shared_tier
 from tests.realkube.tools import find_tools
 
@@ -28,6 +29,14 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "realkube"
     with shared_tier(tools, shared) as running:
         yield running
+
+
+@pytest.fixture
+def flux(tier: Tier) -> Flux:
+    """Real Flux on the tier, or a skip saying why it is not there."""
+    if isinstance(tier.flux, str):
+        pytest.skip(f"realkube Flux tests skipped: {tier.flux}")
+    return tier.flux
 
 
 @pytest.fixture

@@ -81,6 +81,14 @@ class ControlPlane:
 
 
 def start_control_plane(tools: Tools, folder: Path, procs: Processes) -> ControlPlane:
+    plane = start_api_server(tools, folder, procs)
+    _start_controllers(tools, plane, procs)
+    plane.apply([_node()])
+    return plane
+
+
+def start_api_server(tools: Tools, folder: Path, procs: Processes) -> ControlPlane:
+    """etcd and kube-apiserver alone (the controllers and kwok come next)."""
     pki = make_pki(folder / "pki")
     etcd = _start_etcd(tools, folder, procs)
     port = free_port()
@@ -91,8 +99,6 @@ def start_control_plane(tools: Tools, folder: Path, procs: Processes) -> Control
         )
     procs.start("kube-apiserver", [tools.bin("kube-apiserver"), *_apiserver_flags(plane, port)])
     procs.wait_until("kube-apiserver", lambda: _ready(plane), START_TIMEOUT_S)
-    _start_controllers(tools, plane, procs)
-    plane.apply([_node()])
     return plane
 
 

@@ -18,6 +18,7 @@ from gitmedic.sim.faults.git import init_repo
 from tests.realkube.bot_identity import FLUX_RULE, bind_bot, read_only_rules, registry_kinds
 from tests.realkube.boutique import MANIFEST, gitmedic, wait_for
 from tests.realkube.flux import NAMESPACE as FLUX_NAMESPACE
+from tests.realkube.flux import Flux
 from tests.realkube.tier import Tier
 from tests.transaction.e2e_world import git
 
@@ -90,7 +91,7 @@ class FluxApp:
         return git(self.repo, "rev-parse", "main")
 
 
-def flux_app(tier: Tier, namespace: str, tmp: Path) -> FluxApp:
+def flux_app(tier: Tier, flux: Flux, namespace: str, tmp: Path) -> FluxApp:
     repo = tmp / "repo"
     (repo / APP).mkdir(parents=True)
     shutil.copy(MANIFEST, repo / APP / MANIFEST.name)
@@ -98,8 +99,8 @@ def flux_app(tier: Tier, namespace: str, tmp: Path) -> FluxApp:
     config = CONFIG.format(app=APP, namespace=namespace, flux=FLUX_NAMESPACE)
     (repo / ".gitmedic" / "config.yaml").write_text(config)
     init_repo(repo)
-    url = tier.flux.serve(repo, namespace)
-    tier.flux.deploy(namespace, url, APP, namespace)
+    url = flux.serve(repo, namespace)
+    flux.deploy(namespace, url, APP, namespace)
     rules = [*read_only_rules(registry_kinds(builtin_registry())), FLUX_RULE]
     app = FluxApp(tier, repo, namespace, bind_bot(tier.plane, namespace, rules, tmp))
     provide_load_balancer(tier, namespace)

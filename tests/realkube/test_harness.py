@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,7 +45,7 @@ def test_a_machine_without_the_build_gets_the_reason_and_the_command(
 def test_the_bot_rules_grant_only_reads_of_what_the_detectors_read() -> None:
     rules = read_only_rules(registry_kinds(builtin_registry()))
     assert {tuple(r["verbs"]) for r in rules} == {("get", "list", "watch")}  # type: ignore[arg-type]
-    by_group = {r["apiGroups"][0]: r["resources"] for r in rules}  # type: ignore[index]
+    by_group: dict[str, Any] = {r["apiGroups"][0]: r["resources"] for r in rules}  # type: ignore[index]
     assert "pods" in by_group[""] and "deployments" in by_group["apps"]
     assert "secrets" in by_group[""], "Secrets as metadata: a detector reads them"
     assert read_only_rules({"Pod"}) == [

@@ -20,6 +20,7 @@ from gitmedic.sim.faults import inject
 from gitmedic.sim.faults.git import commit_all
 from tests.realkube.boutique import MANIFEST, wait_for
 from tests.realkube.conftest import REALKUBE
+from tests.realkube.flux import Flux
 from tests.realkube.flux_app import APP, FluxApp, flux_app
 from tests.realkube.kubelet import entrypoint_missing, fake_kubelet, image_missing
 from tests.realkube.tier import Tier
@@ -31,8 +32,8 @@ FILE = f"{APP}/{MANIFEST.name}"
 
 
 @pytest.fixture
-def app(tier: Tier, namespace: str, tmp_path: Path) -> Iterator[FluxApp]:
-    yield flux_app(tier, namespace, tmp_path)
+def app(tier: Tier, flux: Flux, namespace: str, tmp_path: Path) -> Iterator[FluxApp]:
+    yield flux_app(tier, flux, namespace, tmp_path)
 
 
 def commit_fault(app: FluxApp, fault: str, **params: object) -> tuple[str, str]:

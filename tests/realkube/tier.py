@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.realkube.control_plane import ControlPlane, start_control_plane
 from tests.realkube.flux import Flux, start_flux
@@ -30,7 +31,7 @@ from tests.realkube.tools import Tools
 @dataclass(frozen=True)
 class Tier:
     plane: ControlPlane
-    flux: Flux
+    flux: Flux | str  # Flux, or why it is not running (not built)
     started_in_s: float  # 0.0 for a process that attached to a running tier
 
 
@@ -39,7 +40,7 @@ def start_tier(tools: Tools, folder: Path) -> Tier:
     procs = Processes(folder)
     try:
         plane = start_control_plane(tools, folder, procs)
-        flux = start_flux(tools, plane, folder, procs)
+        flux = tools.flux_missing or start_flux(tools, plane, folder, procs)
     except BaseException:
         stop_recorded(folder)
         raise
@@ -86,11 +87,13 @@ def _users(folder: Path) -> int:
 def _to_json(tier: Tier) -> dict[str, object]:
     plane = {**asdict(tier.plane), "folder": str(tier.plane.folder)}
     plane["pki"] = {"folder": str(tier.plane.pki.folder), "tokens": tier.plane.pki.tokens}
+    if isinstance(tier.flux, str):
+        return {"plane": plane, "flux": tier.flux}
     flux = {"git_url": tier.flux.git_url, "docroot": str(tier.flux.docroot)}
     return {"plane": plane, "flux": flux}
 
 
-def _from_json(data: dict[str, dict[str, object]]) -> Tier:
+def _from_json(data: dict[str, Any]) -> Tier:
     plane_data = data["plane"]
     pki_data = plane_data["pki"]
     assert isinstance(pki_data, dict)
@@ -98,8 +101,10 @@ def _from_json(data: dict[str, dict[str, object]]) -> Tier:
     plane = ControlPlane(
         str(plane_data["server"]), str(plane_data["etcd"]), pki, Path(str(plane_data["folder"]))
     )
-    flux = Flux(str(data["flux"]["git_url"]), Path(str(data["flux"]["docroot"])), plane)
-    return Tier(plane, flux, 0.0)
+    found = data["flux"]
+    if isinstance(found, str):
+        return Tier(plane, found, 0.0)
+    return Tier(plane, Flux(str(found["git_url"]), Path(str(found["docroot"])), plane), 0.0)
 
 
 def main(argv: list[str]) -> int:
@@ -114,7 +119,10 @@ def main(argv: list[str]) -> int:
         return 2
     tier = start_tier(tools, Path(argv[0]).resolve())
     print(f"started in {tier.started_in_s:.1f} s; export KUBECONFIG={tier.plane.kubeconfig}")
-    print(f"git server: {tier.flux.git_url} (serving {tier.flux.docroot})")
+    if isinstance(tier.flux, str):
+        print(f"no Flux: {tier.flux}")
+    else:
+        print(f"git server: {tier.flux.git_url} (serving {tier.flux.docroot})")
     return 0
 
 

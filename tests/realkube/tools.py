@@ -5,7 +5,9 @@
 wrapper module's files; :func:`find_tools` computes the same key, so a change
 of a pinned version points the tests at a directory that does not exist yet
 (and they skip, naming the build command) rather than at stale binaries.
-etcd is the system's (Debian ``etcd-server``), found on PATH.
+etcd is the system's (Debian ``etcd-server``), found on PATH. The control plane
+is needed by every test of the tier; Flux only by the loop's (``flux_missing``
+says why it is absent, and those tests skip with that reason).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class Tools:
     etcd: Path
     k8s: Path  # bin/ and stage/ (kwok's stage files)
     flux: Path  # bin/ and crds/
+    flux_missing: str = ""  # why Flux is not built, or ""
 
     def bin(self, name: str) -> str:
         folder = self.flux if name in FLUX_BINARIES else self.k8s
@@ -55,10 +58,14 @@ def find_tools() -> Tools | str:
     root = tools_root()
     k8s = root / f"kube-k8s-{cache_key(K8S_KEY_FILES)}"
     flux = root / f"kube-flux-{cache_key(FLUX_KEY_FILES)}"
-    for folder, names in ((k8s, K8S_BINARIES), (flux, FLUX_BINARIES)):
-        if not (folder / ".complete").is_file():
-            return f"{folder} is not built: {BUILD_HINT}"
-        missing = [n for n in names if not (folder / "bin" / n).is_file()]
-        if missing:
-            return f"{folder} lacks {', '.join(missing)}: {BUILD_HINT}"
-    return Tools(Path(etcd), k8s, flux)
+    k8s_missing = _missing(k8s, K8S_BINARIES)
+    if k8s_missing:
+        return k8s_missing
+    return Tools(Path(etcd), k8s, flux, _missing(flux, FLUX_BINARIES))
+
+
+def _missing(folder: Path, names: tuple[str, ...]) -> str:
+    if not (folder / ".complete").is_file():
+        return f"{folder} is not built: {BUILD_HINT}"
+    absent = [n for n in names if not (folder / "bin" / n).is_file()]
+    return f"{folder} lacks {', '.join(absent)}: {BUILD_HINT}" if absent else ""

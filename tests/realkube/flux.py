@@ -83,6 +83,7 @@ def start_flux(tools: Tools, plane: ControlPlane, folder: Path, procs: Processes
     plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}])
     env = {"KUBECONFIG": str(plane.kubeconfig), "RUNTIME_NAMESPACE": NAMESPACE}
     storage = f"127.0.0.1:{free_port()}"
+    (folder / "artifacts").mkdir()
     for name, extra in (
         (
             "source-controller",

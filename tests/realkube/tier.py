@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -53,7 +54,8 @@ def shared_tier(tools: Tools, folder: Path) -> Iterator[Tier]:
     with _locked(folder):
         users = _users(folder)
         if users == 0:
-            stop_recorded(folder)  # what a runner that died left behind
+            stop_recorded(folder / "run")  # what a runner that died left behind
+            shutil.rmtree(folder / "run", ignore_errors=True)
             tier = start_tier(tools, folder / "run")
             (folder / "tier.json").write_text(json.dumps(_to_json(tier)))
         else:

@@ -130,12 +130,17 @@ def test_a_candidate_that_makes_things_worse_is_reverted_then_the_retry_commits(
         if "productcatalogservice:" in line and "image: " in line
     )
     command = ["/catalog-v2"]
+    never = f"{old_image.rsplit(':', 1)[0]}:v9.9.9-never"
+    # both commits reach main at once (a push), so Flux never deploys the first alone
+    git(app.repo, "checkout", "-q", "-b", "release")
     commit_fault(app, "wrong-command", target=CATALOG, command=command[0])
-    text = manifest.read_text()
-    manifest.write_text(text.replace(old_image, f"{old_image.rsplit(':', 1)[0]}:v9.9.9-never", 1))
+    manifest.write_text(manifest.read_text().replace(old_image, never, 1))
     sha = commit_all(app.repo, "catalog: release v9.9.9")
+    git(app.repo, "checkout", "-q", "main")
+    git(app.repo, "merge", "-q", "--ff-only", "release")
+    git(app.repo, "branch", "-q", "-D", "release")
     verdicts = [
-        image_missing({f"{old_image.rsplit(':', 1)[0]}:v9.9.9-never"}),
+        image_missing({never}),
         entrypoint_missing(old_image, command),
     ]
     with fake_kubelet(app.tier.plane, app.namespace, verdicts):
@@ -150,6 +155,5 @@ def test_a_candidate_that_makes_things_worse_is_reverted_then_the_retry_commits(
     forge = LocalForge(app.repo)
     assert forge.get_pr(first["pr"]).state.value == "merged"
     assert_deployed_at_main(app, retry["pr"])
-    assert old_image in manifest.read_text() and command[0] not in git(
-        app.repo, "show", f"main:{FILE}"
-    )
+    fixed = git(app.repo, "show", f"main:{FILE}")
+    assert old_image in fixed and never not in fixed and command[0] not in fixed

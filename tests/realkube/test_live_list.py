@@ -1,5 +1,13 @@
 """The live loader's list path against the real API server: paging with the server's
-own continue tokens, and a token that expires under an etcd compaction (410 Gone)."""
+own continue tokens, and what a compaction of etcd in the middle of a list does.
+
+The loader lists a kind again when a continue token has expired (410 Gone); that
+path is tested against kmock (tests/live). The real server (v1.37, watch cache
+on) did not expire a token in this tier: it serves the later pages of a list
+from its watch cache, at the list's revision, even after etcd compacted it, and
+even a token forged to a compacted revision came back 200. What is asserted here
+is that a compaction mid-list leaves the snapshot consistent: one revision.
+"""
 
 from __future__ import annotations
 
@@ -75,9 +83,11 @@ def test_a_namespace_is_read_page_by_page_with_the_servers_continue_tokens(
     assert [q for q in pages[1:] if not any(k == "continue" for k, _ in q)] == []
 
 
-def test_a_continue_token_compacted_away_is_gone_and_the_kind_is_listed_again(
+def test_pages_of_one_list_come_from_one_revision_even_across_a_compaction(
     tier: Tier, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """What the real server does with a fresh token when etcd compacts mid-list: the
+    later pages still come from the list's revision (its watch cache), no 410."""
     config_maps(tier, namespace)
     monkeypatch.setattr(live, "PAGE_SIZE", 2)
     answers: list[int] = []
@@ -87,7 +97,7 @@ def test_a_continue_token_compacted_away_is_gone_and_the_kind_is_listed_again(
         answer = real_get(api, call, path, query)
         if call.kind == "ConfigMap":
             answers.append(answer[0])
-            if len(answers) == 1:  # after the first page: a new write, then a compaction
+            if len(answers) == 1:
                 tier.plane.apply(
                     [
                         {
@@ -105,5 +115,5 @@ def test_a_continue_token_compacted_away_is_gone_and_the_kind_is_listed_again(
 
     snapshot, _ = live.read_live(api, namespace=namespace)
 
-    assert answers[:2] == [200, 410], "the real server expires the token"
-    assert names(snapshot) == ["cm-0", "cm-1", "cm-2", "cm-3", "cm-4", "cm-5", "cm-6", "cm-late"]
+    assert set(answers) == {200} and len(answers) == 4
+    assert names(snapshot) == [f"cm-{i}" for i in range(MAPS)], "not cm-late: one revision"

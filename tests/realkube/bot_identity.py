@@ -1,45 +1,31 @@
-"""gitmedic's identity on the real cluster: a ServiceAccount bound to a read-only
-ClusterRole whose rules come from the detector registry (the kinds the detectors
-read, spelled as the live loader lists them), as the Helm chart renders it, and
-a kubeconfig holding a token the API server issued for it (TokenRequest).
+"""gitmedic's identity on the real cluster: a ServiceAccount bound to the read-only
+ClusterRole the Helm chart renders (its rules are ``charts/gitmedic/files/
+clusterrole-rules.yaml``, generated from the detector registry by
+``gitmedic.bot.rbac``: ``rules``, plus ``secretRules`` with ``rbac.readSecrets``),
+and a kubeconfig holding a token the API server issued for it (TokenRequest).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from gitmedic.detectors.registry import Registry
-from gitmedic.reconciler.live import LIST_CALLS
+import yaml
+
 from tests.realkube.control_plane import ControlPlane, write_kubeconfig
 
-READ_ONLY = ["get", "list", "watch"]
-FLUX_RULE: dict[str, object] = {
+CHART_RULES = Path(__file__).parents[2] / "charts" / "gitmedic" / "files" / "clusterrole-rules.yaml"
+FLUX_RULE: dict[str, Any] = {
     "apiGroups": ["kustomize.toolkit.fluxcd.io"],
     "resources": ["kustomizations"],
-    "verbs": READ_ONLY,
+    "verbs": ["get", "list", "watch"],
 }
 
 
-def registry_kinds(registry: Registry) -> set[str]:
-    """The kinds the detectors read that the live loader lists (the others, such as
-    SealedSecret or Certificate, are judged in the desired state only)."""
-    listed = {call.kind for call in LIST_CALLS}
-    return {kind for detector in registry for kind in detector.spec.kinds} & listed
-
-
-def read_only_rules(kinds: Iterable[str]) -> list[dict[str, object]]:
-    """One rule per API group, get/list/watch on the plurals of ``kinds``."""
-    calls = {call.kind: call for call in LIST_CALLS}
-    by_group: dict[str, set[str]] = {}
-    for kind in kinds:
-        version = calls[kind].api_version
-        group = version.rsplit("/", 1)[0] if "/" in version else ""
-        by_group.setdefault(group, set()).add(calls[kind].plural)
-    return [
-        {"apiGroups": [group], "resources": sorted(plurals), "verbs": READ_ONLY}
-        for group, plurals in sorted(by_group.items())
-    ]
+def chart_rules(*, read_secrets: bool) -> list[dict[str, Any]]:
+    """The chart's ClusterRole rules; Secrets only when the chart is asked to read them."""
+    data = yaml.safe_load(CHART_RULES.read_text())
+    return [*data["rules"], *(data["secretRules"] if read_secrets else [])]
 
 
 def bind_bot(

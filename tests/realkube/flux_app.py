@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.sync.flux_rules import assess_kustomization
 from gitmedic.reconciler.sync.state import SyncPhase
 from gitmedic.sim.faults.git import init_repo
-from tests.realkube.bot_identity import FLUX_RULE, bind_bot, read_only_rules, registry_kinds
+from tests.realkube.bot_identity import FLUX_RULE, bind_bot, chart_rules
 from tests.realkube.boutique import MANIFEST, gitmedic, wait_for
 from tests.realkube.flux import NAMESPACE as FLUX_NAMESPACE
 from tests.realkube.flux import Flux
@@ -101,7 +100,7 @@ def flux_app(tier: Tier, flux: Flux, namespace: str, tmp: Path) -> FluxApp:
     init_repo(repo)
     url = flux.serve(repo, namespace)
     flux.deploy(namespace, url, APP, namespace)
-    rules = [*read_only_rules(registry_kinds(builtin_registry())), FLUX_RULE]
+    rules = [*chart_rules(read_secrets=False), FLUX_RULE]  # the chart's default
     app = FluxApp(tier, repo, namespace, bind_bot(tier.plane, namespace, rules, tmp))
     provide_load_balancer(tier, namespace)
     app.wait_synced(app.head())

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from gitmedic.detectors.builtin import builtin_registry
-from tests.realkube.bot_identity import bind_bot, read_only_rules, registry_kinds
+from tests.realkube.bot_identity import bind_bot, chart_rules
 from tests.realkube.boutique import boutique_objects, deploy, gitmedic, wait_for
 from tests.realkube.conftest import REALKUBE
 from tests.realkube.kubelet import FakeKubelet, image_missing
@@ -61,8 +60,7 @@ def detect(namespace: str, kubeconfig: Path) -> tuple[int, dict[str, Any], str]:
 def test_the_bot_sees_a_selector_typo_and_a_kubelet_only_fault_through_its_rbac(
     tier: Tier, faulted: str, tmp_path: Path
 ) -> None:
-    rules = read_only_rules(registry_kinds(builtin_registry()))
-    bot = bind_bot(tier.plane, faulted, rules, tmp_path)
+    bot = bind_bot(tier.plane, faulted, chart_rules(read_secrets=True), tmp_path)
 
     code, out, err = detect(faulted, bot)
 
@@ -74,12 +72,12 @@ def test_the_bot_sees_a_selector_typo_and_a_kubelet_only_fault_through_its_rbac(
 
 
 def test_the_bot_may_only_get_list_and_watch(tier: Tier, namespace: str, tmp_path: Path) -> None:
-    rules = read_only_rules(registry_kinds(builtin_registry()))
+    rules = chart_rules(read_secrets=True)
     bot = bind_bot(tier.plane, namespace, rules, tmp_path)
 
     granted = can_i_list(tier, bot, namespace)
 
-    plurals = {p for rule in rules for p in rule["resources"]}  # type: ignore[attr-defined]
+    plurals = {p for rule in rules for p in rule["resources"]}
     assert plurals <= set(granted), "every kind the detectors read is readable"
     for plural in plurals:
         assert granted[plural] == {"get", "list", "watch"}, plural
@@ -99,8 +97,7 @@ def test_the_bot_may_only_get_list_and_watch(tier: Tier, namespace: str, tmp_pat
 def test_without_secrets_granted_detection_degrades_and_says_so(
     tier: Tier, faulted: str, tmp_path: Path
 ) -> None:
-    kinds = registry_kinds(builtin_registry()) - {"Secret"}
-    bot = bind_bot(tier.plane, faulted, read_only_rules(kinds), tmp_path)
+    bot = bind_bot(tier.plane, faulted, chart_rules(read_secrets=False), tmp_path)
 
     code, out, err = detect(faulted, bot)
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from gitmedic.detectors.builtin import builtin_registry
-from tests.realkube.bot_identity import read_only_rules, registry_kinds
+from tests.realkube.bot_identity import chart_rules
 from tests.realkube.kubelet import entrypoint_missing, image_missing, kubelet_status
 from tests.realkube.pki import make_pki
 from tests.realkube.tools import FLUX_KEY_FILES, K8S_KEY_FILES, WRAPPERS, cache_key, find_tools
@@ -42,15 +40,13 @@ def test_a_machine_without_the_build_gets_the_reason_and_the_command(
     assert str(tmp_path) in reason or "etcd" in reason
 
 
-def test_the_bot_rules_grant_only_reads_of_what_the_detectors_read() -> None:
-    rules = read_only_rules(registry_kinds(builtin_registry()))
-    assert {tuple(r["verbs"]) for r in rules} == {("get", "list", "watch")}  # type: ignore[arg-type]
-    by_group: dict[str, Any] = {r["apiGroups"][0]: r["resources"] for r in rules}  # type: ignore[index]
-    assert "pods" in by_group[""] and "deployments" in by_group["apps"]
-    assert "secrets" in by_group[""], "Secrets as metadata: a detector reads them"
-    assert read_only_rules({"Pod"}) == [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}
-    ]
+def test_the_bot_rules_are_the_charts_and_grant_only_reads() -> None:
+    default, with_secrets = chart_rules(read_secrets=False), chart_rules(read_secrets=True)
+    assert {tuple(r["verbs"]) for r in with_secrets} == {("get", "list", "watch")}
+    granted = {p for r in default for p in r["resources"]}
+    assert {"pods", "deployments", "services", "endpoints"} <= granted
+    assert "secrets" not in granted, "the chart's default grants no Secrets"
+    assert {p for r in with_secrets for p in r["resources"]} - granted == {"secrets"}
 
 
 def pod(image: str, command: list[str] | None = None) -> dict[str, object]:

@@ -8,6 +8,12 @@ the controller manager and scheduler log an error per request for the missing
 ``extension-apiserver-authentication`` data; kwok exits without a stage config,
 so it gets the ``fast`` stages from its own module (copied by the build).
 
+Seen on this tier: Debian's etcd 3.4.23 lacks progress notifications, so the
+API server refuses client-go v0.37's streaming lists ("RequestWatchProgress is
+disabled") and the clients fall back to list + watch, logging a warning now and
+then. A new node carries the ``node.kubernetes.io/not-ready`` taint until the
+controller manager's node lifecycle controller sees kwok's Ready condition.
+
 kwok runs no containers: a pod is Running and Ready as soon as it is scheduled
 on the fake node, and a status the test patches (as a kubelet would report
 ``ImagePullBackOff``) stays, with the real controllers reacting to it.

@@ -36,7 +36,7 @@ def test_a_machine_without_the_build_gets_the_reason_and_the_command(
     monkeypatch.setenv("GITMEDIC_TOOLS", str(tmp_path))
     reason = find_tools()
     assert isinstance(reason, str)
-    assert reason.endswith("run tools/kube/build.sh (about 35 min of CPU on a cold machine)")
+    assert reason.endswith("run tools/kube/build.sh (about 30 min of CPU on a cold machine)")
     assert str(tmp_path) in reason or "etcd" in reason
 
 

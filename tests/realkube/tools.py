@@ -23,7 +23,7 @@ K8S_KEY_FILES = ("kubernetes/go.mod", "kubernetes/go.sum")
 FLUX_KEY_FILES = ("flux/go.mod", "flux/go.sum", "flux/gitserver/main.go")
 K8S_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 FLUX_BINARIES = ("source-controller", "kustomize-controller", "gitserver")
-BUILD_HINT = "run tools/kube/build.sh (about 35 min of CPU on a cold machine)"
+BUILD_HINT = "run tools/kube/build.sh (about 30 min of CPU on a cold machine)"
 
 
 @dataclass(frozen=True)

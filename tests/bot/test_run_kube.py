@@ -12,6 +12,7 @@ import pytest
 import respx
 
 from gitmedic.bot.cli import main
+from gitmedic.reconciler.live import connect
 from tests.live.kmock_thread import kmock_server
 from tests.sync.conftest import velero
 from tests.transaction.e2e_world import APP, NAMESPACE, git, make_repo
@@ -105,3 +106,21 @@ def test_kmock_is_the_cluster_read(kube: Path) -> None:
     cluster = KubeCluster(NAMESPACE, engine, OracleConfig(), {"SHOP_ARGO_TOKEN": "x"}, app="shop")
     assert list(cluster.snapshot()) == [] and cluster.alerts() == []
     assert cluster.engine_name == "Argo CD (application shop)"
+
+
+def test_a_kind_rbac_withholds_is_left_out_and_said_once(
+    kube: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gitmedic.bot.loop.kube_cluster import KubeCluster
+    from gitmedic.reconciler.config import EngineConfig, OracleConfig
+
+    engine = EngineConfig(kind="argocd", url=ARGO, token_env="SHOP_ARGO_TOKEN")
+    cluster = KubeCluster(NAMESPACE, engine, OracleConfig(), {"SHOP_ARGO_TOKEN": "x"}, app="shop")
+    with kmock_server() as server:
+        cluster.api = connect(kubeconfig=str(server.kubeconfig(kube.parent)))
+        server.call(lambda: server.emulator[f"get /api/v1/namespaces/{NAMESPACE}/secrets"]
+                    << 403 << {"message": "secrets is forbidden"})  # fmt: skip
+        with caplog.at_level(logging.WARNING):
+            assert list(cluster.snapshot()) == [] and list(cluster.snapshot()) == []
+    [warning] = [r.getMessage() for r in caplog.records if "without Secret" in r.getMessage()]
+    assert warning.startswith("reading the cluster without Secret: listing secrets")

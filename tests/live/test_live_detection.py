@@ -125,3 +125,29 @@ def test_detect_live_cli_exits_2_with_a_clear_error(
         "gitmedic: error: cannot read the cluster: listing pods (/api/v1/pods): "
         "HTTP 403 Forbidden: pods is forbidden\n"
     )
+
+
+def test_detect_live_without_secrets_granted_warns_and_still_detects(
+    cluster: KmockThread, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    def forbid() -> None:
+        cluster.emulator["get /api/v1/namespaces/default/secrets"] << 403 << {
+            "message": "secrets is forbidden"
+        }  # fmt: skip
+
+    cluster.call(forbid)
+    cluster.add(load_dump(DUMPS / "pod-imagepullbackoff.yaml"))
+    monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig(tmp_path)))
+
+    code = main(["detect", "--live", "--namespace", "default", "--format", "json"])
+
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "pod-image-pull" in {f["detector"] for f in json.loads(captured.out)["findings"]}
+    [warning] = captured.err.splitlines()
+    assert warning.startswith(
+        "warning: not allowed: listing secrets (/api/v1/namespaces/default/secrets): "
+        "HTTP 403 Forbidden: secrets is forbidden; detectors that read Secret ran without it: "
+    )
+    readers = [d.id for d in builtin_registry() if "Secret" in d.spec.kinds]
+    assert readers and warning.endswith(", ".join(readers))

@@ -10,7 +10,7 @@ import kmock
 import pytest
 
 from gitmedic.detectors import Resource
-from gitmedic.reconciler.live import LIST_CALLS, LiveReadError, load_live
+from gitmedic.reconciler.live import LIST_CALLS, LiveReadError, connect, load_live, read_live
 from tests.live.kmock_thread import RESOURCES, KmockThread
 
 
@@ -200,3 +200,66 @@ def test_secrets_the_rbac_does_not_grant_are_skipped(cluster: KmockThread, tmp_p
 
     assert [str(o.ref) for o in snapshot] == ["Pod/shop/web-1"]
     assert "Secret" not in snapshot.kinds()
+
+
+def test_secrets_rbac_leaves_out_is_skipped_and_returned_as_denied(
+    cluster: KmockThread, tmp_path: Path
+) -> None:
+    def forbid() -> None:
+        cluster.emulator["get /api/v1/namespaces/shop/secrets"] << 403 << {
+            "kind": "Status", "message": 'secrets is forbidden: User "bot" cannot list'
+        }  # fmt: skip
+
+    cluster.call(forbid)
+    cluster.add([_pod("web-1", "shop")])
+    api = connect(kubeconfig=str(cluster.kubeconfig(tmp_path)))
+
+    snapshot, denied = read_live(api, namespace="shop")
+
+    assert [str(o.ref) for o in snapshot] == ["Pod/shop/web-1"]
+    assert [(d.kind, str(d)) for d in denied] == [
+        ("Secret", "listing secrets (/api/v1/namespaces/shop/secrets): HTTP 403 Forbidden: "
+                   'secrets is forbidden: User "bot" cannot list'),
+    ]  # fmt: skip
+
+
+def _expire_the_first_continue_token(cluster: KmockThread, fresh: list[dict[str, Any]]) -> None:
+    gone = {
+        "kind": "Status",
+        "code": 410,
+        "reason": "Expired",
+        "message": "The provided continue parameter is too old",
+    }
+
+    def react() -> None:
+        e = cluster.emulator
+        e["get /api/v1/pods", kmock.params({"continue": "stale"})] << 410 << gone
+        e["get /api/v1/pods"][:1] << {"metadata": {"continue": "stale"}, "items": [_pod("a", "x")]}
+        e["get /api/v1/pods"] << {"metadata": {}, "items": fresh}
+
+    cluster.call(react)
+
+
+def test_a_list_whose_continue_token_expired_is_listed_again_from_the_start(
+    cluster: KmockThread, tmp_path: Path
+) -> None:
+    _expire_the_first_continue_token(cluster, [_pod("a", "x"), _pod("b", "x")])
+
+    snapshot = load_live(kubeconfig=str(cluster.kubeconfig(tmp_path)))
+
+    assert [o.name for o in snapshot.of_kind("Pod")] == ["a", "b"], "no page of the stale list"
+    pages = [r.params for r in cluster.requests() if r.url.path == "/api/v1/pods"]
+    assert pages == [{"limit": "500"}, {"limit": "500", "continue": "stale"}, {"limit": "500"}]
+
+
+def test_a_list_that_keeps_expiring_is_an_error_that_says_so(
+    cluster: KmockThread, tmp_path: Path
+) -> None:
+    def react() -> None:
+        e = cluster.emulator
+        e["get /api/v1/pods", kmock.params({"continue": "stale"})] << 410 << {"kind": "Status"}
+        e["get /api/v1/pods"] << {"metadata": {"continue": "stale"}, "items": []}
+
+    cluster.call(react)
+    with pytest.raises(LiveReadError, match=r"listing pods: the list expired \(HTTP 410 Gone\) 4"):
+        load_live(kubeconfig=str(cluster.kubeconfig(tmp_path)))

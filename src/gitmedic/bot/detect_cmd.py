@@ -61,15 +61,10 @@ def collect(args: argparse.Namespace) -> Report:
     if args.live:
         if args.rev:
             raise UsageError("--rev reads manifests; it cannot be combined with --live")
-        from gitmedic.reconciler.live import LiveReadError, load_live
-
-        try:
-            snapshot = load_live(context=args.context, namespace=args.namespace, taken_at=_now())
-        except LiveReadError as exc:
-            raise UsageError(f"cannot read the cluster: {exc}") from None
+        registry = _registry(args.detector, None)
+        snapshot = _live_snapshot(args, registry)
         files: list[str] = []
         errors: list[ManifestError] = []
-        registry = _registry(args.detector, None)
     else:
         if not args.path:
             raise UsageError("detect needs a PATH (or --live)")
@@ -127,6 +122,28 @@ def _apply_baseline(report: Report, file: str) -> str:
     report.findings = filtered.new
     stale = f"; {filtered.stale} no longer found (prune them)" if filtered.stale else ""
     return f"baseline {file}: {filtered.accepted} accepted finding(s) not shown{stale}\n"
+
+
+def _live_snapshot(args: argparse.Namespace, registry: Registry) -> Snapshot:
+    """The cluster's state; an optional kind RBAC hides (Secrets) is left out, with a
+    warning naming the detectors that ran without it."""
+    from gitmedic.reconciler.live import LiveReadError, connect, read_live
+
+    try:
+        api = connect(args.context)
+        snapshot, denied = read_live(api, namespace=args.namespace, taken_at=_now())
+    except LiveReadError as exc:
+        raise UsageError(f"cannot read the cluster: {exc}") from None
+    for refused in denied:
+        sys.stderr.write(f"warning: not allowed: {refused}; {_blind(registry, refused.kind)}\n")
+    return snapshot
+
+
+def _blind(registry: Registry, kind: str) -> str:
+    ids = [d.id for d in registry if kind in d.spec.kinds]
+    if not ids:
+        return f"no detector reads {kind}"
+    return f"detectors that read {kind} ran without it: {', '.join(ids)}"
 
 
 def render(report: Report, fmt: str) -> str:

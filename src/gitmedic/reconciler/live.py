@@ -6,7 +6,11 @@ with ``ApiClient.param_serialize`` and sent with ``ApiClient.call_api``, whose
 response is the raw HTTP body (the v37 equivalent of ``_preload_content=False``),
 parsed once by ``json.loads``. Items of a list carry no apiVersion/kind in the
 API, so they are filled in from the list call. Lists are paged (``limit`` and
-``continue``) so a big namespace never arrives as one giant body.
+``continue``) so a big namespace never arrives as one giant body. A continue
+token outlives its snapshot when etcd compacts the revision it pins (the API
+server answers 410 Gone, "the provided continue parameter is too old"): that
+kind is listed again from its first page, at most ``RELISTS`` times, so one
+kind's objects always come from one consistent revision.
 
 Secrets are listed as ``PartialObjectMetadataList`` (an Accept header asking
 the API server for metadata only), so their data never crosses the wire; the
@@ -17,14 +21,19 @@ a Secret was created with ``kubectl apply``.
 Listing Secrets, even as metadata, needs the ``list`` verb on Secrets, which
 also returns their values to anyone who asks without that header; the Helm chart
 therefore grants it only on request (``rbac.readSecrets``). A 403 on the Secrets
-list is that choice, not a failure: Secrets are skipped, and the detectors, seeing
-no Secret at all in a live snapshot, judge no reference to one.
+list is that choice, not a failure: Secrets are skipped (an ``optional`` kind,
+below), and the detectors, seeing no Secret at all in a live snapshot, judge no
+reference to one; ``detect --live`` says which detectors ran without them.
 
 Failure policy: a 404 for a list outside the core group means the cluster does
 not serve that API group/version (no ``autoscaling/v2`` on an old cluster): that
 kind is skipped. Anything else that is not a 2xx JSON list (401, 403, 5xx, a
 core-group 404, garbage, a connection failure) raises :class:`LiveReadError`
-with a message naming the call and the cause.
+with a message naming the call and the cause. Except for the kinds a read-only
+role may rightly leave out (``optional``: Secrets, which some teams never grant
+even as metadata, and Nodes, which a namespace-bound role cannot list): a 403
+for one of those skips it, and :func:`read_live` returns the refusal
+(:class:`ListDenied`) with the snapshot so the caller can say what it did not see.
 
 With a namespace filter only namespaced kinds are listed: a namespace-scoped
 view is what a Role-bound (namespace-only) service account can read.
@@ -43,6 +52,7 @@ from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot
 from gitmedic.reconciler.redact import register_objects
 
 PAGE_SIZE = 500
+RELISTS = 3  # fresh lists of one kind after its continue token expired (410 Gone)
 REQUEST_TIMEOUT_S = 30.0
 _JSON = "application/json"
 _PARTIAL_METADATA = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
@@ -57,6 +67,7 @@ class ListCall:
     kind: str
     plural: str
     metadata_only: bool = False
+    optional: bool = False  # a 403 skips this kind instead of failing the read
 
     @property
     def core(self) -> bool:
@@ -78,13 +89,13 @@ LIST_CALLS = (
     ListCall("v1", "Service", "services"),
     ListCall("v1", "Endpoints", "endpoints"),
     ListCall("v1", "ConfigMap", "configmaps"),
-    ListCall("v1", "Secret", "secrets", metadata_only=True),
+    ListCall("v1", "Secret", "secrets", metadata_only=True, optional=True),
     ListCall("v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
     ListCall("v1", "ServiceAccount", "serviceaccounts"),
     ListCall("v1", "Event", "events"),
     ListCall("v1", "ResourceQuota", "resourcequotas"),
     ListCall("v1", "LimitRange", "limitranges"),
-    ListCall("v1", "Node", "nodes"),
+    ListCall("v1", "Node", "nodes", optional=True),
     ListCall("apps/v1", "Deployment", "deployments"),
     ListCall("apps/v1", "StatefulSet", "statefulsets"),
     ListCall("apps/v1", "DaemonSet", "daemonsets"),
@@ -101,6 +112,14 @@ class LiveReadError(Exception):
     """The cluster could not be read (unreachable, unauthorised, or a bad answer)."""
 
 
+class ListDenied(LiveReadError):
+    """RBAC does not let this identity list one kind (HTTP 403)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 def load_live(
     *,
     context: str | None = None,
@@ -112,14 +131,27 @@ def load_live(
     """List every kind detectors read. ``api_client`` is a configured ``ApiClient``;
     ``taken_at`` (RFC 3339) is when, the detectors' "now" for ages."""
     client = api_client if api_client is not None else connect(context, kubeconfig)
+    snapshot, _ = read_live(client, namespace=namespace, taken_at=taken_at)
+    return snapshot
+
+
+def read_live(
+    api_client: Any, *, namespace: str | None = None, taken_at: str = ""
+) -> tuple[Snapshot, tuple[ListDenied, ...]]:
+    """The snapshot, and the optional kinds RBAC refused to list (left out of it)."""
     objects: list[Obj] = []
+    denied: list[ListDenied] = []
     for call in LIST_CALLS:
         if namespace and call.cluster_scoped:
             continue
-        for page in _pages(client, call, namespace):
-            objects.extend(_obj(item, call) for item in page)
+        try:
+            objects.extend(_obj(item, call) for item in _list_all(api_client, call, namespace))
+        except ListDenied as refused:
+            if not call.optional:
+                raise
+            denied.append(refused)
     register_objects(o.body for o in objects)  # before any text about them leaves
-    return Snapshot(objects, mode=Mode.LIVE, taken_at=taken_at)
+    return Snapshot(objects, mode=Mode.LIVE, taken_at=taken_at), tuple(denied)
 
 
 def connect(context: str | None = None, kubeconfig: str | None = None) -> Any:
@@ -146,6 +178,23 @@ def connect(context: str | None = None, kubeconfig: str | None = None) -> Any:
     return client.ApiClient(configuration)
 
 
+class _ContinueExpired(Exception):
+    """The continue token's revision was compacted away (HTTP 410 on a later page)."""
+
+
+def _list_all(api: Any, call: ListCall, namespace: str | None) -> list[Mapping[str, Any]]:
+    """Every item of one kind, from one list (pages of one revision)."""
+    for _ in range(RELISTS + 1):
+        try:
+            return [item for page in _pages(api, call, namespace) for item in page]
+        except _ContinueExpired:
+            continue
+    raise LiveReadError(
+        f"listing {call.plural}: the list expired (HTTP 410 Gone) {RELISTS + 1} times in a "
+        "row; etcd compacts faster than the pages arrive"
+    )
+
+
 def _pages(api: Any, call: ListCall, namespace: str | None) -> Iterator[list[Mapping[str, Any]]]:
     token = ""
     while True:
@@ -169,10 +218,11 @@ def _get_list(
     status, reason, raw = _get(api, call, path, query)
     if status == 404 and not call.core:
         return None
-    if status == 403 and call.metadata_only:
-        return None  # Secrets not granted (the chart's default): see the module docstring
+    if status == 410 and any(key == "continue" for key, _ in query):
+        raise _ContinueExpired
     if not 200 <= status < 300:
-        raise LiveReadError(f"listing {call.plural} ({path}): HTTP {status} {_why(reason, raw)}")
+        message = f"listing {call.plural} ({path}): HTTP {status} {_why(reason, raw)}"
+        raise ListDenied(message, call.kind) if status == 403 else LiveReadError(message)
     try:
         data = json.loads(raw)
     except ValueError:

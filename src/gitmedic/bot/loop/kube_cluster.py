@@ -67,12 +67,18 @@ class KubeCluster:
             raise KubeSetupError(str(exc)) from None
         self.watcher, self.engine_name = engine_watcher(engine, env, self.api, app, self.clock)
         self.alerts_source = _alerts(oracles, namespace)
+        self.denied_kinds: set[str] = set()
 
     def snapshot(self) -> Snapshot:
-        from gitmedic.reconciler.live import load_live
+        from gitmedic.reconciler.live import read_live
 
         now = datetime.fromtimestamp(self.clock.now(), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return load_live(namespace=self.namespace, api_client=self.api, taken_at=now)
+        snapshot, denied = read_live(self.api, namespace=self.namespace, taken_at=now)
+        for refused in denied:  # an optional kind RBAC withholds: said once, then left out
+            if refused.kind not in self.denied_kinds:
+                self.denied_kinds.add(refused.kind)
+                log.warning("reading the cluster without %s: %s", refused.kind, refused)
+        return snapshot
 
     def alerts(self) -> list[dict[str, object]]:
         if self.alerts_source is None:

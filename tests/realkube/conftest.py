@@ -1,0 +1,48 @@
+"""The real-cluster tier: every module here sets ``pytestmark = REALKUBE`` and runs
+against one shared control plane with Flux (:mod:`tests.realkube.tier`).
+
+A machine without the binaries skips the tier, and says why (``-ra`` prints the
+reason: what is missing and the build command).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from tests.realkube.flux import Flux
+from tests.realkube.tier import Tier, shared_tier
+from tests.realkube.tools import find_tools
+
+REALKUBE = [pytest.mark.realkube, pytest.mark.integration]
+
+
+@pytest.fixture(scope="session")
+def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+    tools = find_tools()
+    if isinstance(tools, str):
+        pytest.skip(f"realkube tier skipped: {tools}")
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "realkube"
+    with shared_tier(tools, shared) as running:
+        yield running
+
+
+@pytest.fixture
+def flux(tier: Tier) -> Flux:
+    """Real Flux on the tier, or a skip saying why it is not there."""
+    if isinstance(tier.flux, str):
+        pytest.skip(f"realkube Flux tests skipped: {tier.flux}")
+    return tier.flux
+
+
+@pytest.fixture
+def namespace(tier: Tier) -> Iterator[str]:
+    """A fresh namespace per test, deleted afterwards (without waiting for it)."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    tier.plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}])
+    yield name
+    tier.plane.kubectl("delete", "namespace", name, "--wait=false")

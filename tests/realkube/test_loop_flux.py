@@ -1,0 +1,159 @@
+"""``gitmedic run REPO --cluster kube --forge local --once`` with real Flux as the
+engine, on the real control plane: a fault committed to main is detected through
+the API server, fixed by a PR merged on the local forge, fetched by Flux from the
+git server and applied at exactly the merge commit, verified and committed; a
+candidate that makes things worse is reverted through the same path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmedic.bot.forges.local import LocalForge
+from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.sim.faults import inject
+from gitmedic.sim.faults.git import commit_all
+from tests.realkube.boutique import MANIFEST, wait_for
+from tests.realkube.conftest import REALKUBE
+from tests.realkube.flux import Flux
+from tests.realkube.flux_app import APP, FluxApp, flux_app
+from tests.realkube.kubelet import entrypoint_missing, fake_kubelet, image_missing
+from tests.realkube.tier import Tier
+from tests.transaction.e2e_world import git
+
+pytestmark = REALKUBE
+CATALOG = "productcatalogservice"
+FILE = f"{APP}/{MANIFEST.name}"
+
+
+@pytest.fixture
+def app(tier: Tier, flux: Flux, namespace: str, tmp_path: Path) -> Iterator[FluxApp]:
+    yield flux_app(tier, flux, namespace, tmp_path)
+
+
+def commit_fault(app: FluxApp, fault: str, **params: object) -> tuple[str, str]:
+    """Commit ``fault`` to main; (the commit, what it changed)."""
+    snapshot = load_desired(app.repo / APP, namespace=app.namespace).snapshot
+    injection = inject(fault, app.repo, snapshot, **params)
+    return commit_all(app.repo, f"{fault}: a bad change"), injection.detail
+
+
+def run(app: FluxApp) -> dict[str, Any]:
+    done = app.run_once()
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-4000:]}"
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def assert_deployed_at_main(app: FluxApp, pr: int) -> None:
+    """main is the fix's merge commit, and Flux applied exactly that commit, healthy."""
+    merged = LocalForge(app.repo).get_pr(pr)
+    assert merged.state.value == "merged" and merged.merge_sha == app.head()
+    app.wait_synced(app.head())
+    applied = str(app.kustomization()["status"]["lastAppliedRevision"])
+    assert applied == f"main@sha1:{app.head()}"
+
+
+def catalog_endpoints(app: FluxApp) -> list[Any]:
+    endpoints = app.tier.plane.get_json("endpoints", CATALOG, "-n", app.namespace)
+    subsets = endpoints.get("subsets") or []
+    assert isinstance(subsets, list)
+    return [a for s in subsets for a in s.get("addresses") or []]
+
+
+FAULTS = {
+    # a selector typo: the Service selects no pod (the Endpoints are empty)
+    "selector-typo": (
+        "service-selector-mismatch",
+        {"target": CATALOG, "label": "app", "value": "productcatalogservic"},
+        "service-selector-unmatched",
+    ),
+    # a targetPort no container serves
+    "target-port": ("service-target-port", {"target": CATALOG}, "service-target-port"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAULTS))
+def test_a_service_fault_on_main_is_fixed_synced_by_flux_and_committed(
+    app: FluxApp, case: str
+) -> None:
+    fault, params, detector = FAULTS[case]
+    healthy = git(app.repo, "show", f"main:{FILE}")
+    sha, _ = commit_fault(app, fault, **params)
+    app.wait_applied(sha)
+
+    report = run(app)
+
+    assert report["healthy"] is True
+    (incident,) = report["incidents"]
+    assert detector in {f["detector"] for f in incident["findings"]}
+    (txn,) = incident["transactions"]
+    assert (txn["status"], txn["attempt"], txn["tokens"]) == ("committed", 1, 0)
+    assert git(app.repo, "show", f"main:{FILE}") == healthy, "the fix restores the file"
+    assert_deployed_at_main(app, txn["pr"])
+    wait_for(lambda: bool(catalog_endpoints(app)), "the catalog's Endpoints to fill again")
+
+
+def test_a_kubelet_only_fault_is_seen_through_pod_status_and_fixed(app: FluxApp) -> None:
+    sha, detail = commit_fault(app, "bad-image", target="cartservice")
+    missing = detail.rsplit(" -> ", 1)[1]
+    with fake_kubelet(app.tier.plane, app.namespace, [image_missing({missing})]) as kubelet:
+        app.wait_applied(sha)
+        wait_for(lambda: bool(kubelet.reported), "the fake kubelet to report ImagePullBackOff")
+
+        report = run(app)
+
+    assert report["healthy"] is True
+    (incident,) = report["incidents"]
+    assert "pod-image-pull" in {f["detector"] for f in incident["findings"]}
+    (txn,) = incident["transactions"]
+    assert txn["status"] == "committed"
+    assert missing not in git(app.repo, "show", f"main:{FILE}")
+    assert_deployed_at_main(app, txn["pr"])
+
+
+def test_a_candidate_that_makes_things_worse_is_reverted_then_the_retry_commits(
+    app: FluxApp,
+) -> None:
+    """A release as two commits: a new entrypoint, then a tag never pushed. Restoring
+    the image alone crash-loops (the old image lacks the entrypoint): reverted, and
+    the retry restores both."""
+    manifest = app.repo / FILE
+    old_image = next(
+        line.split("image: ", 1)[1]
+        for line in manifest.read_text().splitlines()
+        if "productcatalogservice:" in line and "image: " in line
+    )
+    command = ["/catalog-v2"]
+    never = f"{old_image.rsplit(':', 1)[0]}:v9.9.9-never"
+    # both commits reach main at once (a push), so Flux never deploys the first alone
+    git(app.repo, "checkout", "-q", "-b", "release")
+    commit_fault(app, "wrong-command", target=CATALOG, command=command[0])
+    manifest.write_text(manifest.read_text().replace(old_image, never, 1))
+    sha = commit_all(app.repo, "catalog: release v9.9.9")
+    git(app.repo, "checkout", "-q", "main")
+    git(app.repo, "merge", "-q", "--ff-only", "release")
+    git(app.repo, "branch", "-q", "-D", "release")
+    verdicts = [
+        image_missing({never}),
+        entrypoint_missing(old_image, command),
+    ]
+    with fake_kubelet(app.tier.plane, app.namespace, verdicts):
+        app.wait_applied(sha)
+        report = run(app)
+
+    assert report["healthy"] is True
+    (incident,) = report["incidents"]
+    statuses = [t["status"] for t in incident["transactions"]]
+    assert statuses == ["reverted", "committed"], statuses
+    first, retry = incident["transactions"]
+    forge = LocalForge(app.repo)
+    assert forge.get_pr(first["pr"]).state.value == "merged"
+    assert_deployed_at_main(app, retry["pr"])
+    fixed = git(app.repo, "show", f"main:{FILE}")
+    assert old_image in fixed and never not in fixed and command[0] not in fixed

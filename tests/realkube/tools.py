@@ -1,0 +1,71 @@
+"""Where the real-cluster tier's binaries are, or why they are not there.
+
+``tools/kube/build.sh`` builds them into ``$GITMEDIC_TOOLS/kube-k8s-<key>`` and
+``kube-flux-<key>``, the key being the first 12 hex digits of the sha256 of the
+wrapper module's files; :func:`find_tools` computes the same key, so a change
+of a pinned version points the tests at a directory that does not exist yet
+(and they skip, naming the build command) rather than at stale binaries.
+etcd is the system's (Debian ``etcd-server``), found on PATH. The control plane
+is needed by every test of the tier; Flux only by the loop's (``flux_missing``
+says why it is absent, and those tests skip with that reason).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+WRAPPERS = Path(__file__).parents[2] / "tools" / "kube"
+K8S_KEY_FILES = ("kubernetes/go.mod", "kubernetes/go.sum")
+FLUX_KEY_FILES = ("flux/go.mod", "flux/go.sum", "flux/gitserver/main.go")
+K8S_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+FLUX_BINARIES = ("source-controller", "kustomize-controller", "gitserver")
+BUILD_HINT = "run tools/kube/build.sh (about 30 min of CPU on a cold machine)"
+
+
+@dataclass(frozen=True)
+class Tools:
+    etcd: Path
+    k8s: Path  # bin/ and stage/ (kwok's stage files)
+    flux: Path  # bin/ and crds/
+    flux_missing: str = ""  # why Flux is not built, or ""
+
+    def bin(self, name: str) -> str:
+        folder = self.flux if name in FLUX_BINARIES else self.k8s
+        return str(folder / "bin" / name)
+
+
+def tools_root() -> Path:
+    default = Path.home() / ".cache" / "gitmedic-tools"
+    return Path(os.environ.get("GITMEDIC_TOOLS") or default)
+
+
+def cache_key(files: tuple[str, ...]) -> str:
+    digest = hashlib.sha256()
+    for name in files:
+        digest.update((WRAPPERS / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def find_tools() -> Tools | str:
+    """The tools, or the reason the tier cannot run on this machine."""
+    etcd = shutil.which("etcd")
+    if etcd is None:
+        return "no etcd on PATH (apt-get install etcd-server, or run tools/kube/build.sh)"
+    root = tools_root()
+    k8s = root / f"kube-k8s-{cache_key(K8S_KEY_FILES)}"
+    flux = root / f"kube-flux-{cache_key(FLUX_KEY_FILES)}"
+    k8s_missing = _missing(k8s, K8S_BINARIES)
+    if k8s_missing:
+        return k8s_missing
+    return Tools(Path(etcd), k8s, flux, _missing(flux, FLUX_BINARIES))
+
+
+def _missing(folder: Path, names: tuple[str, ...]) -> str:
+    if not (folder / ".complete").is_file():
+        return f"{folder} is not built: {BUILD_HINT}"
+    absent = [n for n in names if not (folder / "bin" / n).is_file()]
+    return f"{folder} lacks {', '.join(absent)}: {BUILD_HINT}" if absent else ""

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Builds the real-cluster test tier's binaries from the Go module proxy, once per
+# machine, into a cache directory keyed by the wrapper modules' contents:
+#
+#   $GITMEDIC_TOOLS/kube-k8s-<key>/   kube-apiserver, kube-controller-manager,
+#                                     kube-scheduler, kwok; kwok's stage files
+#   $GITMEDIC_TOOLS/kube-flux-<key>/  source-controller, kustomize-controller,
+#                                     gitserver; Flux's CRDs
+#
+# <key> is the first 12 hex digits of the sha256 of the wrapper's go.mod, go.sum
+# (and the gitserver's source for Flux): tests/realkube/tools.py computes the
+# same key to find them. A directory is complete once it holds `.complete`; a
+# complete one is skipped, so a warm machine pays nothing. The two groups build
+# in parallel, niced, each with its own log (build.log in its directory).
+#
+# etcd is not built: the Debian package `etcd-server` provides /usr/bin/etcd
+# (installed here when missing and apt-get is available).
+#
+# Usage: tools/kube/build.sh [--print-dirs | GROUP...]
+#   GROUP         k8s and/or flux (default: both)
+#   --print-dirs  print the two directories and exit (no build)
+# Env:   GITMEDIC_TOOLS (default ~/.cache/gitmedic-tools), GOFLAGS as usual.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+tools=${GITMEDIC_TOOLS:-$HOME/.cache/gitmedic-tools}
+k8s_version=v1.37.2
+k8s_ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    k8s_ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=37"
+    k8s_ldflags+=" -X $pkg.gitTreeState=clean"
+done
+
+key() {  # sha256 of the files, in this order, concatenated (as tools.py does)
+    cat "$@" | sha256sum | cut -c1-12
+}
+k8s_dir="$tools/kube-k8s-$(key "$here/kubernetes/go.mod" "$here/kubernetes/go.sum")"
+flux_dir="$tools/kube-flux-$(key "$here/flux/go.mod" "$here/flux/go.sum" \
+    "$here/flux/gitserver/main.go")"
+
+if [[ ${1:-} == --print-dirs ]]; then
+    echo "$k8s_dir"
+    echo "$flux_dir"
+    exit 0
+fi
+
+module_dir() {  # where the module cache holds a dependency of the wrapper in $PWD
+    go list -m -f '{{.Dir}}' "$1"
+}
+
+build_k8s() {
+    cd "$here/kubernetes"
+    # One binary at a time, the API server first: an interrupted build has left
+    # whole binaries behind, and the shared packages are compiled once (build cache).
+    local cmd
+    for cmd in kube-apiserver kwok kube-scheduler kube-controller-manager; do
+        [[ -x $1/bin/$cmd ]] && continue
+        if [[ $cmd == kwok ]]; then
+            go build -trimpath -ldflags "-s -w" -o "$1/bin/$cmd.tmp" sigs.k8s.io/kwok/cmd/kwok
+        else
+            go build -trimpath -ldflags "$k8s_ldflags" -o "$1/bin/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
+        fi
+        mv "$1/bin/$cmd.tmp" "$1/bin/$cmd"
+    done
+    mkdir -p "$1/stage"
+    cp -r "$(module_dir sigs.k8s.io/kwok)/kustomize/stage/." "$1/stage/"
+    chmod -R u+w "$1/stage"
+}
+
+build_flux() {
+    cd "$here/flux"
+    go build -trimpath -ldflags "-s -w" -o "$1/bin/" \
+        github.com/fluxcd/source-controller \
+        github.com/fluxcd/kustomize-controller \
+        ./gitserver
+    mkdir -p "$1/crds"
+    cp "$(module_dir github.com/fluxcd/source-controller)"/config/crd/bases/*.yaml "$1/crds/"
+    cp "$(module_dir github.com/fluxcd/kustomize-controller)"/config/crd/bases/*.yaml "$1/crds/"
+    chmod -R u+w "$1/crds"
+}
+
+if [[ ${1:-} == --group ]]; then  # one group, into a directory: build_once's child
+    "build_$2" "$3"
+    exit 0
+fi
+
+# Builds group $1 into directory $2 unless it is complete; the log and the
+# time (CPU and wall, from /usr/bin/time -v when present) go to $2/build.log.
+build_once() {
+    local name=$1 dir=$2
+    if [[ -f $dir/.complete ]]; then
+        echo "kube tools: $name present in $dir"
+        return 0
+    fi
+    mkdir -p "$dir.partial"  # what an interrupted build finished is kept
+    echo "kube tools: building $name into $dir (log: $dir.partial/build.log)"
+    local timer=()
+    [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v)
+    if ! CGO_ENABLED=0 "${timer[@]}" nice -n 19 "$here/build.sh" --group "$name" "$dir.partial" \
+            >>"$dir.partial/build.log" 2>&1; then
+        echo "kube tools: building $name FAILED; the end of $dir.partial/build.log:" >&2
+        tail -n 30 "$dir.partial/build.log" >&2
+        return 1
+    fi
+    touch "$dir.partial/.complete"
+    rm -rf "$dir"
+    mv "$dir.partial" "$dir"
+    grep -E 'User time|System time|Elapsed' "$dir/build.log" | sed "s/^\s*/kube tools: $name: /" || true
+}
+
+ensure_etcd() {
+    command -v etcd >/dev/null && return 0
+    if command -v apt-get >/dev/null; then
+        echo "kube tools: installing etcd (Debian etcd-server)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server
+    else
+        echo "kube tools: no etcd on PATH and no apt-get: the realkube tier will skip" >&2
+    fi
+}
+
+[[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
+command -v go >/dev/null || { echo "kube tools: go is not on PATH" >&2; exit 1; }
+ensure_etcd
+groups=("$@")
+[[ ${#groups[@]} -gt 0 ]] || groups=(k8s flux)
+pids=()
+for group in "${groups[@]}"; do
+    case $group in
+        k8s) build_once k8s "$k8s_dir" & ;;
+        flux) build_once flux "$flux_dir" & ;;
+        *) echo "kube tools: unknown group $group (k8s, flux)" >&2; exit 2 ;;
+    esac
+    pids+=($!)
+done
+status=0
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+exit "$status"

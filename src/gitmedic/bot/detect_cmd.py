@@ -80,10 +80,19 @@ def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:
     from gitmedic.reconciler.config import ConfigError
     from gitmedic.reconciler.manifests.apps import load_apps_desired, repo_config
     from gitmedic.reconciler.manifests.load import LoadFailure
-    from gitmedic.reconciler.manifests.schema import SchemaVersionError, resolve_version
+    from gitmedic.reconciler.manifests.schema import (
+        SchemaVersionError,
+        resolve_version,
+        schemas_installed,
+    )
 
+    if not schemas_installed():  # a core install: said, not silently skipped
+        sys.stderr.write(
+            "note: no schema validation: the Kubernetes schemas come with "
+            "pip install 'gitmedic[kube]'\n"
+        )
     try:
-        if args.kubernetes_version:
+        if args.kubernetes_version and schemas_installed():
             resolve_version(args.kubernetes_version)
         config = repo_config(args.path)
         state = load_apps_desired(

@@ -86,13 +86,15 @@ def refuse_remote_dependencies(tree: Tree, spec: ChartSpec) -> None:
 
 
 def helm_template(
-    tree: Tree, spec: ChartSpec, values: list[Path], kube_version: str, root: Path
+    tree: Tree, spec: ChartSpec, values: list[Path], kube_version: str | None, root: Path
 ) -> str:
     """The rendered stream; ``values`` are absolute files (inside ``root``, the tree's copy)."""
     argv = [helm_path(), "template", spec.release_name, str(root / spec.chart)]
     for v in values:
         argv += ["--values", str(v)]
-    argv += ["--namespace", spec.namespace, "--kube-version", kube_version]
+    argv += ["--namespace", spec.namespace]
+    if kube_version:  # else helm's own default
+        argv += ["--kube-version", kube_version]
     argv += ["--no-hooks", "--skip-tests"]
     with tempfile.TemporaryDirectory(prefix="gitmedic-helm-") as home:
         try:

@@ -34,7 +34,7 @@ _SOURCE = re.compile(r"^# Source: [^/\n]+/(.+)$", re.MULTILINE)
 __all__ = ["render_chart"]
 
 
-def render_chart(tree: Tree, spec: ChartSpec, kube_version: str) -> Rendered:
+def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rendered:
     chart_file = str(PurePosixPath(spec.chart, "Chart.yaml"))
     out = Rendered(chart_file)
     try:
@@ -69,7 +69,7 @@ def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:
 
 
 def _marked_render(
-    tree: Tree, spec: ChartSpec, layers: list[ValuesLayer], kube_version: str, root: Path
+    tree: Tree, spec: ChartSpec, layers: list[ValuesLayer], kube_version: str | None, root: Path
 ) -> tuple[Marked, str] | None:
     marked = mark(merge(layers))
     with tempfile.TemporaryDirectory(prefix="gitmedic-marked-") as tmp:

@@ -26,7 +26,11 @@ from gitmedic.reconciler.manifests.helm_render import render_chart
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
-from gitmedic.reconciler.manifests.schema import KubernetesSchemas
+from gitmedic.reconciler.manifests.schema import (
+    KubernetesSchemas,
+    chart_kube_version,
+    schemas_installed,
+)
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
 from gitmedic.reconciler.redact import register_objects
 
@@ -109,7 +113,7 @@ def load_tree(
     objects, repeats = unique_objects(objects)
     state.errors.extend(repeats)
     register_objects(o.body for o in objects)  # before any text about them leaves
-    schema = KubernetesSchemas(kubernetes_version)
+    schema = KubernetesSchemas(kubernetes_version) if schemas_installed() else None
     state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision, schema=schema)
     state.errors.sort(key=lambda e: (e.file, e.line))
     return state
@@ -169,7 +173,7 @@ def _load_chart(
 ) -> None:
     """A chart renders with its app's values files, else with its own values.yaml alone."""
     spec = spec or ChartSpec(chart, namespace=namespace)
-    rendered = render_chart(tree, spec, KubernetesSchemas(state.kubernetes_version).version)
+    rendered = render_chart(tree, spec, chart_kube_version(state.kubernetes_version))
     state.errors.extend(rendered.errors)
     state.files.append(rendered.file)
     objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)

@@ -12,19 +12,31 @@ choice kubernetes-validate makes.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from gitmedic.detectors.schema import SchemaProblem, SchemaVerdict
 
-__all__ = ["KubernetesSchemas", "SchemaVersionError"]
+__all__ = ["KubernetesSchemas", "SchemaVersionError", "chart_kube_version", "schemas_installed"]
 
 MAX_PROBLEMS = 5  # per object: the first few say what is wrong; the rest is noise
 
 
 class SchemaVersionError(ValueError):
     """A Kubernetes version the bundled schemas do not cover."""
+
+
+def schemas_installed() -> bool:
+    """Whether the bundled schemas are here: kubernetes-validate is the ``[kube]`` extra
+    (108 MB of schemas), so a core install (the detect action's) validates nothing."""
+    return importlib.util.find_spec("kubernetes_validate") is not None
+
+
+def chart_kube_version(version: str | None) -> str | None:
+    """The version a chart renders for: the schema set's, else the one asked (None: helm's)."""
+    return resolve_version(version) if schemas_installed() else version
 
 
 class KubernetesSchemas:

@@ -32,8 +32,6 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-import yaml
-
 _CREDENTIAL_WORD = (
     r"pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|api[_-]?key|apikey|"
     r"private[_-]?key|client[_-]?key(?:[_-]data)?|key|keys|dsn|cookie|session|salt|"
@@ -53,7 +51,6 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _REFERENCE = re.compile(r"^\$[({]\w+[)}]$")  # $(OTHER_VAR): the value is elsewhere
 _URL_NO_USERINFO = re.compile(r"^[a-z][a-z0-9+.\-]*://[^@\s]*$", re.IGNORECASE)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def is_credential_name(name: str) -> bool:
@@ -86,8 +83,10 @@ def manifest_objects(text: str) -> tuple[Mapping[str, Any], ...]:
     """The Kubernetes objects of a YAML stream (none when it is not one)."""
     if "kind:" not in text and '"kind"' not in text:
         return ()
+    import yaml  # here: the CLI imports this module before any command, yaml or not
+
     try:
-        docs = list(yaml.load_all(text, Loader=_LOADER))
+        docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except yaml.YAMLError:
         return ()
     return tuple(d for d in docs if isinstance(d, Mapping) and isinstance(d.get("kind"), str))
@@ -163,8 +162,10 @@ def _document(text: str) -> Any:
             pass
     if "\n" not in stripped.strip() and ": " not in stripped:
         return None  # a scalar: YAML would read it as itself
+    import yaml
+
     try:
-        loaded = yaml.load(text, Loader=_LOADER)  # CSafeLoader or SafeLoader
+        loaded = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return None
     return loaded if isinstance(loaded, (dict, list)) else None

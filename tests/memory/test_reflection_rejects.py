@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.bot.memory.architecture import ARCHITECTURE_PATH
 from gitmedic.bot.memory.reflection import reflect
 from gitmedic.bot.memory.validate import generalises
 from gitmedic.detectors import Resource
@@ -85,7 +86,8 @@ def test_without_a_valid_candidate_only_the_outcome_is_written(tmp_path: Path) -
 
     change = reflect(repo, inp)
 
-    assert list(change.files) == [".gitmedic/outcomes.jsonl"]
+    # no rule: the outcome, and the architecture summary the repo lacks (pinned to the fix)
+    assert list(change.files) == [".gitmedic/outcomes.jsonl", ARCHITECTURE_PATH]
     assert change.rule == "" and change.playbook == ""
     assert change.notes == (
         "template: every changed field holds a value a rule may not match",

@@ -78,7 +78,7 @@ def test_memory_prs_carry_the_gate_status_and_follow_the_policy(tmp_path: Path) 
     assert fix["state"] == "merged"
     assert memory["branch"].endswith("/memory") and memory["state"] == "open"
     gate = {s["context"]: s for s in memory["statuses"]}["gitmedic/gate"]
-    assert gate["state"] == "success" and "memory guard passed" in gate["description"]
+    assert gate["state"] == "success" and "the memory guard passes" in gate["description"]
     body = LocalForge(repo).get_pr(memory["number"]).body
     assert "no policy rule matched" in body and "`/gitmedic approve`" in body
     assert not git(repo, "log", "main", "--format=%s", "--grep", "memory")

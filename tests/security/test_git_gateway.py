@@ -21,7 +21,7 @@ from gitmedic.reconciler import gitcmd
 SRC = Path(gitmedic.__file__).parent
 GATEWAY = "reconciler/gitcmd.py"
 # The one module allowed to start a process that is not git (kubectl kustomize).
-OTHER_PROCESSES = {"reconciler/manifests/kustomize.py"}
+OTHER_PROCESSES = {"reconciler/manifests/kustomize.py", "reconciler/manifests/helm.py"}
 # Process-starting functions, by module, as name prefixes (os.execvpe, os.spawnl ...).
 SPAWNING: dict[str, tuple[str, ...]] = {
     "subprocess": ("run", "Popen", "call", "check_call", "check_output", "getoutput"),

@@ -14,14 +14,20 @@ from gitmedic.reconciler.transaction import (
     MergeRefused,
     Outcome,
     Phase,
+    Runner,
     TxnState,
     VerdictPhase,
     drive,
-    step,
 )
 from tests.transaction.fakes import World, plan
 
 CONFIG = MachineConfig(sync_timeout_s=300, poll_s=10, approval_poll_s=60)
+
+
+def _step(journal: Journal, txn_id: str, world: World, clock: FakeClock) -> tuple[TxnState, float]:
+    """One step of the one runner: the state after it and how long to wait."""
+    advanced = Runner(journal, clock, CONFIG).step(txn_id, world)
+    return advanced.state, advanced.wait_s
 
 
 @pytest.fixture
@@ -187,7 +193,7 @@ def test_a_refused_merge_that_no_regate_helps_waits_with_its_reason(
     p = plan()
     journal.create(p, clock.now())
     for _ in range(3):  # open, gate, merge: refused
-        state, _ = step(journal, p.txn_id, world, clock, CONFIG)
+        state, _ = _step(journal, p.txn_id, world, clock)
     assert state.phase is Phase.AWAITING_APPROVAL and state.outcome is Outcome.IN_FLIGHT
     assert state.reason == "merge refused: required status check 'ci' is expected"
     assert "refresh" not in world.calls
@@ -210,7 +216,7 @@ def test_a_revert_waits_for_approval_when_the_policy_says_so(
     journal.create(p, clock.now())
     state = journal.load(p.txn_id)
     while state.phase is not Phase.AWAITING_APPROVAL:
-        state, wait = step(journal, p.txn_id, world, clock, CONFIG)
+        state, wait = _step(journal, p.txn_id, world, clock)
         clock.sleep(wait)
     assert state.revert_pr == 2 and "merge:2" not in world.calls
     assert state.reason == "the revert PR #2 waits for approval (revert_regressions)"

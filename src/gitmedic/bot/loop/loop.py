@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gitmedic.bot.loop.answer import Answerer
-from gitmedic.bot.loop.attempts import Attempts, next_move
+from gitmedic.bot.loop.attempts import MEMORY, Attempts, next_move
 from gitmedic.bot.loop.checks import Checks
 from gitmedic.bot.loop.config import LoopConfig
 from gitmedic.bot.loop.incidents import IncidentBook
@@ -238,6 +238,10 @@ class Loop:
             return True
         move = next_move(self.attempts(incident_id))
         waiting = move.state is not None and move.state.phase is Phase.AWAITING_APPROVAL
+        if waiting and move.state is not None and move.state.plan.strategy == MEMORY:
+            # The fix is committed; its memory PR waiting for a person (the policy) does
+            # not stop the loop from seeing the incident resolve.
+            return False
         return move.kind == "stop" or (move.kind == "resume" and waiting)
 
     # -- reporting -------------------------------------------------------------------

@@ -105,7 +105,8 @@ def until_exit(repo: Path, tries: int = 3) -> int:
     for _ in range(tries):
         done = run(repo)
         if done.returncode != KILLED:
-            assert done.returncode == 0, done.stderr[-3000:]
+            # What the restart reported, to tell which promise broke (its JSON and log).
+            assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
             assert json.loads(done.stdout)["healthy"] is True
             return done.returncode
     raise AssertionError("the run never exited by itself")

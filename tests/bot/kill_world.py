@@ -98,6 +98,9 @@ def kill_at_random(repo: Path, seed: int, within: tuple[float, float]) -> list[i
         proc.wait()
     finally:
         proc.communicate()
+    # A moment after the run ended by itself tests no kill (an idle machine runs the whole
+    # story in under 10 s): the window must fall inside the run.
+    assert proc.returncode == -signal.SIGKILL, f"the run ended before {delay:.1f}s: no kill"
     return [proc.returncode, until_exit(repo)]
 
 

@@ -143,11 +143,14 @@ def _reply(
     ctx: Context, calls: Sequence[CommandCall], event: CommentEvent, permission: Permission
 ) -> str:
     known = [c for c in calls if c.name in RUNNERS]
-    sections = [_section(c.name, _run(ctx, c.name, event, permission))
-                for c in known[:MAX_COMMANDS]]  # fmt: skip
+    sections = [
+        _section(c.name, _run(ctx, c.name, event, permission)) for c in known[:MAX_COMMANDS]
+    ]
     if len(known) > MAX_COMMANDS:
-        sections.append(f"Only the first {MAX_COMMANDS} commands of a comment run; "
-                        f"{len(known) - MAX_COMMANDS} more were ignored.")  # fmt: skip
+        sections.append(
+            f"Only the first {MAX_COMMANDS} commands of a comment run; "
+            f"{len(known) - MAX_COMMANDS} more were ignored."
+        )
     unknown = [c.name for c in calls if c.name not in RUNNERS]
     if unknown:
         sections.append(_unknown(unknown))

@@ -67,8 +67,9 @@ class ClientLimits:
         except ValueError as exc:
             raise UsageError(f"client limits must be numbers: {exc}") from None
         if min(limits.read_timeout_s, limits.keep_alive_s) <= 0 or limits.max_connections < 1:
-            raise UsageError("GITMEDIC_READ_TIMEOUT_S, _KEEP_ALIVE_S and _MAX_CONNECTIONS "
-                             "must be positive")  # fmt: skip
+            raise UsageError(
+                "GITMEDIC_READ_TIMEOUT_S, _KEEP_ALIVE_S and _MAX_CONNECTIONS must be positive"
+            )
         return limits
 
 
@@ -143,9 +144,12 @@ def build_service(
     deps = Deps(forge, actions, changed, watched_paths(repo or settings.repo, settings.watch))
     limits = settings.limits
     config = ServiceConfig(
-        settings.secret, settings.state_dir, settings.max_body_bytes,
-        in_flight_bytes=limits.in_flight_bytes, read_timeout_s=limits.read_timeout_s,
-    )  # fmt: skip
+        settings.secret,
+        settings.state_dir,
+        settings.max_body_bytes,
+        in_flight_bytes=limits.in_flight_bytes,
+        read_timeout_s=limits.read_timeout_s,
+    )
     return Service(config, deps, metrics=metrics)
 
 

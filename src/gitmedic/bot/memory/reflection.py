@@ -298,9 +298,14 @@ def _title(inp: ReflectionInput, playbook_id: str, merged_into: str) -> str:
 
 
 def _body(
-    inp: ReflectionInput, origin: str, rule: str, playbook: str, merged: bool, notes: list[str],
+    inp: ReflectionInput,
+    origin: str,
+    rule: str,
+    playbook: str,
+    merged: bool,
+    notes: list[str],
     architecture: bool = False,
-) -> str:  # fmt: skip
+) -> str:
     lines = [f"Memory from incident `{inp.incident}` ({inp.app}, fixed by {inp.strategy}).", ""]
     if rule and not merged:
         lines += [

@@ -205,8 +205,16 @@ def _narrowed(
             edits, contents = rebuilt
             held = "; ".join(u.describe() for u in strays)
             text = f"{fix.diagnosis} Left as they are (no finding implicates them): {held}."
-            return Fix(fix.strategy, tuple(edits), contents, text, fix.playbook, fix.commit,
-                       fix.walked, fix.findings)  # fmt: skip
+            return Fix(
+                fix.strategy,
+                tuple(edits),
+                contents,
+                text,
+                fix.playbook,
+                fix.commit,
+                fix.walked,
+                fix.findings,
+            )
         needed = _first_needed(ws, finding, fix, good, kept, strays) if desired else None
         if needed is None:
             return None
@@ -260,9 +268,13 @@ def _rebased(
 
 
 def _item_edits(
-    ws: Workspace, ref: Resource, collection: Path, units: list[Unit], good: str,
+    ws: Workspace,
+    ref: Resource,
+    collection: Path,
+    units: list[Unit],
+    good: str,
     contents: dict[str, str],
-) -> list[Edit]:  # fmt: skip
+) -> list[Edit]:
     """Edits doing ``units`` (the implicated items of one collection) and nothing else."""
     file = ws.file_of(ref)
     if file is None:

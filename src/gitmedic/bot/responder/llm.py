@@ -252,10 +252,15 @@ def _redacted(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             copy["content"] = redact_text(copy["content"])
         if copy.get("tool_calls"):
             copy["tool_calls"] = [
-                {**c, "function": {**c["function"],
-                                   "arguments": redact_text(c["function"]["arguments"])}}
+                {
+                    **c,
+                    "function": {
+                        **c["function"],
+                        "arguments": redact_text(c["function"]["arguments"]),
+                    },
+                }
                 for c in copy["tool_calls"]
-            ]  # fmt: skip
+            ]
         out.append(copy)
     return out
 

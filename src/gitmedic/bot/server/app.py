@@ -61,8 +61,14 @@ def create_app(service: Service) -> FastAPI:
             return _answer(service, event, "too_large", refused, 413, _CLOSE)
         with service.budget.reserve(int(declared) if declared else limit) as fits:
             if not fits:
-                return _answer(service, event, "busy", "too many deliveries in flight", 503,
-                               {**_CLOSE, "Retry-After": "1"})  # fmt: skip
+                return _answer(
+                    service,
+                    event,
+                    "busy",
+                    "too many deliveries in flight",
+                    503,
+                    {**_CLOSE, "Retry-After": "1"},
+                )
             try:
                 body = await read_body(request.stream(), limit, service.config.read_timeout_s)
             except BodyTooLarge:

@@ -51,8 +51,9 @@ class DeadlineH11Protocol(H11Protocol):
     def _too_slow(self) -> None:
         self._read_deadline = None
         if not self.transport.is_closing():
-            self.logger.warning("request not received within %ss: connection closed",
-                                self.read_timeout_s)  # fmt: skip
+            self.logger.warning(
+                "request not received within %ss: connection closed", self.read_timeout_s
+            )
             self.transport.close()
 
 

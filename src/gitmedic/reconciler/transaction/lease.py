@@ -54,8 +54,7 @@ class Lease:
 
     def hold(self) -> LockGrant:
         """Take or renew the lease (cheap: one row); a refused grant names the holder."""
-        return self.journal.acquire(self.app, self.holder, self.clock(), self.ttl_s,
-                                    dead=self.dead)  # fmt: skip
+        return self.journal.acquire(self.app, self.holder, self.clock(), self.ttl_s, dead=self.dead)
 
     def release(self) -> None:
         self.journal.release(self.app, self.holder)

@@ -15,6 +15,14 @@ elif [ -n "${INPUT_VERSION:-}" ]; then
 else
     package="${GITHUB_ACTION_PATH:?}"
 fi
+# A repository with learned rules (.gitmedic/rules) needs the CEL engine to run them:
+# the [rules] extra, installed only then (52 MB the other repositories never pull).
+if compgen -G ".gitmedic/rules/*.y*ml" >/dev/null; then
+    case "$package" in
+        gitmedic==*) package="gitmedic[rules]==${package#gitmedic==}" ;;
+        *) package="$package[rules]" ;;
+    esac
+fi
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$package"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install size and package count of gitmedic's core and of [all], each in a fresh
+# Install size and package count of gitmedic's core, of [rules] and of [all], each in a fresh
 # venv from the built wheel (make dist). Usage: bench/install_size.sh [DIST]
 #
 # size:     du of site-packages without pip and setuptools (the venv's own tools)
@@ -28,4 +28,5 @@ measure() {  # label requirement
 }
 
 measure core "$wheel"
+measure rules "$wheel[rules]"
 measure all "$wheel[all]"

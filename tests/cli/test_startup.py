@@ -11,7 +11,7 @@ import pytest
 
 from tests.cli.conftest import faulty_boutique
 
-HEAVY = ("kubernetes", "github", "litellm", "fastapi", "httpx", "ruamel", "rich")
+HEAVY = ("kubernetes", "github", "litellm", "fastapi", "httpx", "ruamel", "cel_expr_python")
 PROBE = """
 import json, sys
 from gitmedic.bot.cli import main

@@ -93,3 +93,9 @@ def make_venv(root: Path, *requirements: str | Path) -> Venv:
 def core_venv(dist: Dist, tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """``pip install gitmedic``: the core, from the built wheel."""
     return make_venv(tmp_path_factory.mktemp("core") / "venv", dist.wheel)
+
+
+@pytest.fixture(scope="session")
+def rules_venv(dist: Dist, tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    """``pip install 'gitmedic[rules]'``: the core and the CEL engine of the bot's memory."""
+    return make_venv(tmp_path_factory.mktemp("rules") / "venv", f"{dist.wheel}[rules]")

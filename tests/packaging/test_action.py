@@ -101,3 +101,22 @@ def test_actionlint_accepts_the_repos_workflows_and_the_one_init_writes(tmp_path
         env={**os.environ, "PATH": f"{Path(tool_path('actionlint')).parent}:{os.environ['PATH']}"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_repo_with_learned_rules_gets_the_rules_extra_and_its_rules_run(
+    dist: Dist, tmp_path: Path
+) -> None:
+    from tests.memory.rules import GOOD, deployment, write_rule
+
+    repo = init_repo(tmp_path / "repo")
+    write_rule(repo, "learned-zero-replicas.yaml", GOOD)
+    (repo / "deploy").mkdir()
+    (repo / "deploy/cart.yaml").write_text(yaml.safe_dump(deployment(0)))
+    commit_all(repo)
+    step, outputs = _run_step(repo, tmp_path, wheel=str(dist.wheel), path="deploy")
+    assert step.returncode == 0, step.stderr
+    title = "title=gitmedic learned-zero-replicas::"
+    assert f"{title}Deployment/shop/cart: Deployment cart has no replicas" in step.stdout
+    assert outputs["exit-code"] == "1"
+    venv = tmp_path / "runner/gitmedic-venv"
+    assert list(venv.glob("lib/python3*/site-packages/cel_expr_python"))

@@ -53,7 +53,7 @@ def test_serve_without_fastapi_names_the_serve_extra(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_a_missing_module_no_extra_provides_is_a_bug_with_its_traceback(tmp_path: Path) -> None:
-    result = _cli_without("rich", "demo", cwd=tmp_path)
+    result = _cli_without("yaml", "demo", cwd=tmp_path)
     assert result.returncode == 2
     assert "Traceback" in result.stderr and "internal error" in result.stderr
 

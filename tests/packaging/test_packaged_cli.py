@@ -118,6 +118,59 @@ def test_a_kustomization_without_kubectl_names_the_extra(core_venv: Venv, tmp_pa
     assert "pip install 'gitmedic[kustomize]'" in result.stderr
 
 
-def test_the_demo_runs_on_the_core(core_venv: Venv, tmp_path: Path) -> None:
-    result = core_venv.run(core_venv.bin / "gitmedic", "demo", cwd=tmp_path)
+@pytest.mark.parametrize("argv", [("demo",), ("run", ".")], ids=["demo", "run"])
+def test_a_command_that_learns_names_the_rules_extra_before_it_starts(
+    core_venv: Venv, tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    init_repo(tmp_path)
+    result = core_venv.run(core_venv.bin / "gitmedic", *argv, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"gitmedic: error: gitmedic {argv[0]} needs the optional dependency 'cel_expr_python', "
+        "which the [rules] extra installs: pip install 'gitmedic[rules]' (or 'gitmedic[all]')\n"
+    )
+    assert not list(tmp_path.glob("gitmedic-demo-*")) and not (tmp_path / ".git/gitmedic").exists()
+
+
+def test_detect_on_a_repo_with_learned_rules_names_the_rules_extra(
+    core_venv: Venv, tmp_path: Path
+) -> None:
+    repo = _repo_with_a_learned_rule(tmp_path)
+    result = core_venv.run(core_venv.bin / "gitmedic", "detect", "deploy", cwd=repo)
+    assert result.returncode == 2
+    assert "pip install 'gitmedic[rules]'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_detect_runs_the_repos_learned_rules_with_the_rules_extra(
+    rules_venv: Venv, tmp_path: Path
+) -> None:
+    repo = _repo_with_a_learned_rule(tmp_path)
+    result = rules_venv.run(
+        rules_venv.bin / "gitmedic", "detect", "deploy", "--format", "json", cwd=repo
+    )
+    assert result.returncode == 1, result.stderr
+    found = [f for f in json.loads(result.stdout)["findings"] if f["detector"] == RULE_ID]
+    assert [(f["resource"]["name"], f["summary"]) for f in found] == [
+        ("cart", "Deployment cart has no replicas")
+    ]
+
+
+def test_the_demo_runs_with_the_rules_extra(rules_venv: Venv, tmp_path: Path) -> None:
+    result = rules_venv.run(rules_venv.bin / "gitmedic", "demo", cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert "\x1b[" not in result.stdout  # not a terminal: no styles
+    assert "summary (simulated seconds)" in result.stdout
+
+
+RULE_ID = "learned-zero-replicas"
+
+
+def _repo_with_a_learned_rule(tmp_path: Path) -> Path:
+    from tests.memory.rules import GOOD, deployment, write_rule
+
+    repo = init_repo(tmp_path / "repo")
+    write_rule(repo, f"{RULE_ID}.yaml", GOOD)
+    (repo / "deploy").mkdir()
+    (repo / "deploy/cart.yaml").write_text(json.dumps(deployment(0)))
+    commit_all(repo)
+    return repo

@@ -41,6 +41,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from gitmedic.bot.console import Console, literal
 from gitmedic.reconciler import gitcmd
 
 EXAMPLE = "shop"
@@ -59,9 +60,10 @@ def example_app_dir() -> Path:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from gitmedic.bot.extras import MEMORY_ENGINE, require
 
-    console = Console(highlight=False)
+    require(MEMORY_ENGINE)  # story (c) is fixed from what story (b) taught
+    console = Console()
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="gitmedic-demo-"))
     repo = workdir / "manifests"
@@ -69,7 +71,7 @@ def run_demo(args: argparse.Namespace) -> int:
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "shop: initial manifests")
-    console.print(f"[bold]gitmedic demo[/]: the example shop in {repo}\n", soft_wrap=True)
+    console.print(f"[bold]gitmedic demo[/]: the example shop in {literal(str(repo))}\n")
     stories = [
         story_bad_commit(repo, workdir, console),
         story_revert_then_retry(repo, workdir, console),
@@ -122,12 +124,14 @@ def story_same_class_again(repo: Path, workdir: Path, console: Any) -> dict[str,
     _git(repo, "commit", "-q", "-am", "checkout: the gRPC entrypoint of 1.4.0")
     checkout.write_text(checkout.read_text().replace("shop-checkout:1.3.0", "shop-checkout:1.4.0"))
     _git(repo, "commit", "-q", "-am", "checkout: release 1.4.0")
-    console.print("  Bob pushes 'checkout: the gRPC entrypoint of 1.4.0' and 'checkout: release "
-                  "1.4.0' (1.4.0 was never pushed either)")  # fmt: skip
+    console.print(
+        "  Bob pushes 'checkout: the gRPC entrypoint of 1.4.0' and 'checkout: release "
+        "1.4.0' (1.4.0 was never pushed either)"
+    )
     seen = _remembered(repo)
     story = _play("c", repo, workdir, console, baseline=healthy)
     story["from_memory"] = _from_memory(repo, story, seen)
-    console.print(f"  [magenta]memory   [/] {story['from_memory']}")
+    console.print(f"  [magenta]memory   [/] {literal(story['from_memory'])}")
     return story
 
 
@@ -198,7 +202,9 @@ def _play(
     def show(e: Event) -> None:
         if e.kind == "proposal":
             playbooks.append(e.data.get("playbook") or "")
-        console.print(f"  [dim]t+{e.at - start:5.0f}s[/] [cyan]{e.kind:<9}[/] {e.text[:110]}")
+        console.print(
+            f"  [dim]t+{e.at - start:5.0f}s[/] [cyan]{e.kind:<9}[/] {literal(e.text[:110])}"
+        )
 
     forge = LocalForge(repo)
     before = len(forge.list_prs(PrFilter.ALL))
@@ -227,18 +233,17 @@ def _play(
 
 
 def _print_summary(console: Any, summary: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    table = Table(title="summary (simulated seconds)")
-    for col in ("story", "outcome", "time to resolution", "PRs", "reverts", "tokens"):
-        table.add_column(col)
+    rows = []
     for s in summary["stories"]:
         outcome = ", ".join(s["outcomes"]) or ("escalated, no PR" if s["escalated"] else "-")
         ttr = ", ".join(f"{t:.0f}s" for t in s["resolution_s"]) or "-"
-        table.add_row(s["story"], outcome, ttr, str(s["prs"]), str(s["reverts"]), str(s["tokens"]))
-    console.print(table)
-    console.print(f"wall time {summary['wall_s']}s. The story in Git: "
-                  f"git -C {summary['repo']} log --graph --oneline", soft_wrap=True)  # fmt: skip
+        rows.append((s["story"], outcome, ttr, str(s["prs"]), str(s["reverts"]), str(s["tokens"])))
+    columns = ("story", "outcome", "time to resolution", "PRs", "reverts", "tokens")
+    console.table("summary (simulated seconds)", columns, rows)
+    repo = literal(summary["repo"])
+    console.print(
+        f"wall time {summary['wall_s']}s. The story in Git: git -C {repo} log --graph --oneline"
+    )
 
 
 def _git(repo: Path, *argv: str) -> None:

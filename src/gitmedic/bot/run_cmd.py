@@ -59,6 +59,9 @@ __all__ = ["DEFAULT_POLICY", "build_loop", "loop_config_of", "report_json", "run
 
 def run_run(args: argparse.Namespace) -> int:
     from gitmedic.bot.cli import UsageError
+    from gitmedic.bot.extras import MEMORY_ENGINE, require
+
+    require(MEMORY_ENGINE)
 
     repo = Path(args.repo).resolve()
     if not (repo / ".git").exists():

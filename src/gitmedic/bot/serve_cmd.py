@@ -156,6 +156,10 @@ def build_service(
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from gitmedic.bot.extras import MEMORY_ENGINE, require
+
+    require(MEMORY_ENGINE)
+
     from gitmedic.bot.github_env import GitHubEnvError
     from gitmedic.bot.serve_wiring import assemble
     from gitmedic.bot.server.app import create_app

@@ -115,8 +115,11 @@ class Program:
         # the bulk of an evaluation's cost), the others are bound to null.
         self.uses = self.cost.identifiers & frozenset(variables)
         self._unused = {name: None for name in variables if name not in self.uses}
+        # Without the engine (a core install) it is the [rules] extra that is missing,
+        # which the CLI says; never a refusal of the rule.
+        env = _env(tuple(sorted(variables)))
         try:
-            self._compiled = _env(tuple(sorted(variables))).compile(source)
+            self._compiled = env.compile(source)
         except Exception as exc:  # the binding raises plain RuntimeError/ValueError
             raise CelError(_first_line(exc)) from None
 

@@ -20,11 +20,11 @@ from gitmedic.reconciler.manifests.tree import git_toplevel
 
 def repo_config(path: str | Path) -> Config | None:
     """The configuration of the repo holding ``path``, or None when it has none."""
-    config_file = find_config(_repo_root(Path(path).absolute()))
+    config_file = find_config(repo_root(Path(path).absolute()))
     return load_config(config_file) if config_file else None
 
 
-def _repo_root(path: Path) -> Path:
+def repo_root(path: Path) -> Path:
     return git_toplevel(path) or (path if path.is_dir() else path.parent)
 
 
@@ -37,7 +37,7 @@ def load_apps_desired(
 ) -> DesiredState:
     """``kubernetes_version`` (else the config's) picks the schema objects are validated by."""
     path = Path(path).absolute()
-    root = _repo_root(path)
+    root = repo_root(path)
     config_file = find_config(root)
     default_ns = namespace or "default"
     if config_file is None:

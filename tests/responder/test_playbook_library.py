@@ -58,10 +58,17 @@ def test_every_playbook_has_its_sections_and_well_formed_paths(book: Playbook) -
             parse(plain)
 
 
-def test_runtime_only_playbooks_never_carry_a_fix_and_cover_the_b_faults() -> None:
+def test_runtime_only_playbooks_never_carry_a_fix_and_cover_the_b_faults_and_levers() -> None:
+    """B-class faults escalate (high risk); a runtime lever's playbook documents a
+    mitigation the lever's code makes (medium: a person approves), never a field restore."""
+    from gitmedic.bot.responder.levers import LEVERS
+
     runtime = {b.id for b in BOOKS.values() if b.runtime_only}
-    assert runtime == set(FAULTS_B)
-    assert all(BOOKS[b].fix is None and BOOKS[b].risk == "high" for b in runtime)
+    levers = {lever.playbook for lever in LEVERS}
+    assert runtime == set(FAULTS_B) | levers
+    assert all(BOOKS[b].fix is None for b in runtime)
+    assert all(BOOKS[b].risk == "high" for b in FAULTS_B)
+    assert all(BOOKS[b].risk == "medium" for b in levers)
 
 
 def test_every_a_fault_of_the_catalogue_has_a_playbook_of_its_name() -> None:

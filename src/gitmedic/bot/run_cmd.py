@@ -13,6 +13,9 @@ Secrets, deletions, new images are never low).
 waits run on its fake clock. ``--cluster kube`` needs a reachable cluster and a
 GitOps engine from the config (:mod:`gitmedic.bot.loop.kube_cluster`); a setup
 that cannot work (no kubeconfig, a refused engine token) exits 2 with the reason.
+The sim lives in the process, so runtime (B-class) faults of the world it stands
+for come from ``GITMEDIC_SIM_FAULTS`` (``memory-growth:cartservice;wedge:ad``,
+:mod:`gitmedic.sim.faults.demand`); an unknown fault exits 2.
 ``--forge local`` is the local forge in REPO; ``--forge github`` reads GitHub
 from the environment (:mod:`gitmedic.bot.github_env`), with REPO a clone.
 
@@ -204,18 +207,38 @@ def _app_config(config: LoopConfig) -> AppConfig:
     return match[0] if match else AppConfig(config.app, config.path, config.namespace)
 
 
+SIM_FAULTS_ENV = "GITMEDIC_SIM_FAULTS"
+
+
+def _runtime_faults(cluster: Any, spec: str) -> None:
+    """B-class faults the sim of this process shows (``fault:target;...``): the sim lives
+    in the process, so a runtime fault of the world it stands for is named here."""
+    from gitmedic.bot.cli import UsageError
+    from gitmedic.sim.faults.demand import inject_named
+    from gitmedic.sim.faults.edit import FaultNotApplicable
+
+    if not spec.strip():
+        return
+    try:
+        inject_named(cluster.sim, spec)
+    except FaultNotApplicable as exc:
+        raise UsageError(f"{SIM_FAULTS_ENV}: {exc}") from None
+
+
 def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) -> Any:
     from gitmedic.bot.cli import UsageError
 
     if kind == "sim":
         from gitmedic.bot.loop.sim_cluster import SimCluster, incident_history_rev
 
-        return SimCluster(
+        sim = SimCluster(
             config.repo,
             config.path,
             config.namespace,
             history_rev=incident_history_rev(journal, config.app),
         )
+        _runtime_faults(sim, os.environ.get(SIM_FAULTS_ENV, ""))
+        return sim
     from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
 
     try:

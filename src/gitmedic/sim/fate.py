@@ -18,7 +18,8 @@ Working set, CPU use and start-up time default to small values and can be set
 per container by annotations on the workload or its pod template
 (``sim.gitmedic.dev/working-set-<container>: 200Mi``,
 ``sim.gitmedic.dev/cpu-usage-<container>: 300m``,
-``sim.gitmedic.dev/startup-seconds-<container>: 20``).
+``sim.gitmedic.dev/startup-seconds-<container>: 20``); ``unready-<container>: <why>``
+keeps a container with a readiness probe running but never Ready (a wedge).
 """
 
 from __future__ import annotations
@@ -134,6 +135,12 @@ def _container(
         return _replace(base, crash)
     if c.init:
         return base
+    unready = notes.get(f"{ANNOTATION}unready-{c.name}")
+    if unready and c.body.get("readinessProbe"):
+        # a runtime wedge (faults.demand): alive for liveness, never Ready
+        return _replace(
+            base, {"ready_delay_s": None, "probe_failure": f"Readiness probe failed: {unready}"}
+        )
     return _readiness(wl, c, catalog, base)
 
 

@@ -19,6 +19,8 @@ just restarted:
 
 A transaction waiting for a person's approval stops the moves (status ``held``);
 the journal keeps it and the next process (or ``serve``'s next step) resumes it.
+Every transaction that ends failed or held, or waits for approval, opens or
+updates the incident's issue (:mod:`.tell`), closed again when it resolves.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING
 from gitmedic.bot.loop.attempts import Attempts, next_move, proposal_of
 from gitmedic.bot.loop.incidents import incident_of
 from gitmedic.bot.loop.remember import reflect_fix, report_escalation
+from gitmedic.bot.loop.tell import close_resolved, needs_telling, tell_held, told_key
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.llm import Completion, with_feedback
 from gitmedic.bot.responder.playbooks import Playbook
@@ -68,11 +71,13 @@ class Answerer:
         move = next_move(attempts)
         if move.kind == "resume" and move.state is not None:
             state = self.loop.txns.drive(move.state.plan.txn_id)
+            self._tell(incident, state)
             return state.settled
         if move.kind == "remember" and move.state is not None:
             self._remember(incident, attempts, move.state)
             return True
         if move.kind == "done":
+            self._told_resolved(incident, attempts)
             self.loop.book.mark(incident.id, "resolved")
             self.loop.txns.refresh_dashboard()
             return False
@@ -84,6 +89,8 @@ class Answerer:
             return False
         if move.kind == "propose":
             return self._attempt(incident, attempts, move.attempt)
+        if move.kind == "stop" and move.state is not None:
+            self._tell(incident, move.state)
         return False  # stop: held for a person, or failed with an alarm
 
     def _attempt(self, incident: Incident, attempts: Attempts, attempt: int) -> bool:
@@ -102,7 +109,27 @@ class Answerer:
         plan = self.loop.txns.start(incident, proposal, attempt, attempts.feedback, firing)
         decision = "auto-merge" if plan.auto_merge else "needs approval"
         self.loop.emit("txn", f"attempt {attempt}: {plan.title} ({decision})", txn=plan.txn_id)
-        return self.loop.txns.drive(plan.txn_id).settled
+        state = self.loop.txns.drive(plan.txn_id)
+        self._tell(incident, state)
+        return state.settled
+
+    def _tell(self, incident: Incident, state: TxnState) -> None:
+        """A failed or held transaction opens or updates the incident's issue, once."""
+        row = self.loop.book.row(incident.id)
+        if row is None or not needs_telling(state) or row.data.get("told") == told_key(state):
+            return
+        number = tell_held(self.loop.forge, incident, state)
+        self.loop.book.mark(incident.id, row.status, issue=number, told=told_key(state))
+        told = f"told a person in issue #{number}: {state.phase.value}"
+        self.loop.emit("escalated", told, issue=number)
+
+    def _told_resolved(self, incident: Incident, attempts: Attempts) -> None:
+        row = self.loop.book.row(incident.id)
+        number = row.data.get("issue") if row is not None else None
+        committed = attempts.committed
+        if isinstance(number, int) and committed is not None:
+            how = f"PR #{committed.pr} committed (deployed and verified)."
+            close_resolved(self.loop.forge, number, how)
 
     def _extension(
         self, incident: Incident, attempts: Attempts, undone: TxnState

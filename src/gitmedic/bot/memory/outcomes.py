@@ -23,7 +23,7 @@ from gitmedic.bot.memory.guard import MEMORY, OUTCOME_KEYS
 from gitmedic.reconciler import repofs
 
 OUTCOMES_PATH = f"{MEMORY}/outcomes.jsonl"
-STRATEGIES = frozenset({"playbook", "bisect", "llm", "revert", "none"})
+STRATEGIES = frozenset({"playbook", "bisect", "lever", "llm", "revert", "none"})
 STATUSES = frozenset({"committed", "reverted", "rejected", "held", "failed"})
 
 

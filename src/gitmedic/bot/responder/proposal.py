@@ -7,10 +7,12 @@ more, and ``diagnosis`` is redacted where it is built.
 
 ``strategy`` says how the edits were found, cheapest first: ``playbook`` (a
 routed playbook's fields restored from history), ``bisect`` (the commit that
-introduced the finding, and only the fields of it that matter), ``llm`` (the
-model's edits, validated), or ``escalate``: nothing in desired state explains
-the incident (a runtime-only fault), so there are no edits and ``escalation``
-says why, with the evidence, for an issue or comment, never a fix PR.
+introduced the finding, and only the fields of it that matter), ``lever`` (a
+runtime mitigation for a fault no commit caused: a limit raised, a restart
+annotation, :mod:`.levers`), ``llm`` (the model's edits, validated), or
+``escalate``: nothing in desired state explains the incident and no lever
+applies, so there are no edits and ``escalation`` says why, with the evidence,
+for an issue or comment, never a fix PR.
 """
 
 from __future__ import annotations
@@ -24,9 +26,16 @@ from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.redact import redact_object, redact_text
 
-Strategy = Literal["playbook", "bisect", "llm", "escalate"]
-# The order of cost: a proposal that combines strategies is named by its costliest.
-STRATEGY_COST: Mapping[str, int] = {"playbook": 0, "bisect": 1, "llm": 2, "escalate": 3}
+Strategy = Literal["playbook", "bisect", "lever", "llm", "escalate"]
+# The order of cost (and of risk): a proposal that combines strategies is named by its
+# costliest, so a fix with a runtime lever in it is a ``lever`` fix for the policy.
+STRATEGY_COST: Mapping[str, int] = {
+    "playbook": 0,
+    "bisect": 1,
+    "lever": 2,
+    "llm": 3,
+    "escalate": 4,
+}
 
 
 @dataclass(frozen=True)

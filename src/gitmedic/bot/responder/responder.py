@@ -5,15 +5,20 @@ For each finding of the incident (desired-state findings first, worst first):
 1. a routed playbook with a fix recipe restores its fields from history (zero
    tokens);
 2. regression bisect: the commit that introduced a desired-state finding, and the
-   smallest set of its changes whose undo clears the finding; for a live-only
-   finding, the latest recent change to the implicated container;
-3. a ``runtime_only`` playbook routed by what is left decides escalation at once
+   smallest set of its changes whose undo clears the finding;
+3. a runtime lever (:mod:`.levers`) for a live-only finding whose evidence fits
+   one (an OOM kill nothing in Git explains: raise the limit; pods wedged with no
+   config change: a restart annotation);
+4. only after every finding had steps 1-3: for a live-only finding, the latest
+   recent change to the implicated container (so a harmless recent commit is
+   not reverted for a runtime fault a lever explains);
+5. a ``runtime_only`` playbook routed by what is left decides escalation at once
    (zero tokens) when it is learned (the repo's own verdict on this fault class)
    or when no recent commit changed the app at all: nothing in Git can be the
    cause, so the model is not asked. A generic built-in runtime hypothesis never
-   pre-empts a desired-state cause: with a recent change it waits for step 4;
-4. what is left goes, together, to the LLM when one is configured;
-5. what is still left is escalated (B-class): with no edits at all the proposal
+   pre-empts a desired-state cause: with a recent change it waits for step 6;
+6. what is left goes, together, to the LLM when one is configured;
+7. what is still left is escalated (B-class): with no edits at all the proposal
    is an escalation with the evidence and never becomes a fix PR.
 
 Every restore is narrowed before it is accepted: it never removes or changes an
@@ -39,6 +44,7 @@ from dataclasses import dataclass, replace
 from gitmedic.bot.responder.bisect import bisect_fix, find_introduction, recent_regression
 from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
+from gitmedic.bot.responder.levers import Evidence, lever_fix
 from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
 from gitmedic.bot.responder.playbooks import Playbook, builtin_playbooks, repo_playbooks, route
@@ -146,14 +152,27 @@ class Responder:
     def _deterministic(
         self, ws: Workspace, findings: Sequence[Finding], incident: Incident
     ) -> _Plan:
+        """Restores and levers for every finding first, then the live-only regressions:
+        a runtime lever that explains one finding keeps a harmless recent commit from
+        being blamed for another finding of the same fault."""
         since = incident.opened_at - self.limits.recent_s
         fixes: list[Fix] = []
-        escalated: list[tuple[Finding, str]] = []
-        unresolved: list[Finding] = []
+        later: list[Finding] = []
         for finding in findings:
             if fixes and self._covered(ws, finding):
                 continue
-            fix = self._cheapest(ws, finding, since)
+            fix = self._restore(ws, finding, since) or self._lever(ws, finding, incident, since)
+            if fix is None:
+                later.append(finding)
+                continue
+            ws.accept(fix)
+            fixes.append(_with_findings(fix, finding))
+        escalated: list[tuple[Finding, str]] = []
+        unresolved: list[Finding] = []
+        for finding in later:
+            if fixes and self._covered(ws, finding):
+                continue
+            fix = self._regression(ws, finding, since)
             if fix is not None:
                 ws.accept(fix)
                 fixes.append(_with_findings(fix, finding))
@@ -170,17 +189,32 @@ class Responder:
             return not ws.present(finding)
         return bool({finding.resource, *finding.related} & ws.edited)
 
-    def _cheapest(self, ws: Workspace, finding: Finding, since: float) -> Fix | None:
-        """The cheapest restore, narrowed to what the finding implicates (:mod:`.implicated`)."""
+    def _restore(self, ws: Workspace, finding: Finding, since: float) -> Fix | None:
+        """A playbook's restore, else (desired-state findings) the introducing commit's
+        change, narrowed to what the finding implicates (:mod:`.implicated`)."""
         fix = playbook_fix(ws, finding, self.playbooks, since, self.limits)
         fix = implicated_only(ws, finding, fix) if fix is not None else None
-        if fix is not None:
+        if fix is not None or not _desired(ws, finding):
             return fix
-        if ws.states.judges(finding) and ws.states.visible(finding, ws.head):
-            intro = find_introduction(ws.states, finding, self.limits.max_commits)
-            fix = bisect_fix(ws, finding, intro) if intro is not None else None
-        else:
-            fix = recent_regression(ws, finding, since, self.limits.max_commits)
+        intro = find_introduction(ws.states, finding, self.limits.max_commits)
+        fix = bisect_fix(ws, finding, intro) if intro is not None else None
+        return implicated_only(ws, finding, fix) if fix is not None else None
+
+    def _lever(
+        self, ws: Workspace, finding: Finding, incident: Incident, since: float
+    ) -> Fix | None:
+        """A runtime lever (:mod:`.levers`) for a finding only the live state shows."""
+        if _desired(ws, finding):
+            return None
+        at = incident.opened_at
+        evidence = Evidence(ws, finding, incident.live, since, at, self.limits.levers)
+        return lever_fix(evidence, {p.id for p in self.playbooks})
+
+    def _regression(self, ws: Workspace, finding: Finding, since: float) -> Fix | None:
+        """For a live-only finding, the latest recent change to what it implicates."""
+        if _desired(ws, finding):
+            return None
+        fix = recent_regression(ws, finding, since, self.limits.max_commits)
         return implicated_only(ws, finding, fix) if fix is not None else None
 
     def _runtime_verdict(self, ws: Workspace, finding: Finding, since: float) -> str | None:
@@ -197,6 +231,11 @@ class Responder:
         books = runtime_only(self.playbooks, finding)
         why = "no desired-state cause found"
         return f"{why}; runtime-only candidates: {_runtime_reason(books)}" if books else why
+
+
+def _desired(ws: Workspace, finding: Finding) -> bool:
+    """Does the desired state at HEAD show the finding (so a commit can be proven)?"""
+    return ws.states.judges(finding) and ws.states.visible(finding, ws.head)
 
 
 def _changed_recently(ws: Workspace, since: float, limit: int) -> bool:

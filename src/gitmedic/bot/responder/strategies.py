@@ -25,9 +25,10 @@ known-good value:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gitmedic.bot.responder.bisect import Introduction, commit_paths, find_introduction
+from gitmedic.bot.responder.levers.evidence import Bounds
 from gitmedic.bot.responder.playbooks import BoundFix, Playbook, PlaybookError, bind, route
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding
@@ -42,6 +43,7 @@ from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lo
 class Limits:
     max_commits: int = 50
     recent_s: float = 3 * 86400.0
+    levers: Bounds = field(default_factory=Bounds)
 
 
 def playbook_fix(

@@ -40,6 +40,7 @@ SPEC = DetectorSpec(
         "chaos-network",
         "traffic-flood",
         "lock-contention",
+        "pod-wedged",
     ),
 )
 NOT_READY_AFTER_S = 600.0

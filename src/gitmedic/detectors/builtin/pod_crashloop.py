@@ -36,10 +36,12 @@ SPEC = DetectorSpec(
         "env-missing",
         "memory-limit-too-small",
         "liveness-probe-wrong",
-        # Runtime causes: escalate with evidence, never a fix PR.
+        # Runtime causes: escalate with evidence, never a fix PR...
         "database-auth-revoked",
         "cache-password-changed",
         "poison-records",
+        # ...unless a runtime lever mitigates it (bot/responder/levers)
+        "memory-working-set-grew",
     ),
 )
 MIN_RESTARTS = 2  # a terminated container restarted this often is looping

@@ -38,6 +38,7 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
         "pod-image-pull-with-command"
     )
     assert d["outcomes"] == [] and d["prs"] == 0 and d["escalated"] and not d["healthy"]
+    assert_names_the_injected_cause(Path(summary["repo"]), d["escalated"])
     log = subprocess.run(["git", "-C", summary["repo"], "log", "--format=%s", "main"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "catalog: move to the new port" in log and "fix(shop)" in log
@@ -51,6 +52,17 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
     assert not [p for p in learned if p.endswith(".py")]  # memory is data, never code
     assert summary["repo"] in capsys.readouterr().out
     assert_told_on_the_forge(Path(summary["repo"]))
+
+
+def assert_names_the_injected_cause(repo: Path, escalated: list[str]) -> None:
+    """Story (d)'s issue blames the database credentials, not a healthy neighbour."""
+    from gitmedic.bot.forges.local import LocalForge
+
+    (issue,) = escalated
+    body = LocalForge(repo).get_issue(int(issue.removeprefix("issue #"))).body
+    why = body.split("**Why:**", 1)[1].split("**Evidence:**", 1)[0]
+    assert "payment: authentication failed: the database user was dropped" in why, body
+    assert "another service's command" not in body
 
 
 def assert_told_on_the_forge(repo: Path) -> None:

@@ -169,9 +169,17 @@ def story_runtime_fault(repo: Path, workdir: Path, console: Any) -> dict[str, An
     from gitmedic.sim.faults.runtime import database_auth_revoked
 
     console.rule("(d) a runtime-only fault: nothing changed in Git")
+    # The cluster ran HEAD healthy (story (c) verified it): what its workloads run is known
+    # good, so the evidence names the injected cause, not a command the sim never saw run.
+    healthy = _git_out(repo, "rev-parse", "HEAD")
     console.print("  the database drops the payment service's user (a B-class fault)")
     return _play(
-        "d", repo, workdir, console, perturb=lambda sim: database_auth_revoked(sim, "payment")
+        "d",
+        repo,
+        workdir,
+        console,
+        perturb=lambda sim: database_auth_revoked(sim, "payment"),
+        baseline=healthy,
     )
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from gitmedic.bot.loop.attempts import Attempts, next_move, proposal_of
 from gitmedic.bot.loop.incidents import incident_of
 from gitmedic.bot.loop.remember import reflect_fix, report_escalation
-from gitmedic.bot.loop.tell import close_resolved, needs_telling, tell_held, told_key
+from gitmedic.bot.loop.tell import needs_telling, tell_held, told_key
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.llm import Completion, with_feedback
 from gitmedic.bot.responder.playbooks import Playbook
@@ -77,8 +77,7 @@ class Answerer:
             self._remember(incident, attempts, move.state)
             return True
         if move.kind == "done":
-            self._told_resolved(incident, attempts)
-            self.loop.book.mark(incident.id, "resolved")
+            self.loop.resolve(incident.id, _how(attempts))
             self.loop.txns.refresh_dashboard()
             return False
         if move.kind == "escalate":
@@ -123,14 +122,6 @@ class Answerer:
         told = f"told a person in issue #{number}: {state.phase.value}"
         self.loop.emit("escalated", told, issue=number)
 
-    def _told_resolved(self, incident: Incident, attempts: Attempts) -> None:
-        row = self.loop.book.row(incident.id)
-        number = row.data.get("issue") if row is not None else None
-        committed = attempts.committed
-        if isinstance(number, int) and committed is not None:
-            how = f"PR #{committed.pr} committed (deployed and verified)."
-            close_resolved(self.loop.forge, number, how)
-
     def _extension(
         self, incident: Incident, attempts: Attempts, undone: TxnState
     ) -> Proposal | None:
@@ -166,7 +157,9 @@ class Answerer:
             llm=cfg.llm,
             completion=completion,
         )
-        proposal = responder.propose(incident)
+        # The cluster as it is now, not as it was when the incident last grew: a runtime
+        # lever judges how long pods have been un-Ready.
+        proposal = responder.propose(incident.with_snapshots(self.loop.cluster.snapshot(), None))
         first = proposal.diagnosis.splitlines()[0] if proposal.diagnosis else ""
         self._emit_proposal(proposal, first)
         return proposal
@@ -208,7 +201,7 @@ class Answerer:
             live_after=loop.cluster.snapshot(),
         )
         if not change.files:
-            loop.book.mark(incident.id, "resolved")
+            loop.resolve(incident.id, _how(attempts))
             return
         plan = loop.txns.start_memory(incident.id, change)
         memory = loop.txns.drive(plan.txn_id)
@@ -220,3 +213,10 @@ class Answerer:
                 f"memory PR #{memory.pr} {memory.outcome.value}: {memory.reason}",
                 pr=memory.pr,
             )
+
+
+def _how(attempts: Attempts) -> str:
+    committed = attempts.committed
+    if committed is None:
+        return "the incident resolved."
+    return f"PR #{committed.pr} committed: deployed and verified healthy."

@@ -34,6 +34,7 @@ from gitmedic.bot.loop.config import LoopConfig
 from gitmedic.bot.loop.incidents import IncidentBook
 from gitmedic.bot.loop.monitor import Monitor
 from gitmedic.bot.loop.report import Event, IncidentReport, describe
+from gitmedic.bot.loop.tell import close_resolved
 from gitmedic.bot.loop.transact import Transactions
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.responder.incident import Incident, Incidents
@@ -99,7 +100,7 @@ class Loop:
         for incident in changed:
             if incident.closed_at is not None:
                 self._resolved[incident.id] = incident.closed_at
-                self.book.mark(incident.id, "resolved")
+                self.resolve(incident.id, "its findings cleared.")
                 self.txns.refresh_dashboard()
                 self.emit("healthy", f"incident {incident.id} resolved", incident=incident.id)
                 continue
@@ -266,6 +267,14 @@ class Loop:
         if state.phase is Phase.UNDOING and state.caused:
             shown = "; ".join(f"{f['detector']}: {f['summary']}" for f in state.caused)
             self.emit("caused", f"the candidate caused: {shown}"[:300], txn=state.plan.txn_id)
+
+    def resolve(self, incident_id: str, how: str) -> None:
+        """Mark the incident resolved; the issue a person was told in says how and closes."""
+        row = self.book.row(incident_id)
+        number = row.data.get("issue") if row is not None and row.status != "resolved" else None
+        self.book.mark(incident_id, "resolved")
+        if isinstance(number, int):
+            close_resolved(self.forge, number, how)
 
     def emit(self, kind: str, text: str, **data: Any) -> None:
         self.on_event(Event(self.clock.now(), kind, text, data))

@@ -276,7 +276,7 @@ def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Propos
     cost = llm.cost_usd if llm else 0.0
     rejected = llm.rejected if llm else ()
     if not plan.fixes:
-        reasons = [f"{f.detector} on {f.resource}: {why}" for f, why in plan.escalated]
+        reasons = [f"{_seen(f)}: {why}; no runtime lever applies" for f, why in plan.escalated]
         if llm is not None:
             reasons.append(f"the model proposed no valid edit: {llm.diagnosis}")
         reason = redact_text("; ".join(reasons) or "nothing to fix")
@@ -301,6 +301,12 @@ def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Propos
         rejected=rejected,
         commits_walked=sum(f.walked for f in plan.fixes),
     )
+
+
+def _seen(finding: Finding) -> str:
+    """The finding and what it saw (the oracles' first failure on the way names the cause)."""
+    seen = f" ({finding.evidence[:300]})" if finding.evidence else ""
+    return f"{finding.detector} on {finding.resource}{seen}"
 
 
 def _field(edit: Edit) -> str:

@@ -1,24 +1,24 @@
 """The responder: one proposal per incident, strategies cheapest first.
 
-For each finding of the incident (desired-state findings first, worst first):
+First, a runtime lever (:mod:`.levers`) for each live-only finding whose
+evidence fits one (an OOM kill no recent change explains: raise the limit; pods
+wedged with no config change: a restart annotation), so a harmless recent
+commit is not reverted for a runtime fault; a lever declines wherever a recent
+change may be the cause. Then, for each finding not covered yet
+(desired-state findings first, worst first):
 
 1. a routed playbook with a fix recipe restores its fields from history (zero
    tokens);
 2. regression bisect: the commit that introduced a desired-state finding, and the
-   smallest set of its changes whose undo clears the finding;
-3. a runtime lever (:mod:`.levers`) for a live-only finding whose evidence fits
-   one (an OOM kill nothing in Git explains: raise the limit; pods wedged with no
-   config change: a restart annotation);
-4. only after every finding had steps 1-3: for a live-only finding, the latest
-   recent change to the implicated container (so a harmless recent commit is
-   not reverted for a runtime fault a lever explains);
-5. a ``runtime_only`` playbook routed by what is left decides escalation at once
+   smallest set of its changes whose undo clears the finding; for a live-only
+   finding, the latest recent change to the implicated container;
+3. a ``runtime_only`` playbook routed by what is left decides escalation at once
    (zero tokens) when it is learned (the repo's own verdict on this fault class)
    or when no recent commit changed the app at all: nothing in Git can be the
    cause, so the model is not asked. A generic built-in runtime hypothesis never
-   pre-empts a desired-state cause: with a recent change it waits for step 6;
-6. what is left goes, together, to the LLM when one is configured;
-7. what is still left is escalated (B-class): with no edits at all the proposal
+   pre-empts a desired-state cause: with a recent change it waits for step 4;
+4. what is left goes, together, to the LLM when one is configured;
+5. what is still left is escalated (B-class): with no edits at all the proposal
    is an escalation with the evidence and never becomes a fix PR.
 
 Every restore is narrowed before it is accepted: it never removes or changes an
@@ -152,27 +152,26 @@ class Responder:
     def _deterministic(
         self, ws: Workspace, findings: Sequence[Finding], incident: Incident
     ) -> _Plan:
-        """Restores and levers for every finding first, then the live-only regressions:
-        a runtime lever that explains one finding keeps a harmless recent commit from
-        being blamed for another finding of the same fault."""
+        """Runtime levers for the live-only findings whose evidence fits one, then the
+        restores for the rest, finding by finding: a lever that explains one finding of a
+        fault keeps a harmless recent commit from being reverted for another finding of
+        it. A lever declines wherever a recent change may be the cause, so it never
+        pre-empts a restore of that change."""
         since = incident.opened_at - self.limits.recent_s
         fixes: list[Fix] = []
-        later: list[Finding] = []
         for finding in findings:
             if fixes and self._covered(ws, finding):
                 continue
-            fix = self._restore(ws, finding, since) or self._lever(ws, finding, incident, since)
-            if fix is None:
-                later.append(finding)
-                continue
-            ws.accept(fix)
-            fixes.append(_with_findings(fix, finding))
+            fix = self._lever(ws, finding, incident, since)
+            if fix is not None:
+                ws.accept(fix)
+                fixes.append(_with_findings(fix, finding))
         escalated: list[tuple[Finding, str]] = []
         unresolved: list[Finding] = []
-        for finding in later:
+        for finding in findings:
             if fixes and self._covered(ws, finding):
                 continue
-            fix = self._regression(ws, finding, since)
+            fix = self._cheapest(ws, finding, since)
             if fix is not None:
                 ws.accept(fix)
                 fixes.append(_with_findings(fix, finding))
@@ -189,15 +188,17 @@ class Responder:
             return not ws.present(finding)
         return bool({finding.resource, *finding.related} & ws.edited)
 
-    def _restore(self, ws: Workspace, finding: Finding, since: float) -> Fix | None:
-        """A playbook's restore, else (desired-state findings) the introducing commit's
-        change, narrowed to what the finding implicates (:mod:`.implicated`)."""
+    def _cheapest(self, ws: Workspace, finding: Finding, since: float) -> Fix | None:
+        """The cheapest restore, narrowed to what the finding implicates (:mod:`.implicated`)."""
         fix = playbook_fix(ws, finding, self.playbooks, since, self.limits)
         fix = implicated_only(ws, finding, fix) if fix is not None else None
-        if fix is not None or not _desired(ws, finding):
+        if fix is not None:
             return fix
-        intro = find_introduction(ws.states, finding, self.limits.max_commits)
-        fix = bisect_fix(ws, finding, intro) if intro is not None else None
+        if _desired(ws, finding):
+            intro = find_introduction(ws.states, finding, self.limits.max_commits)
+            fix = bisect_fix(ws, finding, intro) if intro is not None else None
+        else:
+            fix = recent_regression(ws, finding, since, self.limits.max_commits)
         return implicated_only(ws, finding, fix) if fix is not None else None
 
     def _lever(
@@ -209,13 +210,6 @@ class Responder:
         at = incident.opened_at
         evidence = Evidence(ws, finding, incident.live, since, at, self.limits.levers)
         return lever_fix(evidence, {p.id for p in self.playbooks})
-
-    def _regression(self, ws: Workspace, finding: Finding, since: float) -> Fix | None:
-        """For a live-only finding, the latest recent change to what it implicates."""
-        if _desired(ws, finding):
-            return None
-        fix = recent_regression(ws, finding, since, self.limits.max_commits)
-        return implicated_only(ws, finding, fix) if fix is not None else None
 
     def _runtime_verdict(self, ws: Workspace, finding: Finding, since: float) -> str | None:
         """Why a runtime-only playbook decides escalation now, or None to keep looking."""

@@ -1,8 +1,8 @@
 """Raise a memory limit the working set outgrew: OOMKilled, and nothing in Git explains it.
 
 Evidence: a ``pod-crashloop`` finding with rule ``oom-killed`` (the kernel killed
-the container at its limit: the working set reached it). A limit a recent
-commit lowered is the memory playbook's to restore, and a recent change to
+the container at its limit: the working set reached it). A limit (or request) a
+recent commit changed is the memory playbook's to restore, and a recent change to
 what the container runs (image, command, args) may be why it needs more
 memory, which the regression bisect judges; anything else (an env var, a
 label, a replica count) does not explain an OOM kill, so the limit is raised.
@@ -27,8 +27,9 @@ from gitmedic.reconciler.manifests.paths import Match, Path
 
 PLAYBOOK = "memory-working-set-grew"
 FACTOR = 2
-# Fields whose recent change may explain a bigger working set (the bisect's to judge).
-EXPLAINS_MEMORY = ("image", "command", "args")
+# Fields whose recent change may explain the kills: the limit or request (the memory
+# playbook restores it), or what runs (a release may need more memory: the bisect's).
+EXPLAINS_MEMORY = ("resources", "image", "command", "args")
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ class RaiseMemoryLimit:
             return None
         text = (
             f"{f.summary} ({f.detector}/{f.rule}): the working set reached the limit of "
-            f"{_mi(limit)} and no recent commit changed what {name} runs (image, command, "
-            f"args) or its limit, so no commit explains the OOM kill. Lever {self.id}: "
+            f"{_mi(limit)} and no recent commit changed {name}'s resources or what it runs "
+            f"(image, command, args), so no commit explains the OOM kill. Lever {self.id}: "
             f"raise {name}'s memory limit {_mi(limit)} -> {_mi(new)} (x{FACTOR}, bounded by "
             f"{why}). Risk medium: it holds more of the node's memory; undone if it does "
             f"not clear the OOM kills."

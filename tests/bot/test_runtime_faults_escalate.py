@@ -15,6 +15,8 @@ CASES = {
     "database-auth-revoked": "authentication failed: the database user was dropped",
     "cache-password-changed": "NOAUTH Authentication required (password changed in the pod)",
     "network-loss": "chaos: 50 % packet loss",
+    "poison-records": "a poison record fails some requests",
+    "traffic-flood": "a traffic flood saturates the service",
 }
 
 

@@ -152,7 +152,7 @@ def wire(
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
         mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
-        resume_ports=lambda plan: loop.ports(plan=plan),
+        resume_ports=lambda plan: loop.ports(plan=plan), machine=loop.txns.runner.config,
     )  # fmt: skip
 
     recorded.append(MonitorMetrics(metrics, loop.journal))

@@ -37,7 +37,7 @@ from gitmedic.detectors.registry import Registry
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.transaction import IncidentRow, TxnState
-from gitmedic.reconciler.transaction.forge_ports import firing_key
+from gitmedic.reconciler.transaction.signals import firing_key
 
 if TYPE_CHECKING:
     from gitmedic.bot.loop.loop import Loop

@@ -186,6 +186,7 @@ def _forge_and_repo(
 
     forge = github_forge_from_env(env)
     clone = Clone(settings.state_dir / "clone", clone_url(env), forge.git_token)
+    forge.fetched = clone.sync  # a branch the bot pushed is read by its SHA at once (the gate)
     return forge, clone.sync(), clone.sync
 
 

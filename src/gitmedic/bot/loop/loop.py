@@ -132,6 +132,7 @@ class Loop:
         self.evaluate()
         for incident in self.incidents.ready():
             self.answerer.answer(incident)
+        self.answerer.remember_resolved()
 
     def resume(self) -> None:
         """Carry on every unsettled transaction, then finish what committed ones left."""

@@ -4,7 +4,8 @@ The state machine knows nothing of GitHub, git or Argo CD; it calls these ports.
 Each port must be idempotent for a given transaction (the machine may call it
 again after a crash between the call and the journal write): ``open_pr`` finds
 the PR by its deterministic branch, ``merge`` of an already-merged PR returns
-its merge commit, ``open_revert`` finds an existing revert PR.
+its merge commit, ``open_revert`` finds an existing revert PR. ``measure`` only
+reads: a measurement whose record a crash lost is simply taken again.
 """
 
 from __future__ import annotations

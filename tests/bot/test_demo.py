@@ -29,6 +29,9 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
     assert b["outcomes"] == ["reverted", "committed"] and b["healthy"] and b["reverts"] == 1
     assert b["playbooks"] == ["", "wrong-command"] and b["tokens"] == 0
     assert b["prs"] == 4 and len(b["resolution_s"]) == 1  # fix, its revert, the retry, memory
+    # Fail fast: the crash-looping candidate is undone at the failure limit, not when the sync
+    # times out (simulated seconds, the sim's clock: before it, (a) 120 s and (b) 485 s).
+    assert b["resolution_s"][0] < 2 * a["resolution_s"][0], (a["resolution_s"], b["resolution_s"])
     assert c["outcomes"] == ["committed"] and c["healthy"] and c["tokens"] == 0
     # (b)'s lesson, learned in the repo, makes (c)'s first candidate right: no revert.
     assert c["prs"] == 2 and c["reverts"] == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,39 @@ def test_detect_refuses_an_invalid_config(
     assert main(["detect", str(repo)]) == 2
     err = capsys.readouterr().err
     assert "config.yaml is invalid" in err and "version: 1 was expected" in err
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (-1, "apps[0].oracles.failure_limit: -1 is less than the minimum of 0"),
+        ("two", "apps[0].oracles.failure_limit: 'two' is not of type 'integer'"),
+        (1.5, "apps[0].oracles.failure_limit: 1.5 is not of type 'integer'"),
+    ],
+)
+def test_run_refuses_a_bad_failure_limit_and_changes_nothing(
+    tmp_path: Path, value: object, message: str
+) -> None:
+    repo = _repo(tmp_path)
+    config = repo / ".gitmedic/config.yaml"
+    data = yaml.safe_load(config.read_text())
+    data["apps"][0]["oracles"] = {"failure_limit": value}
+    config.write_text(yaml.safe_dump(data))
+    ident = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), *ident, "commit", "-qm", "config"], check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "gitmedic", "run", str(repo), "--cluster", "sim", "--once"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--all", "--format=%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert log.split() == ["config"] and not (repo / ".git" / "gitmedic").exists()

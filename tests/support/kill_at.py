@@ -3,10 +3,11 @@
 Installed by ``tests/support/killhook/sitecustomize.py`` in a subprocess only.
 A spec is ``[before:]<label>[@<n>]``: the label of a transaction record is its
 phase (``pr-opened``, ``merged``, ...), ``announced`` for the record that says
-the outcome was told; an incident's journal writes are ``incident-<status>``
-and its memory PR's ``memory-<step>``. Without ``before:`` the kill comes right
-after the ``n``-th such write committed; with it, right before the write (the
-action it records already happened).
+the outcome was told, ``measured-sync`` / ``measured-window`` for a measurement
+of the sync wait or of the verification window; an incident's journal writes
+are ``incident-<status>`` and its memory PR's ``memory-<step>``. Without
+``before:`` the kill comes right after the ``n``-th such write committed; with
+it, right before the write (the action it records already happened).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from gitmedic.reconciler.transaction.model import Record
 def record_label(record: Record) -> str:
     if record.data.get("announced"):
         return "announced"
+    measurement = record.data.get("measurement")
+    if measurement is not None:  # a measurement of the sync wait or of the window
+        return f"measured-{measurement['stage']}"
     return record.phase.value
 
 

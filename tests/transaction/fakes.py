@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,8 @@ from gitmedic.reconciler.transaction import (
     Verdict,
     VerdictPhase,
 )
+from gitmedic.reconciler.transaction.ports import WindowAnswer
+from gitmedic.reconciler.transaction.window import Measurement, Signal, Stage
 
 
 @dataclass
@@ -40,6 +42,10 @@ class World:
     merge_refusals: list[MergeRefused] = field(default_factory=list)
     closed_by_human: bool = False
     calls: list[str] = field(default_factory=list)
+    window_count: int = 1  # measurements of a window
+    window_interval_s: float = 10.0
+    # What fires at a measurement of the fix's deployment (time -> signals): fail fast's input.
+    signals: Callable[[float], Sequence[Signal]] = lambda now: ()
     prs: dict[int, dict[str, object]] = field(default_factory=dict)
     deployed: dict[str, float] = field(default_factory=dict)  # sha -> merge time
 
@@ -113,12 +119,22 @@ class World:
             return SyncState(SyncPhase.PROGRESSING, "health is Degraded", applied=True)
         return SyncState(SyncPhase.DEPLOYED if ready else SyncPhase.PROGRESSING, "")
 
-    def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
+    def measure(self, plan: Plan, deployed_sha: str, stage: Stage) -> Measurement:
+        self.calls.append(f"measure:{stage.value}:{deployed_sha}")
+        signals = self.signals(self.clock.now()) if deployed_sha == "merge-1" else ()
+        return Measurement(self.clock.now(), stage, deployed_sha, tuple(signals))
+
+    def window(
+        self, plan: Plan, deployed_sha: str, measurements: Sequence[Measurement]
+    ) -> WindowAnswer:
+        if len(measurements) < self.window_count:
+            due = measurements[-1].at + self.window_interval_s if measurements else 0.0
+            return WindowAnswer(None, due)
         self.calls.append(f"verify:{deployed_sha}")
         if deployed_sha != "merge-1":  # the revert
             mu = plan.mu_pre if self.revert_restores else plan.mu_pre + 5
-            return Verdict(VerdictPhase.SUCCESSFUL, mu, False, "restored")
-        return Verdict(
+            return WindowAnswer(Verdict(VerdictPhase.SUCCESSFUL, mu, False, "restored"))
+        verdict = Verdict(
             self.verdict_phase,
             self.mu_after_fix,
             self.fix_clears_targets,
@@ -126,6 +142,7 @@ class World:
             findings=("KubePodCrashLooping checkout",) if self.mu_after_fix else (),
             interfered=self.interfered,
         )
+        return WindowAnswer(verdict)
 
     def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR:
         self.calls.append("open_revert")

@@ -74,7 +74,8 @@ def test_a_change_landing_during_verification_holds_the_transaction(tmp_path: Pa
     repo = make_repo(tmp_path)
 
     def someone_commits(state: TxnState) -> None:
-        if state.phase is Phase.SYNCED:
+        entered = state.records[-1]  # the record entering synced, not a measurement after it
+        if entered.phase is Phase.SYNCED and "measurement" not in entered.data:
             cart = repo / APP / "cart.yaml"
             cart.write_text(cart.read_text().replace("replicas: 1", "replicas: 2", 1))
             git(repo, "commit", "-qam", "cart: two replicas")

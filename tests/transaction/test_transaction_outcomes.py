@@ -19,6 +19,7 @@ from gitmedic.reconciler.transaction import (
     VerdictPhase,
     drive,
 )
+from gitmedic.reconciler.transaction.window import Stage
 from tests.transaction.fakes import World, plan
 
 CONFIG = MachineConfig(sync_timeout_s=300, poll_s=10, approval_poll_s=60)
@@ -52,8 +53,16 @@ def test_a_correct_fix_is_committed(tmp_path: Path, world: World, clock: FakeClo
     assert state.outcome is Outcome.COMMITTED
     phases = [Phase.PR_OPENED, Phase.GATED, Phase.MERGED, Phase.SYNCED, Phase.COMMITTED]
     # ... and one more record: the outcome told (comment, lock label), a step of its own
-    assert [r.phase for r in state.records] == [*phases, Phase.COMMITTED]
-    assert [bool(r.data.get("announced")) for r in state.records] == [False] * 5 + [True]
+    moves = [r for r in state.records if "measurement" not in r.data]
+    assert [r.phase for r in moves] == [*phases, Phase.COMMITTED]
+    assert [bool(r.data.get("announced")) for r in moves] == [False] * 5 + [True]
+    # Between them, journaled too: a measurement per sync poll (30 s at 10 s), then the window.
+    assert [(m.stage, m.at - 1000.0) for m in state.measurements] == [
+        (Stage.SYNC, 0.0),
+        (Stage.SYNC, 10.0),
+        (Stage.SYNC, 20.0),
+        (Stage.WINDOW, 30.0),
+    ]
     assert sum(c.startswith("announce:") for c in world.calls) == 1
     assert state.mu_post == 0.0
     assert world.calls.count("merge:1") == 1 and "open_revert" not in world.calls

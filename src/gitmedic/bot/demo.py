@@ -11,7 +11,9 @@ engine and the local forge, on the sim's fake clock. Stories, each a real run:
 (b) a release lands as two commits, the new entrypoint and then the bump to a
     tag that was never pushed: the pods cannot pull it. The first candidate
     restores the image alone; deployed, the old image cannot run the new
-    entrypoint and crash-loops, so the transaction reverts it. The retry keeps
+    entrypoint and crash-loops, so the transaction reverts it as soon as the
+    crash outlasts the failure limit (fail fast, long before the sync would
+    time out). The retry keeps
     that change and also fixes what it caused (the entrypoint restored by the
     wrong-command playbook), and that commits;
 (c) the same fault class again on another service (a checkout release, again an
@@ -210,6 +212,8 @@ def _play(
     def show(e: Event) -> None:
         if e.kind == "proposal":
             playbooks.append(e.data.get("playbook") or "")
+        if e.kind == "measure":  # the window's measurements: the outcome line tells them
+            return
         console.print(
             f"  [dim]t+{e.at - start:5.0f}s[/] [cyan]{e.kind:<9}[/] {literal(e.text[:110])}"
         )

@@ -54,6 +54,14 @@ def github_forge_from_env(env: Mapping[str, str]) -> GitHubForge:
     return GitHubForge(slug, token=token, app_id=app_id, private_key=key, base_url=url)
 
 
+def working_clone(repo: Path, forge: GitHubForge) -> Clone:
+    """``gitmedic run --forge github``'s REPO as gitmedic's clone, fetched from its origin."""
+    proc = gitcmd.run(repo, "remote", "get-url", "origin")
+    if proc.returncode != 0:
+        raise GitHubEnvError(f"--forge github needs {repo} to be a clone: it has no origin")
+    return Clone(repo, proc.stdout.strip(), forge.git_token, forge.default_branch())
+
+
 def clone_url(env: Mapping[str, str]) -> str:
     return env.get("GITMEDIC_CLONE_URL") or f"https://github.com/{env['GITHUB_REPOSITORY']}.git"
 

@@ -17,7 +17,10 @@ The sim lives in the process, so runtime (B-class) faults of the world it stands
 for come from ``GITMEDIC_SIM_FAULTS`` (``memory-growth:cartservice;wedge:ad``,
 :mod:`gitmedic.sim.faults.demand`); an unknown fault exits 2.
 ``--forge local`` is the local forge in REPO; ``--forge github`` reads GitHub
-from the environment (:mod:`gitmedic.bot.github_env`), with REPO a clone.
+from the environment (:mod:`gitmedic.bot.github_env`), with REPO gitmedic's clone
+of it: its ``main`` is reset to its origin's, at the start and after every write
+through the API that makes commits (a PR's branch, a merge, a revert), whose
+commits are fetched, so the gate and the sim read what GitHub holds.
 
 One writer per app: the process takes the app's writer lease in the journal
 (``.git/gitmedic/journal.sqlite``) before it does anything, and a second
@@ -257,9 +260,13 @@ def _forge(repo: Path, kind: str) -> Forge:
         from gitmedic.bot.forges.local import LocalForge
 
         return LocalForge(repo)
-    from gitmedic.bot.github_env import GitHubEnvError, github_forge_from_env
+    from gitmedic.bot.github_env import GitHubEnvError, github_forge_from_env, working_clone
 
     try:
-        return github_forge_from_env(os.environ)
+        forge = github_forge_from_env(os.environ)
+        # REPO is gitmedic's clone: what the bot writes through the API is fetched into it.
+        forge.fetched = working_clone(repo, forge).sync
+        forge.fetched()
     except GitHubEnvError as exc:
         raise UsageError(str(exc)) from None
+    return forge

@@ -152,7 +152,7 @@ def wire(
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
         mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
-        resume_ports=lambda plan: loop.ports(plan=plan),
+        resume_ports=lambda plan: loop.ports(plan=plan), machine=loop.txns.runner.config,
     )  # fmt: skip
 
     recorded.append(MonitorMetrics(metrics, loop.journal))
@@ -186,6 +186,7 @@ def _forge_and_repo(
 
     forge = github_forge_from_env(env)
     clone = Clone(settings.state_dir / "clone", clone_url(env), forge.git_token)
+    forge.fetched = clone.sync  # a branch the bot pushed is read by its SHA at once (the gate)
     return forge, clone.sync(), clone.sync
 
 

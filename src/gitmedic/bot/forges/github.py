@@ -38,7 +38,7 @@ from github import Auth, Github, GithubException, GithubIntegration
 from gitmedic.bot.forges._github_items import GitHubItems
 from gitmedic.bot.forges._github_pulls import PullVerbs
 from gitmedic.bot.forges._retry import Failure, RetryPolicy, is_transient
-from gitmedic.reconciler.forge import BOT_LOGIN, MergeMethod, Validation
+from gitmedic.reconciler.forge import BOT_LOGIN, MergeMethod, PullRequest, Validation
 from gitmedic.reconciler.outbound import scrubbed_forge
 from gitmedic.reconciler.redact import REGISTRY, RedactingFilter
 
@@ -99,6 +99,9 @@ class GitHubForge(PullVerbs, GitHubItems):
         self._gh = Github(auth=self._auth, **self._kwargs)
         self.repo_path = f"/repos/{urllib.parse.quote(owner)}/{urllib.parse.quote(name)}"
         self._repo_data: dict[str, Any] | None = None
+        # After a write that made commits on GitHub (a PR's branch, a merge, a revert):
+        # gitmedic's clone fetches them, so the gate and the loop can read them by SHA.
+        self.fetched: Callable[[], object] = lambda: None
 
     def git_token(self) -> str:
         """The token git uses to fetch the repository (an App's installation token, renewed)."""
@@ -187,6 +190,27 @@ class GitHubForge(PullVerbs, GitHubItems):
 
     def default_branch(self) -> str:
         return str(self.repository()["default_branch"])
+
+    # ----------------------------------------------- writes that make commits: fetched
+
+    def commit_files(
+        self, branch: str, base_sha: str, files: Mapping[str, str | None], message: str
+    ) -> str:
+        head = super().commit_files(branch, base_sha, files, message)
+        self.fetched()
+        return head
+
+    def merge(
+        self, number: int, expected_head_sha: str, method: MergeMethod = MergeMethod.MERGE
+    ) -> str:
+        sha = super().merge(number, expected_head_sha, method)
+        self.fetched()
+        return sha
+
+    def revert_pr(self, number: int) -> PullRequest:
+        pr = super().revert_pr(number)
+        self.fetched()
+        return pr
 
     def enable_auto_merge(self, number: int, method: MergeMethod = MergeMethod.MERGE) -> bool:
         """Turn on GitHub's native auto-merge for open PR ``number`` (idempotent).

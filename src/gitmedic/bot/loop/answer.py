@@ -40,7 +40,7 @@ from gitmedic.detectors.registry import Registry
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.transaction import IncidentRow, TxnState
-from gitmedic.reconciler.transaction.forge_ports import firing_key
+from gitmedic.reconciler.transaction.signals import firing_key
 
 if TYPE_CHECKING:
     from gitmedic.bot.loop.loop import Loop
@@ -65,6 +65,22 @@ class Answerer:
         move = next_move(self.loop.attempts(row.id))
         if row.status == "open" and move.kind in ("remember", "done"):
             self._move(incident_of(row), self.loop.attempts(row.id))
+
+    def remember_resolved(self) -> None:
+        """Remember a fix kept after its incident resolved: a person's approval carried it
+        through ``serve``, whose monitor saw the app heal before the fix's window ended.
+        Each resolved incident is looked at once (``remembered`` in its row)."""
+        loop = self.loop
+        for row in loop.journal.incidents(loop.config.app, status="resolved"):
+            if row.data.get("remembered"):
+                continue
+            attempts = loop.attempts(row.id)
+            move = next_move(attempts)
+            if move.kind == "resume":
+                continue  # a transaction still runs: its incident is looked at again later
+            if move.kind == "remember" and move.state is not None:
+                self._remember(incident_of(row), attempts, move.state)
+            loop.book.mark(row.id, "resolved", remembered=True)
 
     def _move(self, incident: Incident, attempts: Attempts) -> bool:
         """One move; False when the incident must wait (a person, or nothing left)."""

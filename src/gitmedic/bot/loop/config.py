@@ -20,7 +20,9 @@ class LoopConfig:
     sync_timeout_s: float = 300.0
     window_s: float = 60.0
     oracle_interval_s: float = 10.0
-    failure_limit: int = 1  # worse measurements an oracle tolerates in the window (config)
+    # Bad measurements tolerated in a row (oracles.failure_limit): in the window by each oracle,
+    # and in the sync wait and the window for a critical signal the candidate caused (fail fast).
+    failure_limit: int = 1
     probes: tuple[ProbeConfig, ...] = ()  # HTTP probes the verification window watches
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     llm: LlmConfig | None = None

@@ -133,6 +133,7 @@ class Loop:
         self.evaluate()
         for incident in self.incidents.ready():
             self.answerer.answer(incident)
+        self.answerer.remember_resolved()
 
     def resume(self) -> None:
         """Carry on every unsettled transaction, then finish what committed ones left."""
@@ -262,8 +263,9 @@ class Loop:
 
     def _recorded(self, state: TxnState) -> None:
         self.lease.hold()  # a step done: the lease runs on
+        kind = "measure" if "measurement" in state.records[-1].data else "txn"
         text = f"outcome told on PR #{state.pr}" if state.announced else describe(state)
-        self.emit("txn", text, txn=state.plan.txn_id, phase=state.phase.value, pr=state.pr)
+        self.emit(kind, text, txn=state.plan.txn_id, phase=state.phase.value, pr=state.pr)
         if state.phase is Phase.UNDOING and state.caused:
             shown = "; ".join(f"{f['detector']}: {f['summary']}" for f in state.caused)
             self.emit("caused", f"the candidate caused: {shown}"[:300], txn=state.plan.txn_id)

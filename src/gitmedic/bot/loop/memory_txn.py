@@ -14,7 +14,7 @@ caller's policy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ from gitmedic.reconciler.forge import StatusState
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState
 from gitmedic.reconciler.transaction import GateResult, Plan, Verdict, VerdictPhase
 from gitmedic.reconciler.transaction.forge_ports import GATE_CONTEXT, ForgePorts
+from gitmedic.reconciler.transaction.ports import WindowAnswer
+from gitmedic.reconciler.transaction.window import Measurement, Stage
 
 
 def memory_txn_id(incident: str) -> str:
@@ -90,8 +92,15 @@ class MemoryPorts(ForgePorts):
     def sync_status(self, sha: str) -> SyncState:
         return SyncState(SyncPhase.DEPLOYED, "memory is not deployed", revision=sha)
 
-    def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
-        return Verdict(VerdictPhase.SUCCESSFUL, plan.mu_pre, True, "memory only: nothing deployed")
+    def window(
+        self, plan: Plan, deployed_sha: str, measurements: Sequence[Measurement]
+    ) -> WindowAnswer:
+        # Nothing to measure: the window closes at once.
+        nothing = "memory only: nothing deployed"
+        return WindowAnswer(Verdict(VerdictPhase.SUCCESSFUL, plan.mu_pre, True, nothing))
+
+    def measure(self, plan: Plan, deployed_sha: str, stage: Stage) -> Measurement:
+        return Measurement(self.verifier.clock.now(), stage, deployed_sha)
 
     def caused(self, plan: Plan) -> tuple[Mapping[str, Any], ...]:
         return ()

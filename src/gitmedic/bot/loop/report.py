@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 from gitmedic.bot.loop.incidents import incident_of
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.detectors.finding import Finding
+from gitmedic.reconciler.oracles import AnalysisPhase
 from gitmedic.reconciler.transaction import IncidentRow, Outcome, Phase, TxnState
+from gitmedic.reconciler.transaction.window import Measurement, Stage
 
 if TYPE_CHECKING:
     from gitmedic.bot.loop.attempts import Attempts
@@ -80,6 +82,8 @@ def txn_json(t: TxnState) -> dict[str, Any]:
 
 def describe(state: TxnState) -> str:
     pr = f"PR #{state.pr}" if state.pr else "PR"
+    if "measurement" in state.records[-1].data:
+        return describe_measurement(pr, state.measurements[-1])
     texts = {
         Phase.PR_OPENED: f"{pr} opened on {state.plan.branch}",
         Phase.GATED: f"{pr} gate green",
@@ -96,6 +100,18 @@ def describe(state: TxnState) -> str:
         Phase.HELD: f"{pr} held: {state.reason}",
     }
     return texts.get(state.phase, state.phase.value)
+
+
+def describe_measurement(pr: str, taken: Measurement) -> str:
+    """One journaled measurement of the sync wait or the window, for the timeline."""
+    signals = f"{len(taken.signals)} critical signal(s)"
+    if taken.stage is Stage.SYNC:
+        return f"{pr} deploying {taken.sha[:12]}: {signals}"
+    failed = sum(1 for m in taken.marks if m.phase == AnalysisPhase.FAILED.value)
+    return (
+        f"{pr} window measurement of {taken.sha[:12]}: mu {taken.mu:g}, "
+        f"{failed} oracle(s) worse, {signals}"
+    )
 
 
 def finished_unfixed(report: IncidentReport) -> bool:

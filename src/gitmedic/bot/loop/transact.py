@@ -45,7 +45,9 @@ class Transactions:
     ) -> None:
         self.config, self.cluster, self.forge, self.journal = config, cluster, forge, journal
         self.detectors = list(detectors)
-        machine = MachineConfig(sync_timeout_s=config.sync_timeout_s, poll_s=5.0)
+        machine = MachineConfig(
+            sync_timeout_s=config.sync_timeout_s, poll_s=5.0, failure_limit=config.failure_limit
+        )
         self.runner = Runner(journal, cluster.clock, machine, on_record=on_record)
         self.dashboard = DashboardKeeper(forge)
 

@@ -42,10 +42,12 @@ from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.git import Git
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.reconciler.oracles import FiringAlert
 from gitmedic.reconciler.sync.state import SyncState
 from gitmedic.reconciler.transaction import Plan, TxnState
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
 from gitmedic.reconciler.transaction.gate import Gate
+from gitmedic.reconciler.transaction.signals import critical_signals
 from gitmedic.reconciler.transaction.verify import OracleVerifier
 
 
@@ -178,6 +180,9 @@ def build_ports(
         lambda: checks.oracles,
         cluster.clock,
         lambda: list(run_detectors(detectors, cluster.snapshot()).findings),
+        signals=lambda findings: critical_signals(
+            cluster.snapshot(), findings, firing_alerts(cluster.alerts_oracle())
+        ),
     )
     return ForgePorts(
         forge,
@@ -191,6 +196,21 @@ def build_ports(
         app_path=app_path,
         announced=announced,
     )
+
+
+def firing_alerts(feed: AlertFeed | None) -> tuple[FiringAlert, ...]:
+    """The alerts firing now, for fail fast; none when there is no source or it cannot be
+    read (the window's alerts oracle tells that as an Error of its own)."""
+    if feed is None:
+        return ()
+    try:
+        return feed.measure().observation.alerts
+    except Exception:  # an unreadable source is no signal, never a crash of the step
+        return ()
+    finally:
+        close = getattr(feed, "close", None)
+        if callable(close):
+            close()
 
 
 def _reader(repo: Path) -> Callable[[str, str], str]:

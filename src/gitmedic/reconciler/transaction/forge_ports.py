@@ -14,11 +14,11 @@ Every port is idempotent for its transaction, as the state machine requires:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.finding import Severity
 from gitmedic.reconciler.forge import (
     Conflict,
     Forge,
@@ -41,8 +41,11 @@ from gitmedic.reconciler.transaction.ports import (
     OpenedPR,
     PrState,
     Verdict,
+    WindowAnswer,
 )
+from gitmedic.reconciler.transaction.signals import firing_key
 from gitmedic.reconciler.transaction.verify import OracleVerifier
+from gitmedic.reconciler.transaction.window import Measurement, Stage
 
 GATE_CONTEXT = "gitmedic/gate"
 LOCK_LABEL = "gitmedic:writer-lock"  # on the PR while its transaction holds the app's lock
@@ -160,7 +163,21 @@ class ForgePorts:
     def sync_status(self, sha: str) -> SyncState:
         return self.watcher.check(sha)
 
+    def measure(self, plan: Plan, deployed_sha: str, stage: Stage) -> Measurement:
+        restoring = self.restores_checkpoint(plan, deployed_sha)
+        return self.verifier.measure(deployed_sha, stage, restoring=restoring)
+
+    def window(
+        self, plan: Plan, deployed_sha: str, measurements: Sequence[Measurement]
+    ) -> WindowAnswer:
+        restoring = self.restores_checkpoint(plan, deployed_sha)
+        answer = self.verifier.window(plan, measurements, restoring=restoring)
+        if answer.verdict is not None and self.someone_else_landed(deployed_sha):
+            return WindowAnswer(replace(answer.verdict, interfered=True))
+        return answer
+
     def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
+        """The whole window in one call (a watch of a person's merge, not journaled)."""
         restoring = self.restores_checkpoint(plan, deployed_sha)
         verdict = self.verifier.verify(plan, deployed_sha, restoring=restoring)
         if self.someone_else_landed(deployed_sha):
@@ -213,11 +230,6 @@ class ForgePorts:
             if state.phase.terminal:
                 self.forge.remove_labels(state.pr, [LOCK_LABEL])
         self.announced(state)
-
-
-def firing_key(finding: Finding) -> str:
-    """What a plan's ``firing`` records of a finding: its detector on its object."""
-    return f"{finding.detector} {finding.resource}"
 
 
 def pr_state(plan: Plan) -> dict[str, Any]:

@@ -10,6 +10,15 @@ ports, and returns the record to append (or none, with how long to wait before
 polling again). It never sleeps: waiting is the caller's, on its clock, which is
 why every timeout here is exact under a fake clock.
 
+The sync wait and the verification window are journaled measurements
+(:mod:`~gitmedic.reconciler.transaction.window`), one per step: each poll of the
+sync wait records the critical signals firing, each step of the window one
+measurement of every oracle, when it is due. A restarted process continues the
+window from the measurements recorded, and judges it from the plan's checkpoint
+and those measurements. Before each measurement :func:`fail_fast` may end the
+wait: what the candidate caused, for more than ``failure_limit`` measurements in
+a row, undoes it at once.
+
 Undo is always allowed and never gated: a failed verification, a sync that
 fails or never finishes, all lead to a revert PR, merged at once unless the
 plan says the team approves reverts too (``policy.revert_regressions:
@@ -42,7 +51,8 @@ from gitmedic.reconciler.transaction.ports import (
     PrState,
     SyncPhase,
 )
-from gitmedic.reconciler.transaction.verdict import Decision, judge, judge_restore
+from gitmedic.reconciler.transaction.verdict import Decision, fail_fast, judge, judge_restore
+from gitmedic.reconciler.transaction.window import Measurement, Stage
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,13 @@ class MachineConfig:
     poll_s: float = 10.0
     approval_poll_s: float = 60.0
     max_regates: int = 2
+    # Measurements showing a critical signal the candidate caused tolerated in a row, in the
+    # sync wait and the window (``oracles.failure_limit``); one more undoes it at once.
+    failure_limit: int = 1
+
+    def __post_init__(self) -> None:
+        if self.failure_limit < 0:
+            raise ValueError(f"failure_limit must be 0 or more, got {self.failure_limit}")
 
 
 @dataclass(frozen=True)
@@ -173,6 +190,10 @@ def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig
         return _record(state, Phase.SYNCED, now)
     if status.phase is SyncPhase.FAILED:
         return _undo(state, ports, now, f"sync of {state.merge_sha[:12]} failed: {status.message}")
+    taken = state.measured(Stage.SYNC, state.merge_sha)
+    failed = fail_fast(state.plan, taken, config.failure_limit)
+    if failed is not None:
+        return _undo(state, ports, now, failed.reason)
     waited = now - state.merged_at
     if waited >= config.sync_timeout_s:
         return _undo(
@@ -181,11 +202,21 @@ def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig
             now,
             f"{state.merge_sha[:12]} not deployed after {config.sync_timeout_s:g}s",
         )
-    return Step(None, min(config.poll_s, config.sync_timeout_s - waited))
+    due = taken[-1].at + config.poll_s if taken else now
+    if now >= due:  # one measurement per poll: what the deploying change breaks, journaled
+        return _measured(state, ports.measure(state.plan, state.merge_sha, Stage.SYNC), now)
+    return Step(None, min(due - now, config.sync_timeout_s - waited))
 
 
 def _verify(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
-    verdict = ports.verify(state.plan, state.merge_sha)
+    taken = state.measured(Stage.WINDOW, state.merge_sha)
+    failed = fail_fast(state.plan, taken, config.failure_limit)
+    if failed is not None:
+        return _undo(state, ports, now, failed.reason, **_seen(taken[-1]))
+    answer = ports.window(state.plan, state.merge_sha, taken)
+    if answer.verdict is None:
+        return _measure_window(state, ports, now, answer.next_at, state.merge_sha)
+    verdict = answer.verdict
     data: dict[str, Any] = {"mu_post": verdict.mu, "feedback": verdict.findings}
     judgement = judge(state.plan.mu_pre, verdict)
     if judgement.decision is Decision.HOLD:
@@ -193,6 +224,21 @@ def _verify(state: TxnState, ports: Ports, now: float, config: MachineConfig) ->
     if judgement.decision is Decision.KEEP:
         return _record(state, Phase.COMMITTED, now, reason=judgement.reason, **data)
     return _undo(state, ports, now, judgement.reason, **data)
+
+
+def _measure_window(state: TxnState, ports: Ports, now: float, due: float, sha: str) -> Step:
+    """The window's next measurement when it is due (one per step), else the wait for it."""
+    if now < due:
+        return Step(None, due - now)
+    return _measured(state, ports.measure(state.plan, sha, Stage.WINDOW), now)
+
+
+def _measured(state: TxnState, measurement: Measurement, now: float) -> Step:
+    return _record(state, state.phase, now, measurement=measurement.to_json())
+
+
+def _seen(measurement: Measurement) -> dict[str, Any]:
+    return {"mu_post": measurement.mu, "feedback": list(measurement.seen)}
 
 
 def _undo(state: TxnState, ports: Ports, now: float, reason: str, **data: Any) -> Step:
@@ -240,11 +286,14 @@ def _await_revert_sync(state: TxnState, ports: Ports, now: float, config: Machin
 
 
 def _verify_restored(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
-    verdict = ports.verify(state.plan, state.revert_merge_sha)
-    judgement = judge_restore(state.plan.mu_pre, verdict)
+    sha = state.revert_merge_sha
+    answer = ports.window(state.plan, sha, state.measured(Stage.WINDOW, sha))
+    if answer.verdict is None:
+        return _measure_window(state, ports, now, answer.next_at, sha)
+    judgement = judge_restore(state.plan.mu_pre, answer.verdict)
     if judgement.decision is Decision.KEEP:
         # The reason and feedback of the failed attempt stay: they drive the retry.
-        return _record(state, Phase.RESTORED, now, mu_post=verdict.mu)
+        return _record(state, Phase.RESTORED, now, mu_post=answer.verdict.mu)
     return _alarm(state, now, judgement.reason)
 
 

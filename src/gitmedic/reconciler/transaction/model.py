@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gitmedic.reconciler.transaction.window import Measurement, Stage, of_stage
+
 
 class Phase(enum.Enum):
     PLANNED = "planned"
@@ -139,7 +141,13 @@ class TxnState:
     caused: tuple[Mapping[str, Any], ...] = ()  # findings (JSON) the deployed change caused
     announced: bool = False  # the outcome was told (comment, lock label, dashboard)
     closed_by_person: bool = False  # rejected because a person closed the PR
+    # The sync waits' and windows' measurements, each journaled by the step that took it.
+    measurements: tuple[Measurement, ...] = ()
     records: tuple[Record, ...] = ()
+
+    def measured(self, stage: Stage, sha: str) -> tuple[Measurement, ...]:
+        """The recorded measurements of one stage of one revision (the fix's or the revert's)."""
+        return of_stage(self.measurements, stage, sha)
 
     @property
     def settled(self) -> bool:
@@ -164,6 +172,9 @@ class TxnState:
         for key in ("feedback", "caused"):
             if key in known:
                 known[key] = tuple(known[key])
+        taken = record.data.get("measurement")
+        if taken is not None:  # appended, never replaced: the window so far
+            known["measurements"] = (*self.measurements, Measurement.from_json(taken))
         return replace(self, phase=record.phase, records=(*self.records, record), **known)
 
     @classmethod

@@ -4,18 +4,20 @@ The state machine knows nothing of GitHub, git or Argo CD; it calls these ports.
 Each port must be idempotent for a given transaction (the machine may call it
 again after a crash between the call and the journal write): ``open_pr`` finds
 the PR by its deterministic branch, ``merge`` of an already-merged PR returns
-its merge commit, ``open_revert`` finds an existing revert PR.
+its merge commit, ``open_revert`` finds an existing revert PR. ``measure`` only
+reads: a measurement whose record a crash lost is simply taken again.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState
 from gitmedic.reconciler.transaction.model import Plan, TxnState
+from gitmedic.reconciler.transaction.window import Measurement, Stage
 
 __all__ = [
     "GateResult",
@@ -27,6 +29,7 @@ __all__ = [
     "SyncState",
     "Verdict",
     "VerdictPhase",
+    "WindowAnswer",
 ]
 
 
@@ -68,6 +71,14 @@ class Verdict:
     interfered: bool = False  # someone else's change landed during the window
 
 
+@dataclass(frozen=True)
+class WindowAnswer:
+    """Where a window stands after its recorded measurements: judged, or the next one due."""
+
+    verdict: Verdict | None  # None: still open
+    next_at: float = 0.0  # an open window's next measurement is due then
+
+
 class MergeRefused(Exception):
     """The forge refused the merge; ``retryable`` when a re-gate on the new head may help."""
 
@@ -86,7 +97,12 @@ class Ports(Protocol):
     def merge(self, number: int, head_sha: str) -> str: ...
     def refresh_branch(self, plan: Plan, number: int) -> OpenedPR: ...
     def sync_status(self, sha: str) -> SyncState: ...
-    def verify(self, plan: Plan, deployed_sha: str) -> Verdict: ...
+    # One measurement now, never a wait (see :mod:`~gitmedic.reconciler.transaction.window`).
+    def measure(self, plan: Plan, deployed_sha: str, stage: Stage) -> Measurement: ...
+    # The window judged from the recorded measurements alone, or when the next is due.
+    def window(
+        self, plan: Plan, deployed_sha: str, measurements: Sequence[Measurement]
+    ) -> WindowAnswer: ...
     def caused(self, plan: Plan) -> tuple[Mapping[str, Any], ...]: ...  # new since checkpoint
     def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR: ...
     def announce(self, state: TxnState, message: str) -> None: ...

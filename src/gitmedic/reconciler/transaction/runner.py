@@ -4,9 +4,11 @@
 through :class:`Runner` (fixes, retries, requested reverts, memory PRs are all
 transactions of the same machine). :meth:`Runner.step` loads the folded state
 from the journal, asks the machine for exactly one action, persists its record
-and returns; it never sleeps. How long to wait before the next step is the
-answer's ``wait_s``, and waiting is the caller's (``run`` sleeps on the sim's
-clock, ``serve`` moves on to the next interval). As gitops-engine's sync does,
+and returns; it never sleeps, not even in the verification window, which is one
+journaled measurement per step (:mod:`~gitmedic.reconciler.transaction.window`).
+How long to wait before the next step is the answer's ``wait_s``, and waiting
+is the caller's (``run`` sleeps on the sim's clock, ``serve`` moves on to the
+next interval). As gitops-engine's sync does,
 the state lives outside the process: a process killed at any point resumes from
 the journal and repeats at most the one action whose record it had not written
 (the ports make that repetition harmless).

@@ -1,10 +1,15 @@
 """Verification: the oracles over a bounded window after a change is deployed.
 
-Runs the configured oracles (cluster state, alerts, probes, detectors) with
-``run_analysis`` on the injected clock, scores the combined observation with
-mu, checks whether the transaction's target findings still fire, and notices
-when someone else's change to the app landed during the window (then no verdict
-about *this* change can be trusted: Inconclusive).
+The window is measurements (:mod:`~gitmedic.reconciler.transaction.window`):
+:meth:`OracleVerifier.measure` takes one now, every configured oracle (cluster
+state, alerts, probes, detectors) once, scored together with mu, with the
+findings firing and the critical signals; :meth:`OracleVerifier.window` judges
+the recorded measurements by the oracles' specs (interval, count, limits, as
+``run_analysis`` does on a live clock): still open, with the next one due, or a
+verdict: the oracles' worst phase, mu of the last measurement, whether the
+transaction's target findings still fire. Whether someone else's change to the
+app landed during the window (then no verdict about *this* change can be
+trusted: Inconclusive) is the ports' to tell.
 
 A change is judged as Argo Rollouts judges one: the first failed measurement
 ends the window. A revert that brought the checkpoint's tree back (``restoring``)
@@ -27,10 +32,14 @@ from gitmedic.reconciler.oracles import (
     Oracle,
     Reading,
     recorded,
-    run_analysis,
+    severity,
+    worst_phase,
 )
+from gitmedic.reconciler.oracles.metric import Measurement as MetricMeasurement
+from gitmedic.reconciler.oracles.metric import assess, measure_once
 from gitmedic.reconciler.transaction.model import Plan
-from gitmedic.reconciler.transaction.ports import Verdict, VerdictPhase
+from gitmedic.reconciler.transaction.ports import Verdict, VerdictPhase, WindowAnswer
+from gitmedic.reconciler.transaction.window import Measurement, OracleMark, Signal, Stage
 
 _PHASES = {
     AnalysisPhase.SUCCESSFUL: VerdictPhase.SUCCESSFUL,
@@ -47,34 +56,116 @@ class OracleVerifier:
         live_findings: Callable[[], Sequence[Finding]],
         *,
         interfered: Callable[[str], bool] = lambda sha: False,
+        signals: Callable[[Sequence[Finding]], Sequence[Signal]] = lambda findings: (),
     ) -> None:
         self.oracles = oracles
         self.clock = clock
         self.live_findings = live_findings
         self.interfered = interfered
+        self.signals = signals  # the critical findings and alerts firing, with their objects
 
     def baselines(self) -> dict[str, dict[str, int] | None]:
         """The checkpoint readings of the oracles, for the plan to record."""
         return recorded(self.oracles())
 
-    def verify(self, plan: Plan, deployed_sha: str, *, restoring: bool = False) -> Verdict:
-        oracles = self.oracles()
-        if restoring:
-            oracles = [_WholeWindow(o) for o in oracles]
-        result = run_analysis(oracles, self.clock)
-        firing = {f.fingerprint for f in self.live_findings()}
-        still = sorted(set(plan.targets) & firing)
-        phase = _PHASES.get(result.phase, VerdictPhase.INCONCLUSIVE)
-        seconds = result.finished - result.started
-        summary = f"oracles {result.phase.value} after {seconds:g}s, mu {result.mu:g}"
-        return Verdict(
-            phase=phase,
-            mu=result.mu,
-            targets_cleared=not still,
-            summary=summary,
-            findings=feedback(result.observation, still, result.metrics),
-            interfered=self.interfered(deployed_sha),
+    def measure(self, deployed_sha: str, stage: Stage, *, restoring: bool = False) -> Measurement:
+        """One measurement now (no wait): the signals, and in the window every oracle once."""
+        at = self.clock.now()
+        findings = list(self.live_findings())
+        signals = tuple(self.signals(findings))
+        if stage is Stage.SYNC:
+            return Measurement(at, stage, deployed_sha, signals)
+        marks, observation = _round(self._oracles(restoring), at)
+        return Measurement(
+            at,
+            stage,
+            deployed_sha,
+            signals,
+            marks,
+            mu=severity(observation),
+            seen=feedback(observation, ()),
+            firing=tuple(sorted({f.fingerprint for f in findings})),
         )
+
+    def window(
+        self, plan: Plan, measurements: Sequence[Measurement], *, restoring: bool = False
+    ) -> WindowAnswer:
+        """The window judged from its recorded measurements alone (Argo's rules, as
+        :func:`~gitmedic.reconciler.oracles.run_analysis`): closed once every oracle
+        completed or one failed, else open with its next measurement due."""
+        oracles = self._oracles(restoring)
+        metrics = [_metric(o, measurements) for o in oracles]
+        done = all(m.phase.completed for m in metrics) or any(
+            m.phase is AnalysisPhase.FAILED for m in metrics
+        )
+        if not done:
+            interval = min(o.spec.interval for o in oracles)
+            return WindowAnswer(None, measurements[-1].at + interval if measurements else 0.0)
+        return WindowAnswer(_verdict(plan, metrics, measurements))
+
+    def verify(self, plan: Plan, deployed_sha: str, *, restoring: bool = False) -> Verdict:
+        """A whole window in one call, sleeping on the clock between measurements: for a
+        watch of a person's merge, which no journal carries (a transaction steps instead)."""
+        taken: list[Measurement] = []
+        while (answer := self.window(plan, taken, restoring=restoring)).verdict is None:
+            if answer.next_at > self.clock.now():
+                self.clock.sleep(answer.next_at - self.clock.now())
+            taken.append(self.measure(deployed_sha, Stage.WINDOW, restoring=restoring))
+        return replace(answer.verdict, interfered=self.interfered(deployed_sha))
+
+    def _oracles(self, restoring: bool) -> list[Oracle]:
+        oracles = list(self.oracles())
+        return [_WholeWindow(o) for o in oracles] if restoring else oracles
+
+
+def _round(oracles: Sequence[Oracle], at: float) -> tuple[tuple[OracleMark, ...], Observation]:
+    """Every oracle measured once: its mark, and what they saw together."""
+    marks, observation = [], Observation()
+    for oracle in oracles:
+        taken = measure_once(oracle, MetricResult(oracle.name), at)
+        last = taken.measurements[-1]
+        worse = last.result.get("worse") if isinstance(last.result, Mapping) else None
+        marks.append(OracleMark(oracle.name, last.phase.value, tuple(worse or ()), last.message))
+        if taken.last is not None:
+            observation = observation.merge(taken.last.observation)
+    return tuple(marks), observation
+
+
+def _metric(oracle: Oracle, measurements: Sequence[Measurement]) -> MetricResult:
+    """One oracle's metric folded from its marks, up to where it completed."""
+    metric = MetricResult(oracle.name)
+    for m in measurements:
+        mark = next((k for k in m.marks if k.oracle == oracle.name), None)
+        if mark is None or metric.phase.completed:
+            continue
+        phase = AnalysisPhase(mark.phase)
+        errors = metric.consecutive_errors + 1 if phase is AnalysisPhase.ERROR else 0
+        taken = MetricMeasurement(phase, m.at, {"worse": list(mark.worse)}, mark.message)
+        metric = replace(
+            metric, measurements=(*metric.measurements, taken), consecutive_errors=errors
+        )
+        phase, message = assess(oracle.spec, metric)
+        metric = replace(metric, phase=phase, message=message)
+    return metric
+
+
+def _verdict(
+    plan: Plan, metrics: Sequence[MetricResult], measurements: Sequence[Measurement]
+) -> Verdict:
+    phase = worst_phase(m.phase for m in metrics)
+    last = measurements[-1] if measurements else None
+    mu = last.mu if last is not None else 0.0
+    still = sorted(set(plan.targets) & set(last.firing if last is not None else ()))
+    seconds = last.at - measurements[0].at if last is not None else 0.0
+    lines = [line for m in metrics for line in _verdict_lines(m)]
+    lines += [*(last.seen if last is not None else ()), *_still_lines(still)]
+    return Verdict(
+        phase=_PHASES.get(phase, VerdictPhase.INCONCLUSIVE),
+        mu=mu,
+        targets_cleared=not still,
+        summary=f"oracles {phase.value} after {seconds:g}s, mu {mu:g}",
+        findings=tuple(lines),
+    )
 
 
 class _WholeWindow:
@@ -115,8 +206,12 @@ def feedback(
     ]
     lines += [f"{ref} is Degraded, Missing or Unknown" for ref in observation.degraded]
     lines += [f"critical finding {fp} firing" for fp in observation.critical_findings]
-    lines += [f"target finding {fp} still firing" for fp in still_firing]
+    lines += _still_lines(still_firing)
     return tuple(lines)
+
+
+def _still_lines(still_firing: Sequence[str]) -> list[str]:
+    return [f"target finding {fp} still firing" for fp in still_firing]
 
 
 def _verdict_lines(metric: MetricResult) -> list[str]:

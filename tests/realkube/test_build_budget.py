@@ -1,0 +1,77 @@
+"""``tools/kube/build.sh --budget``: CI's cap on a cold build. A group still building
+when the budget runs out is stopped (its whole process tree), the reason is printed,
+and the script exits 0 so the tier runs what is built and skips the rest; a build
+that fails exits 1. A stand-in ``go`` on PATH plays the slow or broken toolchain."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.realkube.tools import WRAPPERS
+
+
+def fake_toolchain(tmp_path: Path, go_body: str) -> dict[str, str]:
+    """PATH with ``go`` running ``go_body`` and an ``etcd`` (so nothing is installed)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in (("go", go_body), ("etcd", "exit 0")):
+        script = bin_dir / name
+        script.write_text(f"#!/bin/sh\n{body}\n")
+        script.chmod(0o755)
+    tools = tmp_path / "tools"
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GITMEDIC_TOOLS": str(tools)}
+
+
+def build(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(WRAPPERS / "build.sh"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_a_build_past_its_budget_is_stopped_and_says_the_tier_will_skip(tmp_path: Path) -> None:
+    marker = tmp_path / "still-running"
+    env = fake_toolchain(tmp_path, f"sleep 30; touch {marker}")
+    began = time.monotonic()
+
+    done = build(env, "--budget", "1", "k8s")
+
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - began < 25, "the budget stopped the build"
+    assert "k8s not built within the budget of 1 s" in done.stderr
+    assert "the realkube tier skips what needs it" in done.stderr
+    [partial] = (tmp_path / "tools").iterdir()
+    assert partial.name.endswith(".partial") and not (partial / ".complete").exists()
+    time.sleep(0.5)
+    assert not marker.exists(), "the stopped build's children were stopped too"
+
+
+def test_a_build_that_fails_within_its_budget_exits_1_with_its_log(tmp_path: Path) -> None:
+    env = fake_toolchain(tmp_path, 'echo "go: module lookup refused" >&2; exit 1')
+
+    done = build(env, "--budget", "60", "k8s")
+
+    assert done.returncode == 1
+    assert "building k8s FAILED" in done.stderr
+    assert "go: module lookup refused" in done.stderr
+
+
+@pytest.mark.parametrize("budget", ["0", "-5", "soon", ""])
+def test_a_budget_that_is_not_a_whole_number_of_seconds_is_refused(
+    tmp_path: Path, budget: str
+) -> None:
+    env = fake_toolchain(tmp_path, "exit 0")
+
+    done = build(env, "--budget", budget, "k8s")
+
+    assert done.returncode == 2
+    assert "--budget needs a whole number of seconds" in done.stderr
+    assert not (tmp_path / "tools").exists(), "nothing was built"

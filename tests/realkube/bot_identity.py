@@ -1,25 +1,29 @@
-"""gitmedic's identity on the real cluster: a ServiceAccount bound to the read-only
-ClusterRole the Helm chart renders (its rules are ``charts/gitmedic/files/
-clusterrole-rules.yaml``, generated from the detector registry by
-``gitmedic.bot.rbac``: ``rules``, plus ``secretRules`` with ``rbac.readSecrets``),
-and a kubeconfig holding a token the API server issued for it (TokenRequest).
+"""gitmedic's identity on the real cluster, as the Helm chart installs it:
+``helm template charts/gitmedic`` renders the ServiceAccount, the read-only
+ClusterRole (its rules are ``charts/gitmedic/files/clusterrole-rules.yaml``,
+generated from the detector registry: ``rules``, plus ``secretRules`` with
+``rbac.readSecrets``), its binding, and with ``engine.kind: flux`` the Role on the
+app's one Kustomization. Those objects are applied as rendered, and the bot's
+kubeconfig holds a token the API server issued for the rendered ServiceAccount
+(TokenRequest).
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from tests.realkube.control_plane import ControlPlane, write_kubeconfig
+from tests.support.tools import ROOT, tool_path
 
-CHART_RULES = Path(__file__).parents[2] / "charts" / "gitmedic" / "files" / "clusterrole-rules.yaml"
-FLUX_RULE: dict[str, Any] = {
-    "apiGroups": ["kustomize.toolkit.fluxcd.io"],
-    "resources": ["kustomizations"],
-    "verbs": ["get", "list", "watch"],
-}
+CHART = ROOT / "charts" / "gitmedic"
+CHART_RULES = CHART / "files" / "clusterrole-rules.yaml"
+# README's install (a GitHub App); each test sets the engine and rbac.readSecrets
+DEFAULT_VALUES = ROOT / "tests" / "chart" / "values" / "app-argocd-cr.yaml"
+RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
 
 def chart_rules(*, read_secrets: bool) -> list[dict[str, Any]]:
@@ -28,39 +32,43 @@ def chart_rules(*, read_secrets: bool) -> list[dict[str, Any]]:
     return [*data["rules"], *(data["secretRules"] if read_secrets else [])]
 
 
-def bind_bot(
-    plane: ControlPlane, namespace: str, rules: list[dict[str, object]], folder: Path
+def render_chart(
+    namespace: str, *settings: str, values: Path | None = None
+) -> list[dict[str, Any]]:
+    """``helm template`` of the chart as release ``gm-<namespace>`` in ``namespace``
+    (the release name keeps the cluster-scoped objects of two tests apart)."""
+    args = [tool_path("helm"), "template", f"gm-{namespace}", str(CHART), "--namespace", namespace]
+    args += ["--values", str(values or DEFAULT_VALUES)]
+    for setting in settings:
+        args += ["--set", setting]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"helm template: {done.stderr.strip()}")
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+def install_bot(
+    plane: ControlPlane,
+    namespace: str,
+    folder: Path,
+    *,
+    read_secrets: bool,
+    flux_kustomization: tuple[str, str] | None = None,
 ) -> Path:
-    """A ServiceAccount ``gitmedic`` in ``namespace`` bound to ``rules``; its kubeconfig."""
-    role = f"gitmedic-{namespace}"
-    subject = {"kind": "ServiceAccount", "name": "gitmedic", "namespace": namespace}
-    plane.apply(
-        [
-            {
-                "apiVersion": "v1",
-                "kind": "ServiceAccount",
-                "metadata": {"name": "gitmedic", "namespace": namespace},
-            },
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole",
-                "metadata": {"name": role},
-                "rules": rules,
-            },
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": role},
-                "subjects": [subject],
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": role,
-                },
-            },
-        ]
-    )
-    token = plane.kubectl("create", "token", "gitmedic", "-n", namespace, "--duration=2h")
+    """The chart's RBAC for the bot in ``namespace``; the bot's kubeconfig.
+    ``flux_kustomization`` (namespace, name) is the app's Flux engine, which the
+    chart grants a Role on; without it the engine is ``none``."""
+    settings = [f"rbac.readSecrets={str(read_secrets).lower()}"]
+    if flux_kustomization:
+        engine_namespace, name = flux_kustomization
+        settings += ["engine.kind=flux", f"engine.namespace={engine_namespace}"]
+        settings.append(f"engine.application={name}")
+    else:
+        settings.append("engine.kind=none")
+    rbac = [o for o in render_chart(namespace, *settings) if o["kind"] in RBAC_KINDS]
+    plane.apply(rbac)
+    [account] = [o["metadata"]["name"] for o in rbac if o["kind"] == "ServiceAccount"]
+    token = plane.kubectl("create", "token", account, "-n", namespace, "--duration=2h")
     path = folder / f"bot-{namespace}.kubeconfig"
     write_kubeconfig(path, plane.server, plane.pki.ca, token.strip())
     return path

@@ -14,6 +14,10 @@ disabled") and the clients fall back to list + watch, logging a warning now and
 then. A new node carries the ``node.kubernetes.io/not-ready`` taint until the
 controller manager's node lifecycle controller sees kwok's Ready condition.
 
+The watch cache serves later pages of a list at the list's revision even after
+etcd compacted it; only a kind without a watch cache (``UNCACHED_PLURAL``) reads
+them from etcd, where a compacted revision is 410 Gone.
+
 kwok runs no containers: a pod is Running and Ready as soon as it is scheduled
 on the fake node, and a status the test patches (as a kubelet would report
 ``ImagePullBackOff``) stays, with the real controllers reacting to it.
@@ -45,6 +49,7 @@ KWOK_STAGES = (
     "pod/fast/pod-delete.yaml",
 )
 NODE = "kwok-node-0"
+UNCACHED_PLURAL = "limitranges"
 START_TIMEOUT_S = 180.0
 
 
@@ -178,6 +183,9 @@ def _apiserver_flags(plane: ControlPlane, port: int) -> list[str]:
         f"--proxy-client-cert-file={pki.file('front-proxy-client.crt')}",
         f"--proxy-client-key-file={pki.file('front-proxy-client.key')}",
         "--profiling=false",
+        # LimitRanges bypass the watch cache, so their lists are paged from etcd and a
+        # compacted continue token is answered 410 Gone (test_live_list's relist)
+        f"--watch-cache-sizes={UNCACHED_PLURAL}#0",
     ]
 
 

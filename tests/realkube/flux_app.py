@@ -14,7 +14,7 @@ from typing import Any
 from gitmedic.reconciler.sync.flux_rules import assess_kustomization
 from gitmedic.reconciler.sync.state import SyncPhase
 from gitmedic.sim.faults.git import init_repo
-from tests.realkube.bot_identity import FLUX_RULE, bind_bot, chart_rules
+from tests.realkube.bot_identity import install_bot
 from tests.realkube.boutique import MANIFEST, gitmedic, wait_for
 from tests.realkube.flux import NAMESPACE as FLUX_NAMESPACE
 from tests.realkube.flux import Flux
@@ -44,7 +44,7 @@ class FluxApp:
     tier: Tier
     repo: Path
     namespace: str
-    bot: Path  # the bot's kubeconfig (read-only RBAC, plus Flux Kustomizations)
+    bot: Path  # the bot's kubeconfig (the chart's RBAC: read-only, and its Kustomization)
 
     def run_once(self) -> subprocess.CompletedProcess[str]:
         """``gitmedic run REPO --cluster kube --forge local --once --json``, as the bot."""
@@ -100,8 +100,10 @@ def flux_app(tier: Tier, flux: Flux, namespace: str, tmp: Path) -> FluxApp:
     init_repo(repo)
     url = flux.serve(repo, namespace)
     flux.deploy(namespace, url, APP, namespace)
-    rules = [*chart_rules(read_secrets=False), FLUX_RULE]  # the chart's default
-    app = FluxApp(tier, repo, namespace, bind_bot(tier.plane, namespace, rules, tmp))
+    # the chart's defaults (no Secrets) with Flux as the engine: a Role on this one Kustomization
+    engine = (FLUX_NAMESPACE, namespace)
+    bot = install_bot(tier.plane, namespace, tmp, read_secrets=False, flux_kustomization=engine)
+    app = FluxApp(tier, repo, namespace, bot)
     provide_load_balancer(tier, namespace)
     app.wait_synced(app.head())
     return app

@@ -19,6 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 STOP_GRACE_S = 10.0
+# The servers outlive the Processes that started them (one tier serves every test,
+# and other pytest processes attach to it): their Popen objects are kept here so
+# that Python neither warns that they still run nor loses the means to reap them.
+_STARTED: list[subprocess.Popen[bytes]] = []
 
 
 class StartError(RuntimeError):
@@ -51,6 +55,7 @@ class Processes:
                 start_new_session=True,
             )
         self.started.append((name, process))
+        _STARTED.append(process)
         with (self.folder / "pids").open("a") as pids:
             pids.write(f"{process.pid} {argv[0]}\n")
         return process
@@ -83,6 +88,7 @@ def stop_recorded(folder: Path, grace_s: float = STOP_GRACE_S) -> None:
     if not pids.exists():
         return
     alive = [pid for pid, program in _recorded(pids) if _runs(pid, program)]
+    signalled = set(alive)
     for pid in alive:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
@@ -92,6 +98,15 @@ def stop_recorded(folder: Path, grace_s: float = STOP_GRACE_S) -> None:
     for pid in alive:
         _signal(pid, signal.SIGKILL)
     pids.unlink()
+    _reap(signalled)
+
+
+def _reap(signalled: set[int]) -> None:
+    """Collect the exit status of those of this process's children that were stopped."""
+    for process in [p for p in _STARTED if p.pid in signalled]:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=STOP_GRACE_S)
+    _STARTED[:] = [p for p in _STARTED if p.returncode is None]
 
 
 def _recorded(pids: Path) -> list[tuple[int, str]]:

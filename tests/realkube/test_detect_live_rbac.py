@@ -1,5 +1,6 @@
-"""``gitmedic detect --live`` on the real API server, as the bot's ServiceAccount
-bound by the read-only ClusterRole generated from the detector registry."""
+"""``gitmedic detect --live`` on the real API server, as the ServiceAccount the Helm
+chart renders, bound by the chart's read-only ClusterRole (generated from the
+detector registry)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.realkube.bot_identity import bind_bot, chart_rules
+from tests.realkube.bot_identity import chart_rules, install_bot
 from tests.realkube.boutique import boutique_objects, deploy, gitmedic, wait_for
 from tests.realkube.conftest import REALKUBE
 from tests.realkube.kubelet import FakeKubelet, image_missing
@@ -60,7 +61,7 @@ def detect(namespace: str, kubeconfig: Path) -> tuple[int, dict[str, Any], str]:
 def test_the_bot_sees_a_selector_typo_and_a_kubelet_only_fault_through_its_rbac(
     tier: Tier, faulted: str, tmp_path: Path
 ) -> None:
-    bot = bind_bot(tier.plane, faulted, chart_rules(read_secrets=True), tmp_path)
+    bot = install_bot(tier.plane, faulted, tmp_path, read_secrets=True)
 
     code, out, err = detect(faulted, bot)
 
@@ -73,7 +74,7 @@ def test_the_bot_sees_a_selector_typo_and_a_kubelet_only_fault_through_its_rbac(
 
 def test_the_bot_may_only_get_list_and_watch(tier: Tier, namespace: str, tmp_path: Path) -> None:
     rules = chart_rules(read_secrets=True)
-    bot = bind_bot(tier.plane, namespace, rules, tmp_path)
+    bot = install_bot(tier.plane, namespace, tmp_path, read_secrets=True)
 
     granted = can_i_list(tier, bot, namespace)
 
@@ -97,7 +98,7 @@ def test_the_bot_may_only_get_list_and_watch(tier: Tier, namespace: str, tmp_pat
 def test_without_secrets_granted_detection_degrades_and_says_so(
     tier: Tier, faulted: str, tmp_path: Path
 ) -> None:
-    bot = bind_bot(tier.plane, faulted, chart_rules(read_secrets=False), tmp_path)
+    bot = install_bot(tier.plane, faulted, tmp_path, read_secrets=False)
 
     code, out, err = detect(faulted, bot)
 

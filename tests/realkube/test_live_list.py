@@ -1,12 +1,13 @@
 """The live loader's list path against the real API server: paging with the server's
 own continue tokens, and what a compaction of etcd in the middle of a list does.
 
-The loader lists a kind again when a continue token has expired (410 Gone); that
-path is tested against kmock (tests/live). The real server (v1.37, watch cache
-on) did not expire a token in this tier: it serves the later pages of a list
-from its watch cache, at the list's revision, even after etcd compacted it, and
-even a token forged to a compacted revision came back 200. What is asserted here
-is that a compaction mid-list leaves the snapshot consistent: one revision.
+The real server (v1.37) serves the later pages of a cached kind's list from its
+watch cache, at the list's revision, even after etcd compacted it: the snapshot
+stays one revision, no 410. A kind without a watch cache (the tier runs
+LimitRanges so, ``UNCACHED_PLURAL``) is paged from etcd, where the compacted
+continue token is 410 Gone: the loader lists that kind again from its first page.
+(gitmedic makes no watch calls: it reads with lists and GETs, so a watch's
+resourceVersion and its 410 are no path of gitmedic's to test.)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 
 from gitmedic.reconciler import live
 from tests.realkube.conftest import REALKUBE
+from tests.realkube.control_plane import UNCACHED_PLURAL
 from tests.realkube.tier import Tier
 
 pytestmark = REALKUBE
@@ -117,3 +119,42 @@ def test_pages_of_one_list_come_from_one_revision_even_across_a_compaction(
 
     assert set(answers) == {200} and len(answers) == 4
     assert names(snapshot) == [f"cm-{i}" for i in range(MAPS)], "not cm-late: one revision"
+
+
+def limit_range(name: str, namespace: str) -> dict[str, object]:
+    limits = [{"type": "Container", "default": {"cpu": "100m"}}]
+    return {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"limits": limits},
+    }
+
+
+def test_an_uncached_kinds_continue_token_compacted_away_is_410_and_listed_again(
+    tier: Tier, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert UNCACHED_PLURAL == "limitranges"
+    tier.plane.apply([limit_range(f"lr-{i}", namespace) for i in range(MAPS)])
+    monkeypatch.setattr(live, "PAGE_SIZE", 2)
+    answers: list[tuple[int, bool]] = []  # (status, was it a continuation)
+    real_get = live._get
+
+    def compacting(api: Any, call: live.ListCall, path: str, query: Any) -> Any:
+        answer = real_get(api, call, path, query)
+        if call.kind == "LimitRange":
+            answers.append((answer[0], any(k == "continue" for k, _ in query)))
+            if len(answers) == 1:
+                tier.plane.apply([limit_range("lr-late", namespace)])
+                etcd_compact(tier.plane.etcd)
+        return answer
+
+    monkeypatch.setattr(live, "_get", compacting)
+    api = live.connect(kubeconfig=str(tier.plane.kubeconfig))
+
+    snapshot, _ = live.read_live(api, namespace=namespace)
+
+    assert answers[:3] == [(200, False), (410, True), (200, False)], answers
+    assert {status for status, _ in answers[2:]} == {200}
+    listed = sorted(o.name for o in snapshot.of_kind("LimitRange"))
+    assert listed == sorted([*(f"lr-{i}" for i in range(MAPS)), "lr-late"]), "the fresh list"

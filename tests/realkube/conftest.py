@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -18,17 +19,29 @@ from tests.realkube.tier import Tier, shared_tier
 from tests.realkube.tools import find_tools
 
 REALKUBE = [pytest.mark.realkube, pytest.mark.integration]
+STARTED_IN_S = pytest.StashKey[float]()
 
 
 @pytest.fixture(scope="session")
-def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+def tier(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Tier]:
     tools = find_tools()
     if isinstance(tools, str):
         pytest.skip(f"realkube tier skipped: {tools}")
     base = tmp_path_factory.getbasetemp()
     shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "realkube"
     with shared_tier(tools, shared) as running:
+        if running.started_in_s:
+            request.config.stash[STARTED_IN_S] = running.started_in_s
         yield running
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """How long the tier took to start (bench/RESULTS.md records it)."""
+    if STARTED_IN_S in config.stash:
+        started = config.stash[STARTED_IN_S]
+        terminalreporter.write_line(f"realkube: the tier started in {started:.1f} s")
 
 
 @pytest.fixture

@@ -12,7 +12,11 @@ Seen on this tier: Debian's etcd 3.4.23 lacks progress notifications, so the
 API server refuses client-go v0.37's streaming lists ("RequestWatchProgress is
 disabled") and the clients fall back to list + watch, logging a warning now and
 then. A new node carries the ``node.kubernetes.io/not-ready`` taint until the
-controller manager's node lifecycle controller sees kwok's Ready condition.
+controller manager's node lifecycle controller sees kwok's Ready condition. With
+kwok's ``heartbeat-with-lease`` stage and no Lease, the node went NotReady a
+minute into the first Flux loop (no heartbeat within the 50 s grace period) and
+every Deployment became unavailable: kwok renews a Lease here and reports the
+node's status every 20-25 s.
 
 The watch cache serves later pages of a list at the list's revision even after
 etcd compacted it; only a kind without a watch cache (``UNCACHED_PLURAL``) reads
@@ -43,7 +47,9 @@ from tests.realkube.tools import Tools
 
 KWOK_STAGES = (
     "node/fast/node-initialize.yaml",
-    "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+    # the node's status every 20-25 s (the heartbeat-with-lease stage's is every 10
+    # min, for a kwok that renews a Lease in between)
+    "node/heartbeat/node-heartbeat.yaml",
     "pod/fast/pod-ready.yaml",
     "pod/fast/pod-complete.yaml",
     "pod/fast/pod-delete.yaml",
@@ -230,6 +236,9 @@ def _start_controllers(tools: Tools, plane: ControlPlane, procs: Processes) -> N
             "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
             f"--server-address=127.0.0.1:{free_port()}",
             "--cidr=10.244.0.0/16",
+            # and a 40 s Lease, which kwok renews within it: under load a status
+            # heartbeat can be late
+            "--node-lease-duration-seconds=40",
             "--node-ip=10.0.0.1",
             *stages,
         ],

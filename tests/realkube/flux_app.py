@@ -23,6 +23,7 @@ from tests.transaction.e2e_world import git
 
 APP = "apps/online-boutique"
 SYNC_WAIT_S = 240.0
+REVISION = "kustomize.toolkit.fluxcd.io/revision"
 CONFIG = """version: 1
 apps:
   - name: boutique
@@ -85,6 +86,19 @@ class FluxApp:
             return str(status.get("lastAttemptedRevision", "")).endswith(sha)
 
         wait_for(applied, f"Flux to apply {sha[:12]}", SYNC_WAIT_S)
+
+    def healthy_revisions(self) -> set[str]:
+        """The revisions Flux applied and found healthy, from its Kubernetes Events
+        (each carries the revision it is about; the first of a kind is never folded)."""
+        events = self.tier.plane.get_json("events", "-n", FLUX_NAMESPACE)["items"]
+        assert isinstance(events, list)
+        return {
+            str((e["metadata"].get("annotations") or {}).get(REVISION, ""))
+            for e in events
+            if e["involvedObject"]["kind"] == "Kustomization"
+            and e["involvedObject"]["name"] == self.namespace
+            and str(e.get("message", "")).startswith("Health check passed")
+        }
 
     def head(self) -> str:
         return git(self.repo, "rev-parse", "main")

@@ -51,9 +51,14 @@ def run(app: FluxApp) -> dict[str, Any]:
 
 
 def assert_deployed_at_main(app: FluxApp, pr: int) -> None:
-    """main is the fix's merge commit, and Flux applied exactly that commit, healthy."""
+    """Flux applied exactly the fix's merge commit and found it healthy; main is that
+    commit, or it plus commits that change nothing Flux deploys (the memory PR that
+    records the outcome), and Flux has applied main too."""
     merged = LocalForge(app.repo).get_pr(pr)
-    assert merged.state.value == "merged" and merged.merge_sha == app.head()
+    assert merged.state.value == "merged" and merged.merge_sha
+    revision = f"main@sha1:{merged.merge_sha}"
+    wait_for(lambda: revision in app.healthy_revisions(), f"Flux's report on {revision}")
+    assert git(app.repo, "diff", "--name-only", merged.merge_sha, "main", "--", APP) == ""
     app.wait_synced(app.head())
     applied = str(app.kustomization()["status"]["lastAppliedRevision"])
     assert applied == f"main@sha1:{app.head()}"

@@ -6,7 +6,9 @@ kubelet would report ``ImagePullBackOff`` for a tag the registry lacks, or
 plays that part: a ``verdict`` says, per container, what the kubelet would
 report (None: it runs), and the pod's status subresource is patched accordingly
 (kwok leaves a Running pod's status alone), so the real controllers react: the
-Deployment is unavailable, the pod drops out of the Endpoints. It runs in a
+Deployment is unavailable, the pod drops out of the Endpoints; once such a pod is
+terminating it is deleted at once, as a kubelet does a pod with nothing to stop
+(kwok's own pod-delete stage lagged 15 s behind under load). It runs in a
 thread, polling the namespace every ``POLL_S``, so the pods of ReplicaSets
 created later (the rollouts Flux applies) are reported as well.
 """
@@ -108,10 +110,23 @@ class FakeKubelet:
         pods = self.plane.get_json("pods", "-n", self.namespace)["items"]
         assert isinstance(pods, list)
         for pod in pods:
+            if pod["metadata"].get("deletionTimestamp") and _reported(pod):
+                self._remove(pod["metadata"]["name"])
+                continue
             running = pod.get("status", {}).get("phase") == "Running"
             patch = kubelet_status(pod, self.verdicts) if running and not _reported(pod) else None
             if patch is not None:
                 self._patch(pod["metadata"]["name"], patch)
+
+    def _remove(self, name: str) -> None:
+        """A kubelet deletes a terminating pod whose containers never ran at once
+        (nothing to stop) with a grace period of 0, as its status manager does."""
+        try:
+            self.plane.kubectl(
+                "delete", "pod", name, "-n", self.namespace, "--force", "--grace-period=0"
+            )
+        except RuntimeError:  # already gone (kwok's pod-delete stage came first)
+            return
 
     def _patch(self, name: str, patch: dict[str, Any]) -> None:
         try:

@@ -148,8 +148,9 @@ def test_a_candidate_that_makes_things_worse_is_reverted_then_the_retry_commits(
         image_missing({never}),
         entrypoint_missing(old_image, command),
     ]
-    with fake_kubelet(app.tier.plane, app.namespace, verdicts):
+    with fake_kubelet(app.tier.plane, app.namespace, verdicts) as kubelet:
         app.wait_applied(sha)
+        wait_for(lambda: bool(kubelet.reported), "the fake kubelet to report ImagePullBackOff")
         report = run(app)
 
     assert report["healthy"] is True

@@ -37,7 +37,7 @@ from gitmedic.detectors.snapshot import Obj, Snapshot
 from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
-from gitmedic.reconciler.manifests.history import restore_fields, restore_object
+from gitmedic.reconciler.manifests.history import restore_object
 from gitmedic.reconciler.manifests.paths import (
     Match,
     Path,
@@ -45,6 +45,7 @@ from gitmedic.reconciler.manifests.paths import (
     item_position,
     parse_path,
 )
+from gitmedic.reconciler.manifests.rendered import restore_rendered
 
 MAX_PAIR_UNITS = 8  # pairs of leaves are tried only for objects with this few changes
 POD_SPEC = {"Pod": "spec", "CronJob": "spec.jobTemplate.spec.template.spec"}
@@ -285,8 +286,9 @@ def _restore(
     repo = ws.overlay(contents)
     if units[0].path is not None:
         paths = [u.path for u in units if u.path is not None]
-        file = ws.file_of(ref, path=paths[0])
-        return restore_fields(repo, ref, paths, rev, file) if file else []
+        # a rendered field is restored where it is written: a values key, a patch
+        obj = ws.states.at(ws.head).get(ref.kind, ref.namespace, ref.name)
+        return restore_rendered(repo, obj, paths, rev) if obj is not None else []
     if units[0].added:
         file = ws.file_of(ref)
         return (

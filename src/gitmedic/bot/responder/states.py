@@ -33,6 +33,8 @@ from gitmedic.reconciler.manifests.parse import parse_text
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 
 FindingKey = tuple[str, str, Resource]
+# files that make an app rendered (kustomize, a Helm chart), kept whatever their folder
+_RENDER_ROOTS = (*KUSTOMIZATION_FILES, "Chart.yaml")
 
 
 def key(finding: Finding) -> FindingKey:
@@ -209,4 +211,4 @@ def _select(entries: Mapping[str, str], app_path: str) -> dict[str, str]:
         if n.endswith(MANIFEST_SUFFIXES)
         and not any(p.startswith(".") for p in PurePosixPath(n[len(prefix) :]).parts)
         and not any(n.startswith(f"{c}/") for c in charts)
-    } | {n: b for n, b in inside.items() if PurePosixPath(n).name in KUSTOMIZATION_FILES}
+    } | {n: b for n, b in inside.items() if PurePosixPath(n).name in _RENDER_ROOTS}

@@ -72,8 +72,9 @@ class DesiredStates:
         Commits a later exact revert cancelled (a fix undone, and its revert) are left
         out: their net change is nothing, and undoing them would re-propose the undone fix.
         """
-        walked = self.repo.git.log(*([self.repo.path] if self.repo.path else []), rev=rev,
-                                   max_count=limit)  # fmt: skip
+        # a Helm app's values files may live outside its chart folder: their commits count
+        paths = self.repo.history_paths()
+        walked = self.repo.git.log(*paths, rev=rev, max_count=limit)
         undone = undone_commits(self.repo.git, self.repo.path, rev)
         return [c for c in walked if c.sha not in undone]
 

@@ -72,6 +72,5 @@ def test_an_image_set_by_an_overlay_s_images_transformer_escalates_naming_it(
     no_fix_and_said(
         repo,
         bad,
-        "of Deployment/dev/cache is set by a transformer of "
-        "deploy/overlays/dev/kustomization.yaml",
+        "of Deployment/dev/cache is set by a transformer of deploy/overlays/dev/kustomization.yaml",
     )

@@ -20,6 +20,8 @@ from tests.conftest import DATA
 from tests.manifests.helpers import commit_all, git, init_repo, write
 from tests.repos.conftest import gitmedic
 
+HISTORY = {"playbook", "bisect"}  # the strategies that restore a value from Git history
+
 PODINFO = DATA / "gitops-repos/podinfo/charts/podinfo"
 PROD = "charts/podinfo/values-prod.yaml"
 STAGING = "charts/podinfo/values-staging.yaml"
@@ -89,7 +91,8 @@ def test_a_fault_in_the_production_values_is_undone_in_that_file(
     fixes = [
         t for i in run.json()["incidents"] for t in i["transactions"] if t["status"] == "committed"
     ]
-    assert len(fixes) == 1 and fixes[0]["strategy"] == "bisect", run.out
+    # restored from Git history (a playbook recipe or bisect), never an LLM guess
+    assert len(fixes) == 1 and fixes[0]["strategy"] in HISTORY, run.out
     assert prod.read_text() == original  # the original value, back in the file that changed
     changed = git(repo, "diff", "--name-only", bad, "main", "--", "charts").splitlines()
     assert changed == [PROD]  # templates, the chart's values.yaml and staging untouched
@@ -146,7 +149,8 @@ def run_and_check(repo: Path, changed: str, original: str, bad: str) -> None:
     fixes = [
         t for i in run.json()["incidents"] for t in i["transactions"] if t["status"] == "committed"
     ]
-    assert len(fixes) == 1 and fixes[0]["strategy"] == "bisect", run.out
+    # restored from Git history (a playbook recipe or bisect), never an LLM guess
+    assert len(fixes) == 1 and fixes[0]["strategy"] in HISTORY, run.out
     assert (repo / changed).read_text() == original
     outside_memory = git(repo, "diff", "--name-only", bad, "main", "--", ".", ":!.gitmedic")
     assert outside_memory.splitlines() == [changed]  # the chart and other files untouched

@@ -45,7 +45,6 @@ from gitmedic.reconciler.manifests.paths import (
     item_position,
     parse_path,
 )
-from gitmedic.reconciler.manifests.rendered import restore_rendered
 
 MAX_PAIR_UNITS = 8  # pairs of leaves are tried only for objects with this few changes
 POD_SPEC = {"Pod": "spec", "CronJob": "spec.jobTemplate.spec.template.spec"}
@@ -286,9 +285,7 @@ def _restore(
     repo = ws.overlay(contents)
     if units[0].path is not None:
         paths = [u.path for u in units if u.path is not None]
-        # a rendered field is restored where it is written: a values key, a patch
-        obj = ws.states.at(ws.head).get(ref.kind, ref.namespace, ref.name)
-        return restore_rendered(repo, obj, paths, rev) if obj is not None else []
+        return ws.restore(ref, paths, rev, contents)
     if units[0].added:
         file = ws.file_of(ref)
         return (

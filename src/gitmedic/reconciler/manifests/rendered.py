@@ -26,6 +26,7 @@ from gitmedic.detectors.origin import FieldOrigin, finding_path
 from gitmedic.detectors.snapshot import Obj
 from gitmedic.reconciler.manifests.documents import EditError, same, values_ref
 from gitmedic.reconciler.manifests.edit import Edit
+from gitmedic.reconciler.manifests.environments import other_environments
 from gitmedic.reconciler.manifests.history import restore_fields
 from gitmedic.reconciler.manifests.parse import parse_text
 from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
@@ -120,7 +121,7 @@ def restore_rendered(repo: ManifestRepo, obj: Obj, paths: Sequence[Path], rev: s
     """
     groups: dict[tuple[str, Resource], list[Path]] = {}
     for path in paths:
-        for t in _declared(repo, obj, field_targets(obj, path)):
+        for t in _targets(repo, obj, path):
             wanted = groups.setdefault((t.file, t.resource), [])
             if t.path not in wanted:
                 wanted.append(t.path)
@@ -128,6 +129,22 @@ def restore_rendered(repo: ManifestRepo, obj: Obj, paths: Sequence[Path], rev: s
     for (file, resource), wanted in groups.items():
         edits += restore_fields(repo, resource, wanted, rev, file)
     return edits
+
+
+def _targets(repo: ManifestRepo, obj: Obj, path: Path) -> list[Target]:
+    targets = _declared(repo, obj, field_targets(obj, path))
+    head = repo.git.rev_parse("HEAD")
+    others = other_environments(repo.root, repo.path, repo.namespace, head)
+    for t in targets:
+        differ = sorted(e.name for e in others if t.file in e.files and e.differs(obj, path))
+        if differ:
+            raise NotEditable(
+                f"{t.file} is also rendered into {', '.join(differ)}, where "
+                f"{format_path(path)} of {obj.kind} {obj.ref.name} is not the same: a fix for "
+                f"this environment must not change them; fix it in its own overlay patch or "
+                "values file"
+            )
+    return targets
 
 
 def _declared(repo: ManifestRepo, obj: Obj, targets: list[Target]) -> list[Target]:
@@ -180,7 +197,7 @@ def not_editable(repo: ManifestRepo, obj: Obj | None, params: Mapping[str, Any])
     try:
         path = parse_path(text) if text else None
         if path:
-            _declared(repo, obj, field_targets(obj, path))
+            _targets(repo, obj, path)
     except NotEditable as exc:
         return str(exc)
     except (EditError, PathError):

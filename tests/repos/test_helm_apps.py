@@ -124,3 +124,20 @@ def gitmedic_without_helm(path: Path, bin_dir: Path) -> Run:
         check=False,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("helm_on_path")
+def test_detect_on_the_chart_s_own_values_names_the_values_yaml_line(tmp_path: Path) -> None:
+    chart = tmp_path / "podinfo"
+    shutil.copytree(PODINFO, chart)
+    values = chart / "values.yaml"
+    text = values.read_text()
+    assert text.splitlines()[265:267] == ["  limits:", "  requests:"]
+    values.write_text(
+        text.replace("  limits:\n  requests:", "  limits:\n    memory: 1Mi\n  requests:")
+    )
+    run = gitmedic("detect", chart)
+    assert run.rc == 1, run.err
+    assert "Deployment/default/release-podinfo  (templates/deployment.yaml:2)" in run.out
+    assert "set by resources.limits.memory at values.yaml:267" in run.out, run.out

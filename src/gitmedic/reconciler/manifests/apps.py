@@ -92,7 +92,8 @@ def _merge(states: list[DesiredState]) -> DesiredState:
         repeats,
     )
     for s in states:
-        merged.errors.extend(s.errors)
+        # two environments of one chart fail to render for the same reason: say it once
+        merged.errors.extend(e for e in s.errors if e not in merged.errors)
         merged.files.extend(s.files)
         merged.skipped.extend(s.skipped)
     merged.errors.sort(key=lambda e: (e.file, e.line))

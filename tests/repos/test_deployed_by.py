@@ -4,11 +4,15 @@ or Flux HelmRelease; what cannot be rendered from this repository is refused by 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from gitmedic.reconciler.config import ConfigError, ValuesSource, parse_config
+from gitmedic.reconciler.manifests.app_charts import tree_config
 from gitmedic.reconciler.manifests.deployed_by import Deployed, DeployerError, read_deployer
+from gitmedic.reconciler.manifests.tree import FsTree
+from tests.manifests.helpers import write
 
 ARGO = """apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -142,3 +146,16 @@ def test_the_config_fills_an_app_from_its_deployer_and_names_a_bad_reference() -
         parse_config({**data, "apps": [wrong]}, read=reader({"argocd/prod.yaml": ARGO}))
     with pytest.raises(ConfigError, match=r"apps\[0\]: .* is not valid under any"):
         parse_config({"version": 1, "apps": [{"name": "x"}]})
+
+
+def test_a_changed_application_is_read_again_with_the_same_config(tmp_path: Path) -> None:
+    config = "version: 1\napps:\n  - {name: prod, deployed_by: {file: argocd/prod.yaml}}\n"
+    write(tmp_path, {".gitmedic/config.yaml": config, "argocd/prod.yaml": ARGO})
+    tree = FsTree(tmp_path)
+    first = tree_config(tree)
+    assert first is not None and first.apps[0].helm is not None
+    assert first.apps[0].helm.values[0] == "values-prod.yaml"
+    write(tmp_path, {"argocd/prod.yaml": ARGO.replace("values-prod.yaml", "values-eu.yaml")})
+    again = tree_config(tree)
+    assert again is not None and again.apps[0].helm is not None
+    assert again.apps[0].helm.values[0] == "values-eu.yaml"

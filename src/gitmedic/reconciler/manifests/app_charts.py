@@ -18,7 +18,9 @@ from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 __all__ = ["chart_spec", "configured_chart", "tree_config"]
 
-_PARSED: dict[str, Config] = {}  # config text -> parsed (a revision walk reads one text often)
+# config text -> (parsed, the files its deployed_by apps were read from, with their text):
+# a revision walk reads one config often, and it is valid while those files read the same
+_PARSED: dict[str, tuple[Config, dict[str, str]]] = {}
 
 
 def chart_spec(app: AppConfig, namespace: str | None = None) -> ChartSpec | None:
@@ -34,15 +36,23 @@ def tree_config(tree: Tree) -> Config | None:
     if not tree.is_file(CONFIG_PATH):
         return None
     text = tree.read_text(CONFIG_PATH)
-    if text not in _PARSED:
-        from gitmedic.reconciler.manifests.parse import load_strict_yaml
+    cached = _PARSED.get(text)
+    if cached is not None and all(_reads(tree, f, t) for f, t in cached[1].items()):
+        return cached[0]
+    from gitmedic.reconciler.manifests.parse import load_strict_yaml
 
-        try:
-            data = load_strict_yaml(text, CONFIG_PATH)
-            _PARSED[text] = parse_config(data, CONFIG_PATH, read=lambda rel: _read(tree, rel))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    return _PARSED[text]
+    read: dict[str, str] = {}
+
+    def reading(rel: str) -> str:
+        read[rel] = _read(tree, rel)
+        return read[rel]
+
+    try:
+        config = parse_config(load_strict_yaml(text, CONFIG_PATH), CONFIG_PATH, read=reading)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    _PARSED[text] = (config, read)
+    return config
 
 
 def configured_chart(tree: Tree, chart: str, namespace: str) -> ChartSpec | None:
@@ -70,3 +80,10 @@ def _read(tree: Tree, rel: str) -> str:
         return tree.read_text(rel)
     except LoadFailure as exc:
         raise OSError(str(exc)) from None
+
+
+def _reads(tree: Tree, rel: str, text: str) -> bool:
+    try:
+        return _read(tree, rel) == text
+    except OSError:
+        return False

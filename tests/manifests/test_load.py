@@ -245,7 +245,10 @@ def test_kustomize_folder_objects_point_back_to_their_resource_file_and_line() -
     redis = state.snapshot.get("Service", "boutique", "redis-cart")
     assert cart is not None and cart.source is not None and redis is not None
     assert (cart.source.file, cart.source.line) == (f"{base}/cartservice.yaml", 69)
-    assert redis.source == cart.source.__class__(f"{base}/cartservice.yaml", 143, 4)
+    kfile = f"{base}/kustomization.yaml"
+    assert redis.source == cart.source.__class__(
+        f"{base}/cartservice.yaml", 143, 4, renderer="kustomize", render_root=kfile
+    )
     # loadgenerator.yaml is commented out of the kustomization: not rendered.
     assert state.snapshot.get("Deployment", "boutique", "loadgenerator") is None
     assert len(state.snapshot.of_kind("Deployment")) == 11

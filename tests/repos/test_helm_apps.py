@@ -108,7 +108,24 @@ def test_a_remote_chart_dependency_is_refused(tmp_path: Path) -> None:
     assert "never fetches charts" in error["message"]
 
 
-def gitmedic_without_helm(path: Path, bin_dir: Path) -> Run:
+@pytest.mark.integration
+def test_two_environments_of_a_chart_without_helm_report_it_once(tmp_path: Path) -> None:
+    repo = chart_repo(tmp_path)
+    two = CONFIG + CONFIG.split("apps:\n", 1)[1].replace("podinfo-prod", "podinfo-dev").replace(
+        "namespace: prod", "namespace: dev"
+    )
+    write(repo, {".gitmedic/config.yaml": two})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (bin_dir / "git").symlink_to(git)
+    run = gitmedic_without_helm(repo / "charts/podinfo", bin_dir, "--format", "json")
+    assert run.rc == 2
+    assert [e["message"][:15] for e in run.json()["errors"]] == ["helm not found:"]
+
+
+def gitmedic_without_helm(path: Path, bin_dir: Path, *extra: str) -> Run:
     import os
     import subprocess
     import sys
@@ -116,7 +133,7 @@ def gitmedic_without_helm(path: Path, bin_dir: Path) -> Run:
     path_var = os.pathsep.join([str(Path(sys.executable).parent), str(bin_dir)])
     env = {**os.environ, "PATH": path_var, "GITMEDIC_HELM": ""}
     proc = subprocess.run(
-        [sys.executable, "-m", "gitmedic", "detect", str(path)],
+        [sys.executable, "-m", "gitmedic", "detect", str(path), *extra],
         capture_output=True,
         text=True,
         env=env,
@@ -124,3 +141,20 @@ def gitmedic_without_helm(path: Path, bin_dir: Path) -> Run:
         check=False,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("helm_on_path")
+def test_detect_on_the_chart_s_own_values_names_the_values_yaml_line(tmp_path: Path) -> None:
+    chart = tmp_path / "podinfo"
+    shutil.copytree(PODINFO, chart)
+    values = chart / "values.yaml"
+    text = values.read_text()
+    assert text.splitlines()[265:267] == ["  limits:", "  requests:"]
+    values.write_text(
+        text.replace("  limits:\n  requests:", "  limits:\n    memory: 1Mi\n  requests:")
+    )
+    run = gitmedic("detect", chart)
+    assert run.rc == 1, run.err
+    assert "Deployment/default/release-podinfo  (templates/deployment.yaml:2)" in run.out
+    assert "set by resources.limits.memory at values.yaml:267" in run.out, run.out

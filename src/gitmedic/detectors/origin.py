@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gitmedic.detectors.finding import Resource
+
 if TYPE_CHECKING:
     from gitmedic.detectors.snapshot import Obj
 
@@ -22,6 +24,12 @@ class FieldOrigin:
     file: str  # the values file that sets it (the last one in order that does)
     line: int  # 1-based line of the key in that file
     key: str  # the values key path: resources.limits.memory
+    keys: tuple[str, ...] = ()  # the same key path, one segment per key (keys may hold dots)
+    # values inside a manifest (a HelmRelease's spec.values, a ConfigMap's data key): that
+    # object and where the values sit in it; None for a values file
+    holder: Resource | None = None
+    prefix: tuple[str, ...] = ()
+    editable: bool = True  # False: the values are a YAML string in the holder
 
 
 def origin_of(origins: Iterable[FieldOrigin], path: str) -> FieldOrigin | None:
@@ -48,8 +56,15 @@ def finding_origin(obj: Obj | None, params: Mapping[str, Any]) -> FieldOrigin | 
     is ``params["path"]``, or a container's resource limit named by its params."""
     if obj is None or obj.source is None or not obj.source.origins:
         return None
+    path = finding_path(obj, params)
+    return origin_of(obj.source.origins, path) if path else None
+
+
+def finding_path(obj: Obj, params: Mapping[str, Any]) -> str:
+    """The field a finding is about: ``params["path"]``, else the container (or its
+    resource limit) its params name; '' when they name no field."""
     path = params.get("path") or _container_field(obj, params)
-    return origin_of(obj.source.origins, path) if isinstance(path, str) and path else None
+    return path if isinstance(path, str) else ""
 
 
 def _container_field(obj: Obj, params: Mapping[str, Any]) -> str:

@@ -53,6 +53,9 @@ class Source:
     line: int  # 1-based line of the object's first key
     document: int = 0
     origins: tuple[FieldOrigin, ...] = ()
+    # a rendered object: "helm" or "kustomize", and the Chart.yaml or kustomization file
+    renderer: str = ""
+    render_root: str = ""
 
 
 @dataclass(frozen=True)

@@ -285,10 +285,12 @@ def _qos(spec: Mapping[str, Any]) -> str:
     res = [c.get("resources") or {} for c in containers]
     if not any(r.get("requests") or r.get("limits") for r in res):
         return "BestEffort"
+    # ``limits:`` with nothing under it is null (a Helm chart's default values): no limits
+    limits = [r.get("limits") or {} for r in res]
+    requests = [r.get("requests") or {} for r in res]
     guaranteed = all(
-        r.get("limits", {}).get(k)
-        and r.get("limits", {}).get(k) == r.get("requests", {}).get(k, r["limits"][k])
-        for r in res
+        lim.get(k) and lim.get(k) == req.get(k, lim[k])
+        for lim, req in zip(limits, requests, strict=True)
         for k in ("cpu", "memory")
     )
     return "Guaranteed" if guaranteed else "Burstable"

@@ -37,7 +37,7 @@ from gitmedic.detectors.snapshot import Obj, Snapshot
 from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
-from gitmedic.reconciler.manifests.history import restore_fields, restore_object
+from gitmedic.reconciler.manifests.history import restore_object
 from gitmedic.reconciler.manifests.paths import (
     Match,
     Path,
@@ -285,8 +285,7 @@ def _restore(
     repo = ws.overlay(contents)
     if units[0].path is not None:
         paths = [u.path for u in units if u.path is not None]
-        file = ws.file_of(ref, path=paths[0])
-        return restore_fields(repo, ref, paths, rev, file) if file else []
+        return ws.restore(ref, paths, rev, contents)
     if units[0].added:
         file = ws.file_of(ref)
         return (

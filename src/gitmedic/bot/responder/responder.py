@@ -65,6 +65,7 @@ from gitmedic.reconciler.config import LlmConfig
 from gitmedic.reconciler.manifests.documents import EditError
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.paths import format_path
+from gitmedic.reconciler.manifests.rendered import not_editable
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.redact import redact_text
 
@@ -112,7 +113,7 @@ class Responder:
             if llm.fix is not None:
                 ws.accept(llm.fix)
                 plan = _Plan((*plan.fixes, llm.fix), plan.escalated, ())
-        left = tuple((f, self._unexplained(f)) for f in plan.unresolved)
+        left = tuple((f, self._unexplained(ws, f)) for f in plan.unresolved)
         return _proposal(incident, _Plan(plan.fixes, (*plan.escalated, *left), ()), llm)
 
     def extend(
@@ -221,9 +222,12 @@ class Responder:
             return f"no recent change to the app; {_runtime_reason(books)}"
         return None
 
-    def _unexplained(self, finding: Finding) -> str:
+    def _unexplained(self, ws: Workspace, finding: Finding) -> str:
         books = runtime_only(self.playbooks, finding)
-        why = "no desired-state cause found"
+        ref = finding.resource
+        obj = ws.states.at(ws.head).get(ref.kind, ref.namespace, ref.name)
+        # a rendered field no file sets (a template, a kustomize transformer): say where
+        why = not_editable(self.repo, obj, finding.params) or "no desired-state cause found"
         return f"{why}; runtime-only candidates: {_runtime_reason(books)}" if books else why
 
 

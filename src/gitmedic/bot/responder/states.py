@@ -33,6 +33,8 @@ from gitmedic.reconciler.manifests.parse import parse_text
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 
 FindingKey = tuple[str, str, Resource]
+# files that make an app rendered (kustomize, a Helm chart), kept whatever their folder
+_RENDER_ROOTS = (*KUSTOMIZATION_FILES, "Chart.yaml")
 
 
 def key(finding: Finding) -> FindingKey:
@@ -70,8 +72,9 @@ class DesiredStates:
         Commits a later exact revert cancelled (a fix undone, and its revert) are left
         out: their net change is nothing, and undoing them would re-propose the undone fix.
         """
-        walked = self.repo.git.log(*([self.repo.path] if self.repo.path else []), rev=rev,
-                                   max_count=limit)  # fmt: skip
+        # a Helm app's values files may live outside its chart folder: their commits count
+        paths = self.repo.history_paths()
+        walked = self.repo.git.log(*paths, rev=rev, max_count=limit)
         undone = undone_commits(self.repo.git, self.repo.path, rev)
         return [c for c in walked if c.sha not in undone]
 
@@ -209,4 +212,4 @@ def _select(entries: Mapping[str, str], app_path: str) -> dict[str, str]:
         if n.endswith(MANIFEST_SUFFIXES)
         and not any(p.startswith(".") for p in PurePosixPath(n[len(prefix) :]).parts)
         and not any(n.startswith(f"{c}/") for c in charts)
-    } | {n: b for n, b in inside.items() if PurePosixPath(n).name in KUSTOMIZATION_FILES}
+    } | {n: b for n, b in inside.items() if PurePosixPath(n).name in _RENDER_ROOTS}

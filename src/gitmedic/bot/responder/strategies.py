@@ -35,7 +35,7 @@ from gitmedic.detectors.finding import Finding
 from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
-from gitmedic.reconciler.manifests.history import last_change, restore_fields
+from gitmedic.reconciler.manifests.history import last_change
 from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
 
 
@@ -113,7 +113,7 @@ def _restore_at(
     intro: Introduction,
 ) -> Fix | None:  # fmt: skip
     """The recipe's fields (as widened to what the commit changed) as before ``intro``."""
-    edits = restore_fields(ws.overlay(), bound.target, paths, intro.parent, file)
+    edits = ws.restore(bound.target, paths, intro.parent, {})
     contents = ws.applied(edits, {})
     if not edits or not ws.check(finding, contents):
         return None
@@ -132,7 +132,7 @@ def _from_last_change(
         commit = last_change(ws.overlay(contents), file, bound.target, path)
         if commit is None or commit.timestamp < since or not commit.parents:
             continue
-        step = restore_fields(ws.overlay(contents), bound.target, [path], commit.parents[0], file)
+        step = ws.restore(bound.target, [path], commit.parents[0], contents)
         contents = ws.applied(step, contents)
         edits += step
         newest = commit if newest is None or commit.timestamp > newest.timestamp else newest

@@ -25,6 +25,7 @@ from gitmedic.reconciler.manifests.apply import apply_edit
 from gitmedic.reconciler.manifests.documents import EditError
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.paths import Path as FieldPath
+from gitmedic.reconciler.manifests.rendered import restore_rendered
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.manifests.targets import edit_target
 
@@ -78,6 +79,15 @@ class Workspace:
         overlay's patch, a values file) when it is not the declaring one."""
         obj = self.states.at(rev or self.head).get(ref.kind, ref.namespace, ref.name)
         return edit_target(obj, path) if obj is not None else None
+
+    def restore(
+        self, ref: Resource, paths: Sequence[FieldPath], rev: str, contents: Mapping[str, str]
+    ) -> list[Edit]:
+        """Edits putting ``paths`` of ``ref`` back as at ``rev`` where they are written: the
+        declaring file, an overlay's patch, a values key (EditError when no file sets one,
+        or the file is another environment's too)."""
+        obj = self.states.at(self.head).get(ref.kind, ref.namespace, ref.name)
+        return restore_rendered(self.overlay(contents), obj, paths, rev) if obj else []
 
     def applied(self, edits: Sequence[Edit], contents: Mapping[str, str]) -> dict[str, str]:
         """``contents`` (over the accepted ones) after ``edits``; EditError if one fails."""

@@ -9,7 +9,7 @@ person fixes the file in one go; nothing is acted on with a config that fails.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -49,9 +49,31 @@ class OracleConfig:
 
 
 @dataclass(frozen=True)
+class ValuesSource:
+    """Values held in a manifest rather than a values file: a Flux HelmRelease's inline
+    ``spec.values`` (editable there), or a ConfigMap's key named by its ``valuesFrom``."""
+
+    file: str  # repo-relative file declaring the object
+    kind: str
+    name: str
+    namespace: str
+    prefix: tuple[str, ...]  # where the values sit in the object: spec.values, data.<key>
+    editable: bool = True  # False: a YAML string inside the object, not edited
+
+
+@dataclass(frozen=True)
 class HelmConfig:
     values: tuple[str, ...] = ()  # relative to the chart folder, after its values.yaml
     release: str = ""
+    sources: tuple[ValuesSource, ...] = ()  # after the values files, in order
+
+
+@dataclass(frozen=True)
+class DeployedBy:
+    """The Argo CD Application or Flux HelmRelease the app's settings are read from."""
+
+    file: str
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,6 +84,7 @@ class AppConfig:
     engine: EngineConfig = field(default_factory=EngineConfig)
     oracles: OracleConfig = field(default_factory=OracleConfig)
     helm: HelmConfig | None = None  # set: ``path`` is a Helm chart
+    deployed_by: DeployedBy | None = None  # path, namespace and helm were read from it
 
 
 @dataclass(frozen=True)
@@ -183,7 +206,8 @@ def load_config(path: Path) -> Config:
         raise ConfigError(f"{path}: {exc.strerror}") from None
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    return parse_config(data, str(path))
+    root, _ = _root_and_name(path)
+    return parse_config(data, str(path), read=lambda rel: read_text(root, rel))
 
 
 def _root_and_name(path: Path) -> tuple[Path, str]:
@@ -193,7 +217,10 @@ def _root_and_name(path: Path) -> tuple[Path, str]:
     return path.parent, path.name
 
 
-def parse_config(data: Any, source: str = CONFIG_PATH) -> Config:
+def parse_config(
+    data: Any, source: str = CONFIG_PATH, read: Callable[[str], str] | None = None
+) -> Config:
+    """``read`` reads a repo-relative file (for apps ``deployed_by`` a manifest)."""
     problems = validate(data)
     if problems:
         raise ConfigError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
@@ -202,7 +229,7 @@ def parse_config(data: Any, source: str = CONFIG_PATH) -> Config:
     if duplicates:
         raise ConfigError(f"{source} is invalid:\n  - apps: duplicate names {duplicates}")
     return Config(
-        apps=tuple(_app(a) for a in data["apps"]),
+        apps=tuple(_app(a, source, read) for a in data["apps"]),
         policy=_policy(data.get("policy") or {}),
         llm=LlmConfig(**(data.get("llm") or {})),
         manifests=ManifestsConfig(**(data.get("manifests") or {})),
@@ -229,16 +256,19 @@ def _location(path: Any) -> str:
     return out or "(top level)"
 
 
-def _app(data: Mapping[str, Any]) -> AppConfig:
+def _app(data: Mapping[str, Any], source: str, read: Callable[[str], str] | None) -> AppConfig:
     oracles = dict(data.get("oracles") or {})
     alerts = oracles.pop("alerts", None) or {}
     probes = tuple(ProbeConfig(**p) for p in oracles.pop("probes", []))
+    if "deployed_by" in data:
+        data = _deployed(data, source, read)
     return AppConfig(
         name=data["name"],
         path=data["path"].strip("/"),
         namespace=data.get("namespace", "default"),
         engine=EngineConfig(**(data.get("engine") or {})),
-        helm=HelmConfig(**_tuples(data["helm"])) if "helm" in data else None,
+        helm=_helm(data["helm"]) if "helm" in data else None,
+        deployed_by=DeployedBy(**data["deployed_by"]) if "deployed_by" in data else None,
         oracles=OracleConfig(
             **oracles,
             alerts_url=alerts.get("url", ""),
@@ -246,6 +276,37 @@ def _app(data: Mapping[str, Any]) -> AppConfig:
             probes=probes,
         ),
     )
+
+
+def _helm(data: Mapping[str, Any]) -> HelmConfig:
+    given = _tuples(data)
+    sources = tuple(ValuesSource(**s) for s in given.pop("sources", ()))
+    return HelmConfig(**given, sources=sources)
+
+
+def _deployed(
+    data: Mapping[str, Any], source: str, read: Callable[[str], str] | None
+) -> Mapping[str, Any]:
+    """The app's settings with path, namespace and helm read from its deployer."""
+    from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
+
+    ref = DeployedBy(**data["deployed_by"])
+    where = f"{source} is invalid:\n  - apps.{data['name']}.deployed_by"
+    if read is None:
+        raise ConfigError(f"{where}: {ref.file} cannot be read without the repository")
+    try:
+        found = read_deployer(read, ref.file, ref.name)
+    except DeployerError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    given = data.get("path", "").strip("/")
+    if given and given != found.path:
+        raise ConfigError(f"{where}: {ref.file} deploys chart {found.path}, but path says {given}")
+    helm = {**(data.get("helm") or {})}
+    helm.setdefault("values", list(found.values))
+    helm.setdefault("release", found.release)
+    helm["sources"] = [dict(vars(s)) for s in found.sources]
+    namespace = data.get("namespace") or found.namespace or "default"
+    return {**data, "path": found.path, "namespace": namespace, "helm": helm}
 
 
 def _policy(data: Mapping[str, Any]) -> PolicyConfig:

@@ -37,6 +37,7 @@ from gitmedic.reconciler.manifests.documents import (
     same,
     split_chunks,
     split_lines,
+    values_ref,
 )
 from gitmedic.reconciler.manifests.edit import Edit, Op, PathNotFound, StaleEdit, Verbatim
 from gitmedic.reconciler.manifests.objects import add_object, remove_object
@@ -122,6 +123,8 @@ def _field_edit(lines: list[str], edit: Edit) -> tuple[list[str], Edit]:
 def _identity_after(new_chunk: list[str], edit: Edit, what: str) -> Resource:
     """The object's identity after the edit (a rename changes it); an edit that leaves
     no Kubernetes object (no apiVersion, kind or name) is refused."""
+    if edit.resource == values_ref(edit.file):
+        return edit.resource  # a values file has no identity to lose
     ident = chunk_identity(split_chunks(new_chunk)[0], edit.file)
     if ident is None:
         raise EditError(f"{what}: {edit.describe()} would leave no valid Kubernetes object")

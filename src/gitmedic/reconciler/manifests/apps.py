@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.snapshot import Mode, Snapshot
 from gitmedic.reconciler.config import AppConfig, Config, find_config, load_config
+from gitmedic.reconciler.manifests.app_charts import chart_spec
 from gitmedic.reconciler.manifests.duplicates import unique_objects
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired
@@ -64,10 +65,8 @@ def load_apps_desired(
 
 
 def _chart(app: AppConfig, namespace: str) -> dict[str, ChartSpec]:
-    if app.helm is None:
-        return {}
-    spec = ChartSpec(app.path, app.helm.values, app.helm.release, namespace)
-    return {app.path: spec}
+    spec = chart_spec(app, namespace)
+    return {app.path: spec} if spec else {}
 
 
 def _overlap(app: AppConfig, rel: PurePosixPath) -> str:
@@ -93,7 +92,8 @@ def _merge(states: list[DesiredState]) -> DesiredState:
         repeats,
     )
     for s in states:
-        merged.errors.extend(s.errors)
+        # two environments of one chart fail to render for the same reason: say it once
+        merged.errors.extend(e for e in s.errors if e not in merged.errors)
         merged.files.extend(s.files)
         merged.skipped.extend(s.skipped)
     merged.errors.sort(key=lambda e: (e.file, e.line))

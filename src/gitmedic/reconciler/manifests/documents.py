@@ -39,8 +39,11 @@ __all__ = [
     "same",
     "split_chunks",
     "split_lines",
+    "values_ref",
 ]
 
+# The pseudo-kind of a values file's document: no Kubernetes object has this apiVersion.
+VALUES_KIND, VALUES_API = "HelmValues", "values.gitmedic.io/v1"
 _MARKER = re.compile(r"^---(?:[ \t]|$)")
 
 
@@ -139,9 +142,17 @@ def chunk_identity(chunk: Chunk, file: str) -> tuple[str, str | None, str] | Non
     return str(body["kind"]), (str(ns) if ns else None), str(meta["name"])
 
 
+def values_ref(file: str) -> Resource:
+    """A Helm values file as the one "object" an edit addresses (its keys are the paths)."""
+    return Resource(VALUES_KIND, "", file, VALUES_API)
+
+
 def find_object(chunks: list[Chunk], ref: Resource, file: str) -> int:
     """Index of the chunk declaring ``ref``. An object that names no namespace
-    matches any namespace (the loader gives it the default one)."""
+    matches any namespace (the loader gives it the default one). A values file's
+    "object" (:func:`values_ref`) is its one document."""
+    if ref.kind == VALUES_KIND and ref.api_version == VALUES_API:
+        return _values_document(chunks, file)
     exact: list[int] = []
     loose: list[int] = []
     for i, chunk in enumerate(chunks):
@@ -162,6 +173,15 @@ def find_object(chunks: list[Chunk], ref: Resource, file: str) -> int:
     return found[0]
 
 
+def _values_document(chunks: list[Chunk], file: str) -> int:
+    filled = [i for i, c in enumerate(chunks) if c.body_start != c.body_end]
+    if len(filled) > 1:
+        raise EditError(f"{file}: a values file holds one YAML document, not {len(filled)}")
+    if not filled or not isinstance(chunks[filled[0]].data(), dict):
+        raise ObjectNotFound(f"{file}: no values mapping in this file")
+    return filled[0]
+
+
 def _may_declare(chunk: Chunk, ref: Resource) -> bool:
     """A cheap test before parsing: the kind on a top-level line and the name somewhere."""
     kind = re.compile(rf"^kind:[ \t]*[\"']?{re.escape(ref.kind)}[\"']?[ \t]*(?:#.*)?$")
@@ -170,6 +190,8 @@ def _may_declare(chunk: Chunk, ref: Resource) -> bool:
 
 
 def _name(ref: Resource) -> str:
+    if ref.kind == VALUES_KIND and ref.api_version == VALUES_API:
+        return f"values file {ref.name}"
     ns = f"{ref.namespace}/" if ref.namespace else ""
     return f"{ref.kind} {ns}{ref.name}"
 

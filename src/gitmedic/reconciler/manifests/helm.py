@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.parse import ManifestError
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
@@ -45,6 +46,7 @@ class ChartSpec:
     values: tuple[str, ...] = ()  # relative to the chart folder, applied after values.yaml
     release: str = ""  # default: the chart folder's name
     namespace: str = "default"
+    sources: tuple[ValuesSource, ...] = ()  # values in manifests (Flux), after the files
 
     @property
     def release_name(self) -> str:

@@ -24,6 +24,7 @@ from gitmedic.reconciler.manifests.helm_trace import (
     merge,
     owners,
     read_layer,
+    read_source_layer,
 )
 from gitmedic.reconciler.manifests.kustomize import Rendered, RenderedObject
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
@@ -40,8 +41,8 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
     try:
         refuse_remote_dependencies(tree, spec)
         layers = _layers(tree, spec)
-        with tree.materialize("") as root:
-            files = [root / layer.file for layer in layers]
+        with tree.materialize("") as root, tempfile.TemporaryDirectory() as held:
+            files = _layer_files(layers, root, Path(held))
             stream = helm_template(tree, spec, files, kube_version, root)
             marked = _marked_render(tree, spec, layers, kube_version, root)
     except (HelmError, LoadFailure, yaml.YAMLError) as exc:
@@ -52,9 +53,22 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
     for body, source in _objects(tree, spec, stream, out):
         twin = traced.get(_identity(body))
         if marked and twin is not None:
-            source = replace(source, origins=field_origins(twin, marked[0], owner))
+            origins = field_origins(twin, marked[0], owner, layers)
+            source = replace(source, origins=origins)
         out.objects.append(RenderedObject(body, source))
     return out
+
+
+def _layer_files(layers: list[ValuesLayer], root: Path, held: Path) -> list[Path]:
+    """Values files as they are; values held in manifests written out as files of their own."""
+    files = []
+    for n, layer in enumerate(layers):
+        if layer.source is None:
+            files.append(root / layer.file)
+            continue
+        files.append(held / f"source-{n}.yaml")
+        files[-1].write_text(yaml.safe_dump(layer.data, sort_keys=False))
+    return files
 
 
 def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:
@@ -65,6 +79,11 @@ def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:
                 continue  # a chart may have no values.yaml of its own
             raise HelmError(f"values file {file} does not exist")
         layers.append(read_layer(file, tree.read_text(file)))
+    for source in spec.sources:
+        layer = read_source_layer(tree.read_text(source.file), source)
+        if not layer.data and not layer.lines and source.kind == "ConfigMap":
+            raise HelmError(f"{source.file}: no ConfigMap {source.name} with values in it")
+        layers.append(layer)
     return layers
 
 
@@ -90,7 +109,8 @@ def _objects(
         parsed = parse_text(text, file)
         out.errors.extend(parsed.errors)
         for p in parsed.objects:
-            found.append((p.body, Source(file, _kind_line(tree, file, p.body), document)))
+            line = _kind_line(tree, file, p.body)
+            found.append((p.body, Source(file, line, document, (), "helm", out.file)))
     return found
 
 

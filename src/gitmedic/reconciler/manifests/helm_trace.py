@@ -18,13 +18,15 @@ that sets it, which is the line a fix edits.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
 
+from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.origin import FieldOrigin
+from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.paths import format_path
 
 Key = tuple[str, ...]
@@ -40,6 +42,7 @@ class ValuesLayer:
     file: str  # repo-relative
     data: Any
     lines: dict[Key, int]  # leaf key path -> 1-based line of its key
+    source: ValuesSource | None = None  # values held in a manifest, not a values file
 
 
 def read_layer(file: str, text: str) -> ValuesLayer:
@@ -49,6 +52,46 @@ def read_layer(file: str, text: str) -> ValuesLayer:
     if isinstance(node, yaml.MappingNode):
         _key_lines(node, (), lines)
     return ValuesLayer(file, data if isinstance(data, dict) else {}, lines)
+
+
+def read_source_layer(text: str, source: ValuesSource) -> ValuesLayer:
+    """The values ``source`` names inside its manifest file (``text``), with their lines."""
+    node = _object_node(text, source)
+    for key in source.prefix:
+        node = _child(node, key)
+    if node is None:
+        return ValuesLayer(source.file, {}, {}, source)
+    lines: dict[Key, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        _key_lines(node, (), lines)
+        data = yaml.safe_load(yaml.serialize(node))
+    else:  # a YAML string (a ConfigMap key): its lines start below the key
+        inner = read_layer(source.file, str(yaml.safe_load(yaml.serialize(node)) or ""))
+        block = isinstance(node, yaml.ScalarNode) and node.style in ("|", ">")
+        first = node.start_mark.line + (1 if block else 0)
+        lines = {k: first + n for k, n in inner.lines.items()}
+        data = inner.data
+    return ValuesLayer(source.file, data if isinstance(data, dict) else {}, lines, source)
+
+
+def _object_node(text: str, source: ValuesSource) -> yaml.Node | None:
+    for doc in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        if _child(doc, "kind") is None:
+            continue
+        kind = yaml.safe_load(yaml.serialize(_child(doc, "kind")))
+        name = _child(_child(doc, "metadata"), "name")
+        if kind == source.kind and name is not None and name.value == source.name:
+            return doc
+    return None
+
+
+def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value in node.value:
+            if key_node.value == key:
+                found: yaml.Node = value
+                return found
+    return None
 
 
 def _key_lines(node: yaml.MappingNode, prefix: Key, out: dict[Key, int]) -> None:
@@ -120,15 +163,27 @@ def mark(values: dict[str, Any]) -> Marked:
 
 
 def field_origins(
-    body: Any, marked: Marked, owner: dict[Key, tuple[str, int]]
+    body: Any,
+    marked: Marked,
+    owner: dict[Key, tuple[str, int]],
+    layers: Sequence[ValuesLayer] = (),
 ) -> tuple[FieldOrigin, ...]:
+    held = {layer.file: layer.source for layer in layers if layer.source is not None}
     out = []
     for path, value in _leaves(body, ()):
         for key in marked.keys_in(value):
             if key in owner:
                 file, line = owner[key]
-                out.append(FieldOrigin(format_path(path), file, line, ".".join(key)))
+                origin = FieldOrigin(format_path(path), file, line, ".".join(key), key)
+                out.append(_held(origin, held.get(file)))
     return tuple(out)
+
+
+def _held(origin: FieldOrigin, source: ValuesSource | None) -> FieldOrigin:
+    if source is None:
+        return origin
+    holder = Resource(source.kind, source.namespace, source.name)
+    return replace(origin, holder=holder, prefix=source.prefix, editable=source.editable)
 
 
 def _leaves(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], Any]]:

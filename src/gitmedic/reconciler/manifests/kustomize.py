@@ -94,6 +94,7 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
         meta = p.body.get("metadata")
         ident = (str(p.body.get("kind")), str(meta.get("name") if isinstance(meta, dict) else None))
         src = traced.sources.get(ident) or origins.get(ident) or Source(kfile, 1, p.document)
+        src = replace(src, renderer="kustomize", render_root=kfile)
         patched = traced.patched.get(ident)
         if patched:
             src = replace(src, origins=origins_for(p.body, patched))

@@ -20,6 +20,8 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
+from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
+from gitmedic.reconciler.manifests.app_charts import configured_chart
 from gitmedic.reconciler.manifests.duplicates import unique_objects
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
@@ -172,6 +174,12 @@ def _load_chart(
     spec: ChartSpec | None,
 ) -> None:
     """A chart renders with its app's values files, else with its own values.yaml alone."""
+    if spec is None:
+        try:
+            spec = configured_chart(tree, chart, namespace)
+        except (ConfigError, LoadFailure) as exc:
+            state.errors.append(ManifestError(CONFIG_PATH, 0, str(exc)))
+            return
     spec = spec or ChartSpec(chart, namespace=namespace)
     rendered = render_chart(tree, spec, chart_kube_version(state.kubernetes_version))
     state.errors.extend(rendered.errors)

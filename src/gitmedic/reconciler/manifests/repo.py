@@ -41,7 +41,7 @@ from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired
 from gitmedic.reconciler.manifests.paths import Path as FieldPath
 from gitmedic.reconciler.manifests.paths import lookup
-from gitmedic.reconciler.manifests.tree import LoadFailure, git_toplevel
+from gitmedic.reconciler.manifests.tree import FsTree, LoadFailure, git_toplevel
 
 __all__ = ["ManifestRepo", "ObjectLocation"]
 
@@ -78,6 +78,21 @@ class ManifestRepo:
 
     def desired(self, rev: str | None = None) -> DesiredState:
         return load_desired(self.root / self.path, rev=rev, namespace=self.namespace)
+
+    def history_paths(self) -> list[str]:
+        """The paths whose commits change the app: its folder, and for a Helm app the
+        values files and manifests holding values outside it (as configured now)."""
+        from gitmedic.reconciler.config import ConfigError
+        from gitmedic.reconciler.manifests.app_charts import configured_chart
+
+        try:
+            spec = configured_chart(FsTree(self.root), self.path, self.namespace)
+        except (ConfigError, LoadFailure):
+            spec = None
+        extra = [*spec.values_files(), *(s.file for s in spec.sources)] if spec else []
+        inside = f"{self.path.rstrip('/')}/" if self.path else ""
+        outside = [f for f in extra if inside and not f.startswith(inside)]
+        return list(dict.fromkeys([*([self.path] if self.path else []), *outside]))
 
     def objects(self, rev: str | None = None) -> list[ObjectLocation]:
         out = []

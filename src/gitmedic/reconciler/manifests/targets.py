@@ -21,7 +21,7 @@ from gitmedic.reconciler.manifests.paths import (
     step,
 )
 
-__all__ = ["edit_target"]
+__all__ = ["edit_target", "indexed"]
 
 
 def edit_target(obj: Obj, path: Path | None = None) -> str | None:
@@ -29,13 +29,13 @@ def edit_target(obj: Obj, path: Path | None = None) -> str | None:
     if obj.source is None:
         return None
     if path:
-        origin = origin_of(obj.source.origins, format_path(_indexed(obj.body, path)))
+        origin = origin_of(obj.source.origins, format_path(indexed(obj.body, path)))
         if origin is not None:
             return origin.file
     return obj.source.file
 
 
-def _indexed(body: Any, path: Path) -> Path:
+def indexed(body: Any, path: Path) -> Path:
     """``path`` with list items selected by a field as their index (how origins name them)."""
     out: list[Segment] = []
     node = body

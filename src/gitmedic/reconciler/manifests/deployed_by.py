@@ -1,0 +1,222 @@
+"""An app's chart settings read from the Argo CD Application or Flux HelmRelease deploying it.
+
+``apps[].deployed_by: {file, name}`` in ``.gitmedic/config.yaml`` names the
+object; what it says fills in the app's ``path`` (the chart folder), values
+files in order, release name and namespace, exactly as the GitOps engine will
+render the chart:
+
+- **Argo CD Application** (``spec.source``, or the one of ``spec.sources`` with
+  a ``path``): ``path``, ``helm.valueFiles`` (relative to the path),
+  ``helm.releaseName`` (default: the Application's name), destination namespace.
+- **Flux HelmRelease**: ``spec.chart.spec.chart`` from a ``GitRepository``
+  (a path in this repo), ``spec.chart.spec.valuesFiles`` (repo paths),
+  ``valuesFrom`` ConfigMaps declared in this repo, inline ``spec.values``
+  (last), ``targetNamespace`` (else the object's namespace), ``releaseName``
+  (default ``[<targetNamespace>-]<name>``, as Flux names it).
+
+The file is the repo's, so hostile input: it is read through the caller's
+reader (no links followed), and every chart from elsewhere (a Helm repository,
+an OCI registry, an Argo ``chart:`` source, a ``$ref`` values file of another
+source, a Secret's values) is refused with the reason: gitmedic renders
+offline, from this repository only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+
+from gitmedic.reconciler.config import ValuesSource
+
+__all__ = ["Deployed", "DeployerError", "read_deployer"]
+
+ARGO_KINDS = {("argoproj.io", "Application")}
+FLUX_KINDS = {("helm.toolkit.fluxcd.io", "HelmRelease")}
+REMOTE = "gitmedic renders charts offline from this repository and never fetches one"
+
+
+class DeployerError(Exception):
+    """The deploying object cannot be read or names what gitmedic cannot render."""
+
+
+@dataclass(frozen=True)
+class Deployed:
+    path: str  # the chart folder, repo-relative
+    values: tuple[str, ...]  # values files relative to the chart folder, in order
+    release: str
+    namespace: str
+    sources: tuple[ValuesSource, ...] = ()
+
+
+Reader = Callable[[str], str]
+
+
+def read_deployer(read: Reader, file: str, name: str = "") -> Deployed:
+    body = _document(read, file, name)
+    group = str(body.get("apiVersion", "")).split("/")[0]
+    kind = (group, str(body.get("kind")))
+    if kind in ARGO_KINDS:
+        return _argo(body, file)
+    if kind in FLUX_KINDS:
+        return _flux(read, body, file)
+    raise DeployerError(
+        f"{file}: {kind[1]} {_name(body)} is neither an Argo CD Application nor a Flux HelmRelease"
+    )
+
+
+def _document(read: Reader, file: str, name: str) -> dict[str, Any]:
+    try:
+        docs = [d for d in yaml.safe_load_all(read(_repo_path(file, "."))) if isinstance(d, dict)]
+    except OSError as exc:
+        raise DeployerError(f"{file}: {exc.strerror or exc}") from None
+    except (yaml.YAMLError, ValueError) as exc:
+        raise DeployerError(f"{file}: {exc}") from None
+    deployers = [d for d in docs if _kind(d) in ARGO_KINDS | FLUX_KINDS]
+    chosen = [d for d in deployers if not name or _name(d) == name]
+    if len(chosen) == 1:
+        return chosen[0]
+    if not chosen:
+        what = f"named {name!r} " if name else ""
+        raise DeployerError(f"{file}: no Argo CD Application or Flux HelmRelease {what}in it")
+    names = ", ".join(sorted(_name(d) for d in chosen))
+    raise DeployerError(f"{file} holds {len(chosen)} ({names}): say which one with name")
+
+
+def _argo(body: dict[str, Any], file: str) -> Deployed:
+    spec = _map(body.get("spec"))
+    sources = [_map(s) for s in spec.get("sources") or []] or [_map(spec.get("source"))]
+    local = [s for s in sources if s.get("path")]
+    where = f"{file}: Application {_name(body)}"
+    if not local:
+        chart = next((s.get("chart") for s in sources if s.get("chart")), None)
+        if chart:
+            raise DeployerError(f"{where} takes chart {chart!r} from a Helm repository; {REMOTE}")
+        raise DeployerError(f"{where} names no source path")
+    source = local[0]
+    path = _repo_path(str(source["path"]), where)
+    helm = _map(source.get("helm"))
+    values = [str(v) for v in helm.get("valueFiles") or []]
+    for v in values:
+        if v.startswith("$"):
+            raise DeployerError(f"{where}: values file {v} comes from another source; {REMOTE}")
+    if helm.get("values") or helm.get("valuesObject"):
+        raise DeployerError(
+            f"{where}: inline helm values are not read; move them to a values file in the repo"
+        )
+    namespace = str(_map(spec.get("destination")).get("namespace") or "")
+    release = str(helm.get("releaseName") or _name(body))
+    return Deployed(path, tuple(values), release, namespace)
+
+
+def _flux(read: Reader, body: dict[str, Any], file: str) -> Deployed:
+    spec = _map(body.get("spec"))
+    where = f"{file}: HelmRelease {_name(body)}"
+    if spec.get("chartRef"):
+        ref = _map(spec.get("chartRef"))
+        raise DeployerError(f"{where} takes its chart from {ref.get('kind')}; {REMOTE}")
+    chart = _map(_map(spec.get("chart")).get("spec"))
+    source_kind = str(_map(chart.get("sourceRef")).get("kind") or "")
+    if source_kind != "GitRepository":
+        raise DeployerError(
+            f"{where} takes chart {chart.get('chart')!r} from a {source_kind or 'missing'} "
+            f"source; {REMOTE} (a chart in this repo comes from a GitRepository)"
+        )
+    path = _repo_path(str(chart.get("chart") or ""), where)
+    values = [_relative(_repo_path(str(v), where), path) for v in chart.get("valuesFiles") or []]
+    meta = _map(body.get("metadata"))
+    own_ns = str(meta.get("namespace") or "")
+    target = str(spec.get("targetNamespace") or "")
+    release = str(spec.get("releaseName") or (f"{target}-" if target else "") + _name(body))
+    sources = [
+        _values_from(read, file, own_ns, _map(v), where) for v in spec.get("valuesFrom") or []
+    ]
+    if "values" in spec:
+        sources.append(ValuesSource(file, "HelmRelease", _name(body), own_ns, ("spec", "values")))
+    return Deployed(path, tuple(values), release, target or own_ns, tuple(sources))
+
+
+def _values_from(
+    read: Reader, file: str, namespace: str, ref: dict[str, Any], where: str
+) -> ValuesSource:
+    kind, name = str(ref.get("kind")), str(ref.get("name"))
+    if kind != "ConfigMap":
+        raise DeployerError(f"{where}: valuesFrom {kind} {name} holds values not kept in Git")
+    if ref.get("targetPath"):
+        raise DeployerError(f"{where}: valuesFrom {name} with targetPath is not read")
+    key = str(ref.get("valuesKey") or "values.yaml")
+    folder = str(PurePosixPath(file).parent)
+    for candidate in _yaml_files(read, folder):
+        if _declares(read, candidate, "ConfigMap", name, key):
+            return ValuesSource(candidate, "ConfigMap", name, namespace, ("data", key), False)
+    raise DeployerError(
+        f"{where}: valuesFrom ConfigMap {name} (key {key}) is not declared in {folder}/; "
+        "gitmedic would render without it"
+    )
+
+
+def _yaml_files(read: Reader, folder: str) -> list[str]:
+    """The YAML files beside the HelmRelease, as named by its folder's kustomization."""
+    for name in ("kustomization.yaml", "kustomization.yml"):
+        try:
+            spec = yaml.safe_load(read(_join(folder, name)))
+        except (OSError, yaml.YAMLError, ValueError):
+            continue
+        resources = _map(spec).get("resources") or []
+        return [_join(folder, str(r)) for r in resources if str(r).endswith((".yaml", ".yml"))]
+    return []
+
+
+def _declares(read: Reader, file: str, kind: str, name: str, key: str) -> bool:
+    try:
+        docs = list(yaml.safe_load_all(read(file)))
+    except (OSError, yaml.YAMLError, ValueError):
+        return False
+    found = [d for d in docs if isinstance(d, dict) and d.get("kind") == kind]
+    return any(_name(d) == name and key in _map(d.get("data")) for d in found)
+
+
+def _repo_path(rel: str, where: str) -> str:
+    """A repo-relative path (``./charts/x`` -> ``charts/x``); one leaving the repo is refused."""
+    parts: list[str] = []
+    for part in PurePosixPath(rel).parts:
+        if part == "/" or (part == ".." and not parts):
+            raise DeployerError(f"{where}: {rel} is outside the repository")
+        if part == "..":
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _relative(file: str, folder: str) -> str:
+    """``file`` relative to ``folder`` (both repo-relative), with ``..`` where needed."""
+    a, b = PurePosixPath(file).parts, PurePosixPath(folder).parts
+    common = 0
+    while common < min(len(a), len(b)) and a[common] == b[common]:
+        common += 1
+    return "/".join([".."] * (len(b) - common) + list(a[common:]))
+
+
+def _join(folder: str, rel: str) -> str:
+    return _repo_path(str(PurePosixPath(folder, rel)), folder)
+
+
+def _kind(body: dict[str, Any]) -> tuple[str, str]:
+    return str(body.get("apiVersion", "")).split("/")[0], str(body.get("kind"))
+
+
+def _name(body: dict[str, Any]) -> str:
+    return str(_map(body.get("metadata")).get("name") or "")
+
+
+def _list(spec: dict[str, Any], key: str) -> list[Any]:
+    value = spec.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -13,6 +13,7 @@ when it skips.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -79,7 +80,13 @@ def image() -> str:
     reason = _why_not_here()
     if reason:
         pytest.skip(f"image not built: {reason}")
-    built = subprocess.run([BUILD], capture_output=True, text=True, timeout=3600, check=False)
+    # pytest-xdist gives each worker this fixture: one builds, the others then
+    # find every layer cached (--layers) instead of racing it.
+    lock = Path.home() / ".cache/gitmedic-image/build.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        built = subprocess.run([BUILD], capture_output=True, text=True, timeout=3600, check=False)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     return TAG
 

@@ -7,7 +7,8 @@
 #
 # Two stages: the build stage makes the wheel and installs it with every extra
 # into a venv; the final stage is the same slim Python plus git (gitmedic clones
-# the manifest repository) and that venv, no compiler, no pip cache, no sources.
+# the manifest repository) and that venv, no compiler, no pip cache, no sources;
+# the base's own pip (python:*-slim has one in /usr/local) is removed too.
 # PYTHON_IMAGE lets a build use a mirror of the same Debian-based image. pip is
 # upgraded before [all] is resolved: an old resolver (Debian 12's pip 23.0) backtracks
 # through litellm's boto3 pins for more than 25 minutes (seen in a buildah build).
@@ -34,7 +35,9 @@ RUN apt-get update \
  && groupadd --gid 10001 gitmedic \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /var/lib/gitmedic \
       --shell /usr/sbin/nologin gitmedic \
- && install -d -o 10001 -g 10001 -m 0750 /var/lib/gitmedic
+ && install -d -o 10001 -g 10001 -m 0750 /var/lib/gitmedic \
+ && if python3 -m pip --version >/dev/null 2>&1; then \
+      python3 -m pip uninstall --yes --quiet pip setuptools wheel; fi
 COPY --from=build /opt/gitmedic /opt/gitmedic
 # A read-only root filesystem works: bytecode is compiled at build time and never
 # written, and everything written goes to the state volume or /tmp (HOME is the

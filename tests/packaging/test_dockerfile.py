@@ -58,6 +58,7 @@ def test_multi_stage_and_the_final_stage_has_no_build_tools() -> None:
     assert build.base == final.base == "${PYTHON_IMAGE}"
     run = " ".join(final.all("RUN"))
     assert "--no-install-recommends git ca-certificates" in run
+    assert "python3 -m pip uninstall --yes --quiet pip setuptools wheel" in run
     assert not [tool for tool in BUILD_TOOLS if tool in run]
     assert final.all("COPY") == ["--from=build /opt/gitmedic /opt/gitmedic"]
     assert "pip uninstall --yes pip setuptools" in " ".join(build.all("RUN"))

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds gitmedic's container image with buildah, with no registry: the base is a
+# Debian bookworm root filesystem made by debootstrap from Debian's packages
+# (bookworm's python3 is 3.11, the version python:3.11-slim-bookworm carries).
+#
+#   tools/image/build.sh [TAG]        (default TAG: localhost/gitmedic:<version>)
+#   tools/image/build.sh --print-base (the cached base's name; exit 1 when absent)
+#
+# The base is cached, keyed by everything that goes into it (suite, mirror,
+# package list, this script's base recipe), as the local image
+# localhost/gitmedic-base:<key>, so a second run only rebuilds gitmedic's stages.
+# GITMEDIC_IMAGE_BASE names another local base instead (python:3.11-slim-bookworm
+# from a mirror, say): then debootstrap is not needed.
+#
+# The host's CA bundle reaches pip only while the build stage runs (a read-only
+# bind mount with a pip.conf naming it); nothing of it is committed to any layer.
+# The final stage does not need it: it talks to the forge with the image's own
+# ca-certificates, which is Debian's public bundle.
+# pip resolves [all] against tools/image/constraints.txt (versions known to
+# install together), mounted the same way, so the resolver does not backtrack.
+set -euo pipefail
+
+# All in functions: bash has read the whole file before it runs main, so an edit
+# during a long build does not change what the running build executes.
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${GITMEDIC_IMAGE_CACHE:-$HOME/.cache/gitmedic-image}
+SUITE=bookworm
+MIRROR=${GITMEDIC_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+PACKAGES=python3,python3-venv,git,ca-certificates
+HOST_CA=${GITMEDIC_BUILD_CA:-/etc/ssl/certs/ca-certificates.crt}
+VERSION=$(sed -n "s/^__version__ = \"\(.*\)\"/\1/p" "$ROOT/src/gitmedic/__init__.py")
+TAG=${1:-localhost/gitmedic:$VERSION}
+
+TOOLS=(buildah)
+[ -n "${GITMEDIC_IMAGE_BASE:-}" ] || TOOLS+=(debootstrap)
+for tool in "${TOOLS[@]}"; do
+  command -v "$tool" >/dev/null || { echo "build.sh: $tool is not installed" >&2; exit 2; }
+done
+
+base_key() {
+  printf '%s\n' "$SUITE" "$MIRROR" "$PACKAGES" "$(sed -n '/^make_base()/,/^}/p' "$0")" \
+    | sha256sum | cut -c1-16
+}
+
+make_base() {
+  local rootfs=$1 image=$2
+  rm -rf "$rootfs"
+  debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$rootfs" "$MIRROR"
+  # The image's apt talks to the same mirror; apt caches and lists are not shipped.
+  echo "deb $MIRROR $SUITE main" >"$rootfs/etc/apt/sources.list"
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  # cp -a into the mounted container keeps owners, groups and set-id bits
+  # (buildah copy would make every file root's).
+  local ctr mnt
+  ctr=$(buildah from scratch)
+  mnt=$(buildah mount "$ctr")
+  cp -a "$rootfs/." "$mnt/"
+  buildah umount "$ctr" >/dev/null
+  buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    --env LANG=C.UTF-8 --cmd python3 "$ctr"
+  buildah commit --quiet --rm "$ctr" "$image" >/dev/null
+  rm -rf "$rootfs"
+}
+
+main() {
+  KEY=$(base_key)
+  BASE=${GITMEDIC_IMAGE_BASE:-localhost/gitmedic-base:$KEY}
+  if [ "${1:-}" = --print-base ]; then
+    echo "$BASE"
+    buildah inspect --type image "$BASE" >/dev/null 2>&1
+    exit
+  fi
+  if buildah inspect --type image "$BASE" >/dev/null 2>&1; then
+    echo "build.sh: reusing base $BASE"
+  elif [ -n "${GITMEDIC_IMAGE_BASE:-}" ]; then
+    echo "build.sh: no local image $BASE (GITMEDIC_IMAGE_BASE)" >&2
+    exit 2
+  else
+    echo "build.sh: making base $BASE with debootstrap ($SUITE, $PACKAGES)"
+    mkdir -p "$CACHE"
+    make_base "$CACHE/rootfs-$KEY" "$BASE"
+  fi
+
+  BUILD_CONF=$(mktemp -d)
+  trap 'rm -rf "$BUILD_CONF"' EXIT
+  printf '%s\n' "[global]" "cert = /run/gitmedic-build/ca.crt" \
+    "constraint = /run/gitmedic-build/constraints.txt" >"$BUILD_CONF/pip.conf"
+  cp "$HOST_CA" "$BUILD_CONF/ca.crt"
+  cp "$ROOT/tools/image/constraints.txt" "$BUILD_CONF/constraints.txt"
+
+  # chroot isolation: this machine's crun refuses OCI containers ("cgroups in hybrid
+  # mode not supported"), and a build step needs no more than a chroot here.
+  # --layers: an unchanged context reuses every step, so a second build is quick.
+  buildah bud --pull=never --isolation chroot --network host --layers \
+    --volume "$BUILD_CONF:/run/gitmedic-build:ro" \
+    --volume "$BUILD_CONF/pip.conf:/etc/pip.conf:ro" \
+    --build-arg "PYTHON_IMAGE=$BASE" \
+    --tag "$TAG" --file "$ROOT/Dockerfile" "$ROOT"
+  echo "build.sh: built $TAG on $BASE"
+}
+
+main "$@"
+exit

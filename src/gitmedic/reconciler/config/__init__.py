@@ -55,6 +55,11 @@ class HelmConfig:
 
 
 @dataclass(frozen=True)
+class SimConfig:
+    known_good: str = ""  # a revision that ran healthy: what the sim's registry learns from
+
+
+@dataclass(frozen=True)
 class AppConfig:
     name: str
     path: str
@@ -62,6 +67,7 @@ class AppConfig:
     engine: EngineConfig = field(default_factory=EngineConfig)
     oracles: OracleConfig = field(default_factory=OracleConfig)
     helm: HelmConfig | None = None  # set: ``path`` is a Helm chart
+    sim: SimConfig = field(default_factory=SimConfig)
 
 
 @dataclass(frozen=True)
@@ -239,6 +245,7 @@ def _app(data: Mapping[str, Any]) -> AppConfig:
         namespace=data.get("namespace", "default"),
         engine=EngineConfig(**(data.get("engine") or {})),
         helm=HelmConfig(**_tuples(data["helm"])) if "helm" in data else None,
+        sim=SimConfig(**(data.get("sim") or {})),
         oracles=OracleConfig(
             **oracles,
             alerts_url=alerts.get("url", ""),

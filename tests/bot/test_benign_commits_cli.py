@@ -59,7 +59,7 @@ def test_benign_commits_on_slow_starters_open_nothing(tmp_path: Path, name: str)
         BENIGN[change](repo, load_desired(repo / app, namespace=namespace).snapshot, target)
         commit_all(repo, f"{change} on {target}")
 
-    argv = ["run", repo, "--path", app, "--namespace", namespace]
+    argv: list[str | Path] = ["run", repo, "--path", app, "--namespace", namespace]
     done = gitmedic(*argv, "--cluster", "sim", "--forge", "local", "--once", "--json")
 
     assert done.rc == 0, done.err

@@ -30,6 +30,7 @@ from tests.conftest import APPS
 
 NAMESPACE = "sock-shop"
 APP = "apps/sock-shop"
+SLOW = "catalogue"
 
 
 def sock_shop(tmp: Path) -> Path:
@@ -93,7 +94,11 @@ def test_the_same_rollout_past_its_progress_deadline_opens_an_incident(
 
     (incident,) = loop.incidents.open.values()
     found = {(f.detector, f.rule, str(f.resource)) for f in incident.findings}
-    past = ("deployment-unavailable", "progress-deadline-exceeded", "Deployment/sock-shop/catalogue")
+    past = (
+        "deployment-unavailable",
+        "progress-deadline-exceeded",
+        "Deployment/sock-shop/catalogue",
+    )
     assert past in found
     assert "service-no-endpoints Service/sock-shop/catalogue" in held, "held until then"
     assert incident.opened_at > landed + deadline_s

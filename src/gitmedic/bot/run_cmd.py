@@ -40,7 +40,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -154,10 +153,6 @@ def build_loop(
     journal = Journal(state / "journal.sqlite")
     cluster = view(_cluster(config, cluster_kind, _app_config(config), journal))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
-    if cluster_kind == "sim":
-        # The configured probes name the real app's URLs, which the sim does not serve;
-        # its traffic is judged through its HighErrorRate alert instead.
-        config = replace(config, probes=())
     return Loop(
         config,
         cluster,

@@ -93,7 +93,7 @@ def _failing(pod: Obj) -> bool:
     if _condition(pod.status, "PodScheduled").get("status") == "False":
         return True
     for state in container_states(pod):
-        if state.restarts or state.terminated and not state.init:
+        if state.restarts or (state.terminated and not state.init):
             return True
         reason = state.waiting.get("reason")
         if state.waiting and reason not in STARTING_REASONS:

@@ -29,8 +29,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gitmedic.bot.loop.sim_probes import SimProbeOracle, service_of
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.clock import FakeClock
+from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.oracles import AlertListOracle
 from gitmedic.reconciler.sync.state import SyncState
 from gitmedic.sim.catalog import ImageCatalog
@@ -107,6 +109,13 @@ class SimCluster:
 
     def pending_alerts(self) -> list[dict[str, Any]]:
         return self.sim.tracker.pending(self.clock.now())
+
+    def probe_oracle(self, probe: ProbeConfig) -> SimProbeOracle | None:
+        """A probe of a cluster name answered by the sim's traffic model (the Service the
+        URL names); any other URL (an address, the sim's own HTTP surface) is a real GET."""
+        if service_of(probe.url, self.namespace) is None:
+            return None
+        return SimProbeOracle(self.sim, probe, self.namespace, name=f"probe {probe.url}")
 
     def check(self, sha: str) -> SyncState:
         return SimWatcher(self.sim).check(sha)

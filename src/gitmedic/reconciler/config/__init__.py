@@ -36,6 +36,7 @@ class EngineConfig:
 class ProbeConfig:
     url: str
     timeout_s: float = 5.0
+    max_latency_ms: float | None = None  # slower answers fail the probe
 
 
 @dataclass(frozen=True)

@@ -55,34 +55,27 @@ def comment(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
     return Injection("comment", wl.ref, "a comment line")
 
 
-def _template_meta(doc: Any) -> Any:
-    return doc["spec"]["template"].setdefault("metadata", {})
+def _template_entry(
+    root: Path, snap: Snapshot, target: str | None, section: str, key: str, value: str
+) -> Injection:
+    """One new entry in the pod template's ``labels`` or ``annotations``: a rollout."""
+    wl = workload(snap, target)
+
+    def change(doc: Any) -> None:
+        meta = doc["spec"]["template"].setdefault("metadata", {})
+        meta.setdefault(section, {})[key] = value
+
+    ed.edit(root, wl.obj, change)
+    kind = "pod-label" if section == "labels" else "pod-annotation"
+    return Injection(kind, wl.ref, f"pod template {section} {key}={value}")
 
 
 def pod_label(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
-    wl = workload(snap, target)
-    ed.edit(
-        root,
-        wl.obj,
-        lambda doc: (
-            _template_meta(doc).setdefault("labels", {}).__setitem__("release-train", "2026-12")
-        ),
-    )
-    return Injection("pod-label", wl.ref, "pod template label release-train=2026-12")
+    return _template_entry(root, snap, target, "labels", "release-train", "2026-12")
 
 
 def pod_annotation(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
-    wl = workload(snap, target)
-    ed.edit(
-        root,
-        wl.obj,
-        lambda doc: (
-            _template_meta(doc)
-            .setdefault("annotations", {})
-            .__setitem__("example.com/owner", "checkout-team")
-        ),
-    )
-    return Injection("pod-annotation", wl.ref, "pod template annotation example.com/owner")
+    return _template_entry(root, snap, target, "annotations", "example.com/owner", "checkout")
 
 
 def env_added(root: Path, snap: Snapshot, target: str | None = None) -> Injection:

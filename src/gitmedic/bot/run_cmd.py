@@ -40,7 +40,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,7 @@ from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import (
+    CONFIG_PATH,
     DEFAULT_POLICY,
     AppConfig,
     Config,
@@ -88,11 +88,22 @@ def run_run(args: argparse.Namespace) -> int:
         return EXIT_UNHEALTHY
     try:
         healthy = loop.run_once() if args.once else _forever(loop)
+        if healthy:
+            _note_healthy(loop)
         if args.json:
             print(json.dumps(report_json(loop, healthy), indent=1))
     finally:
         loop.lease.release()
     return EXIT_OK if healthy else EXIT_UNHEALTHY
+
+
+def _note_healthy(loop: Loop) -> None:
+    """The deployed main ran healthy: the sim's known-good from now on (known_good)."""
+    from gitmedic.bot.loop.known_good import note_healthy
+    from gitmedic.bot.loop.wiring import git
+
+    head = git(loop.config.repo, "rev-parse", loop.forge.default_branch())
+    note_healthy(loop.journal, loop.config.app, head, loop.cluster.check, loop.clock.now())
 
 
 def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
@@ -142,10 +153,6 @@ def build_loop(
     journal = Journal(state / "journal.sqlite")
     cluster = view(_cluster(config, cluster_kind, _app_config(config), journal))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
-    if cluster_kind == "sim":
-        # The configured probes name the real app's URLs, which the sim does not serve;
-        # its traffic is judged through its HighErrorRate alert instead.
-        config = replace(config, probes=())
     return Loop(
         config,
         cluster,
@@ -232,13 +239,19 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
     from gitmedic.bot.cli import UsageError
 
     if kind == "sim":
-        from gitmedic.bot.loop.sim_cluster import SimCluster, incident_history_rev
+        from gitmedic.bot.loop.known_good import KnownGoodError, known_good
+        from gitmedic.bot.loop.sim_cluster import SimCluster
 
+        try:
+            good = known_good(config.repo, app.sim.known_good, journal, config.app)
+        except KnownGoodError as exc:
+            raise UsageError(f"{CONFIG_PATH}: apps[{app.name}].{exc}") from None
         sim = SimCluster(
             config.repo,
             config.path,
             config.namespace,
-            history_rev=incident_history_rev(journal, config.app),
+            history_rev=good.history_rev,
+            known_good=good.revisions,
         )
         _runtime_faults(sim, os.environ.get(SIM_FAULTS_ENV, ""))
         return sim

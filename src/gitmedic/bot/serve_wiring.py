@@ -48,6 +48,7 @@ from gitmedic.bot.server.handlers import ChangedFiles
 from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.service import Service
 from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.sync.state import SyncState
 
@@ -214,6 +215,9 @@ class YieldingCluster:
 
     def alerts_oracle(self) -> AlertFeed | None:
         return self.inner.alerts_oracle()
+
+    def probe_oracle(self, probe: ProbeConfig) -> AlertFeed | None:
+        return self.inner.probe_oracle(probe)
 
     def check(self, sha: str) -> SyncState:
         return self.inner.check(sha)

@@ -1,10 +1,14 @@
 """Prometheus-style alerts over the sim, in Alertmanager's ``GET /api/v2/alerts`` shape.
 
-Four rules, named and labelled as in kube-prometheus (plus one for the traffic
+Five rules, named and labelled as in kube-prometheus (plus two for the traffic
 oracle): ``KubePodCrashLooping`` (a container waiting in CrashLoopBackOff),
 ``KubeDeploymentReplicasMismatch`` (desired replicas not available),
-``TargetDown`` (a Service with a selector and no ready endpoint) and
-``HighErrorRate`` (an entry point answering under 95 %). As in Prometheus a
+``TargetDown`` (a Service with a selector and no ready endpoint),
+``HighErrorRate`` (an entry point answering under 95 %) and
+``HighRequestLatency`` (an entry point slower than its baseline, the latency it
+answered with when first seen healthy, by at least twice that and
+:data:`LATENCY_MARGIN_MS` more: a +500 ms delay on a service it calls fires, the
+sim's few ms of jitter never do). As in Prometheus a
 condition must hold for the rule's ``for`` duration before the alert fires;
 the tracker is immutable, so the sim can keep it between evaluations and tests
 can assert exact firing times. Fingerprints are Prometheus' (FNV-1a 64 over the
@@ -22,6 +26,7 @@ from gitmedic.sim.stamps import iso_ms
 from gitmedic.sim.traffic import Traffic
 
 ERROR_RATE_THRESHOLD = 0.95
+LATENCY_MARGIN_MS = 200.0
 RESOLVE_TIMEOUT_S = 240.0  # what Prometheus sends as endsAt: 4 evaluation intervals ahead
 
 
@@ -33,6 +38,7 @@ class AlertRules:
     replicas_mismatch_s: float = 120.0
     target_down_s: float = 60.0
     high_error_rate_s: float = 60.0
+    high_latency_s: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,12 @@ class AlertTracker:
         return sorted(out, key=lambda a: a["labels"]["alertname"])
 
 
-def conditions(observed: Observed, traffic: Traffic, rules: AlertRules) -> list[Condition]:
+def conditions(
+    observed: Observed,
+    traffic: Traffic,
+    rules: AlertRules,
+    latency_baseline: Mapping[str, float] | None = None,
+) -> list[Condition]:
     out: list[Condition] = []
     for obj in observed.objects:
         kind = obj.get("kind")
@@ -106,7 +117,43 @@ def conditions(observed: Observed, traffic: Traffic, rules: AlertRules) -> list[
                     rules.high_error_rate_s,
                 )
             )
+    for key, base in sorted((latency_baseline or {}).items()):
+        answer = traffic.entrypoints.get(key)
+        if answer is not None and slow(answer.latency_ms, base):
+            out.append(_high_latency(key, answer.latency_ms, base, answer.why, rules))
     return out
+
+
+def slow(latency_ms: float, baseline_ms: float) -> bool:
+    """Is an answer this slow a latency fault against this baseline?"""
+    return latency_ms >= max(2 * baseline_ms, baseline_ms + LATENCY_MARGIN_MS)
+
+
+def latency_baseline(known: Mapping[str, float], traffic: Traffic) -> dict[str, float]:
+    """``known``, plus each entry point first seen answering well (>= 95 %): its latency then."""
+    out = dict(known)
+    for key, result in traffic.entrypoints.items():
+        if key not in out and result.success_rate >= ERROR_RATE_THRESHOLD:
+            out[key] = result.latency_ms
+    return out
+
+
+def _high_latency(
+    key: str, latency_ms: float, baseline_ms: float, why: str, rules: AlertRules
+) -> Condition:
+    namespace, service = key.split("/", 1)
+    labels = {
+        "alertname": "HighRequestLatency",
+        "namespace": namespace,
+        "service": service,
+        "severity": "critical",
+    }
+    summary = f"{service} answers in {latency_ms:.0f} ms (baseline {baseline_ms:.0f} ms)"
+    return Condition(
+        labels,
+        {"summary": summary, "description": why or "requests are slow"},
+        rules.high_latency_s,
+    )
 
 
 def _crash_looping(pod: Mapping[str, Any], rules: AlertRules) -> list[Condition]:

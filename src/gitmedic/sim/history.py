@@ -5,11 +5,16 @@
 images, commands and ports. ``rev`` itself is excluded so that a commit which
 introduces a bad image or command is judged against what ran before it; with no
 earlier commit (or no git at all) the state at ``rev`` is its own baseline.
+
+``healthy_catalog(path, revs)`` learns only from revisions known to have run
+healthy (a configured baseline, the revisions the bot verified), best first, and
+from nothing between them and HEAD: a fault a few commits old, or a candidate
+the bot undid, is never taken for what the images can run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from gitmedic.detectors.snapshot import Snapshot
@@ -38,6 +43,17 @@ def baseline_catalog(
     if healthy:
         snapshots.insert(0, current)
     return ImageCatalog.from_snapshots(snapshots or [current], allow)
+
+
+def healthy_catalog(
+    path: Path, revs: Sequence[str], *, namespace: str, allow: Iterable[str] = ()
+) -> ImageCatalog:
+    """What ran in ``revs`` (each known healthy; the first is the best evidence of what a
+    workload is expected to run)."""
+    if not revs:
+        raise ValueError("a healthy catalogue needs at least one revision")
+    snapshots = [load_desired(path, rev=r, namespace=namespace).snapshot for r in revs]
+    return ImageCatalog.from_snapshots(snapshots, allow)
 
 
 def _earlier(path: Path, rev: str | None, depth: int) -> list[str]:

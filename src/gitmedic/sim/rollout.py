@@ -11,6 +11,7 @@ so a config fault shows at once rather than at the next unrelated restart.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from gitmedic.detectors.snapshot import Workload
@@ -62,3 +63,15 @@ def advance(old: History | None, wl: Workload, fate: PodFate, now: float) -> His
     kept = tuple(r for r in old.revisions if r.hash != digest)[-9:]
     new = Revision(digest, cur.number + 1, wl, fate, now, now)
     return History((*kept, new), generation, spec_digest)
+
+
+def ready_in(histories: Iterable[History], now: float) -> float:
+    """Seconds until every pod that will become Ready is (0 when all are): how long a
+    cluster that has just applied a revision takes to settle."""
+    waits = [
+        h.current.restarted + c.ready_delay_s - now
+        for h in histories
+        for c in h.current.fate.containers
+        if c.ready_delay_s is not None
+    ]
+    return max([0.0, *waits])

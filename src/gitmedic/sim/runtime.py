@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmedic.reconciler.clock import Clock, FakeClock
-from gitmedic.sim.alerts import AlertRules, AlertTracker, conditions
+from gitmedic.sim.alerts import AlertRules, AlertTracker, conditions, latency_baseline
 from gitmedic.sim.catalog import ImageCatalog
 from gitmedic.sim.cluster import Cluster, Observed
 from gitmedic.sim.engine import Engine, EngineConfig, RevisionSource
@@ -50,6 +50,8 @@ class Sim:
     namespace: str = "default"
     perturbations: list[Perturbation] = field(default_factory=list)
     tracker: AlertTracker = field(default_factory=AlertTracker)
+    # each entry point's latency when first seen answering well: what "slow" is against
+    latency_baseline: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._traffic: tuple[Observed, tuple[Perturbation, ...], Traffic] | None = None
@@ -77,9 +79,10 @@ class Sim:
 
     def tick(self) -> None:
         self.engine.step()
-        self.tracker = self.tracker.observe(
-            self.clock.now(), conditions(self.cluster.observe(), self.traffic(), self.rules)
-        )
+        traffic = self.traffic()
+        self.latency_baseline = latency_baseline(self.latency_baseline, traffic)
+        found = conditions(self.cluster.observe(), traffic, self.rules, self.latency_baseline)
+        self.tracker = self.tracker.observe(self.clock.now(), found)
 
     def traffic(self) -> Traffic:
         # a pure function of the observed state and the perturbations: measured once per

@@ -7,7 +7,9 @@ before (DESIGN.md). For one app they are, in this order:
    each workload, from the live snapshot);
 2. its firing alerts, when the cluster has an alert source (the sim's alert
    rules; Alertmanager or Prometheus from ``oracles.alerts`` of the config);
-3. each HTTP probe of ``oracles.probes``;
+3. each HTTP probe of ``oracles.probes`` (failing on errors, and on answers slower
+   than its ``max_latency_ms``), or the cluster's own reading of it (the sim
+   answers from its traffic model: ``Cluster.probe_oracle``);
 4. the detectors' critical findings.
 
 Each is judged by :class:`NoWorse` against its own reading when the checks are
@@ -69,6 +71,9 @@ class Checks:
         return severity(merged)
 
 
+ProbeFeed = AlertFeed  # the same: an oracle and how the PR body names it
+
+
 def runtime_checks(
     snapshot: Callable[[], Snapshot],
     namespace: str,
@@ -76,6 +81,7 @@ def runtime_checks(
     probes: Sequence[ProbeConfig],
     detectors: Sequence[Detector],
     *,
+    probe_oracle: Callable[[ProbeConfig], ProbeFeed | None] = lambda probe: None,
     window_s: float,
     interval_s: float,
     failure_limit: int = 0,
@@ -99,14 +105,25 @@ def runtime_checks(
         where = f"alerts of namespace {namespace} from {alerts.described}"
         oracles.append(judged(alerts, f"{where}: none firing that was not before"))
     for probe in probes:
-        http = HttpProbeOracle([probe.url], name=f"probe {probe.url}",
-                               request_timeout=probe.timeout_s)  # fmt: skip
-        oracles.append(judged(http, f"HTTP probe GET {probe.url}: answers 2xx or 3xx "
-                                    "unless it failed before"))  # fmt: skip
+        oracles.append(judged(*_probe(probe, probe_oracle(probe))))
     oracles.append(
         judged(DetectorOracle(snapshot, detectors), "detectors: no new critical finding")
     )
     return Checks(tuple(oracles))
+
+
+def _probe(probe: ProbeConfig, own: ProbeFeed | None) -> tuple[Oracle, str]:
+    """The probe's oracle and description: the cluster's own, else a real HTTP GET."""
+    if own is not None:
+        return own, own.described
+    limit = f" within {probe.max_latency_ms:.0f} ms" if probe.max_latency_ms else ""
+    http = HttpProbeOracle(
+        [probe.url],
+        name=f"probe {probe.url}",
+        request_timeout=probe.timeout_s,
+        max_latency_ms=probe.max_latency_ms,
+    )
+    return http, f"HTTP probe GET {probe.url}: answers 2xx or 3xx{limit} unless it failed before"
 
 
 def _stored(

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.clock import Clock, SystemClock
-from gitmedic.reconciler.config import EngineConfig, OracleConfig
+from gitmedic.reconciler.config import EngineConfig, OracleConfig, ProbeConfig
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState, SyncWatcher
 
 if TYPE_CHECKING:
@@ -96,6 +96,10 @@ class KubeCluster:
     def alerts_oracle(self) -> AlertsOracle | None:
         """The alert source as an oracle; None when the config names none."""
         return self.alerts_source
+
+    def probe_oracle(self, probe: ProbeConfig) -> None:
+        """A live cluster's probes are real HTTP GETs (the checks build them)."""
+        return None
 
     def check(self, sha: str) -> SyncState:
         return self.watcher.check(sha)

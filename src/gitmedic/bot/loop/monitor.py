@@ -13,6 +13,13 @@ firing critical alert becomes a finding of the pseudo-detector ``alerts`` on the
 Service it names, so the incident opens and the responder escalates it with
 the alert as evidence. Findings then pass :class:`Persistence` (fire/clear
 after consecutive sightings) and the result is the transition.
+
+A workload still starting within its rollout's progress deadline is not a fault:
+the findings its start-up explains (not available yet, no ready endpoints yet)
+are held back (``held``) and count only once the deadline passes with the
+rollout unfinished (:mod:`gitmedic.bot.loop.rollouts`). While some are held, the
+alerts are not turned into findings either: a caller erring because a Service
+has no endpoint yet is the same start-up seen from outside.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitmedic.bot.loop.rollouts import held_back
 from gitmedic.detectors.finding import Finding, Resource, Severity, sort_findings
 from gitmedic.detectors.runner import Persistence, Transition, run_detectors, thresholds_of
 from gitmedic.detectors.snapshot import Snapshot
@@ -39,6 +47,7 @@ class Monitor:
     digests: dict[str, str] = field(default_factory=dict)
     cached: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
     runs: int = 0  # detector runs so far (the incremental evaluation's cost)
+    held: tuple[Finding, ...] = ()  # explained by a rollout within its deadline, last time
     last_seconds: float = 0.0  # wall time of the last evaluation (serve's metrics)
 
     def evaluate(
@@ -51,13 +60,17 @@ class Monitor:
                 self.cached[det.id] = run_detectors([det], snapshot).findings
                 self.runs += 1
         # Info findings are notes (an optional component not deployed), never incidents.
-        findings = [
-            f
-            for found in self.cached.values()
-            for f in found
-            if f.severity.rank >= Severity.WARNING.rank
-        ]
-        if not findings:
+        findings, held = held_back(
+            (
+                f
+                for found in self.cached.values()
+                for f in found
+                if f.severity.rank >= Severity.WARNING.rank
+            ),
+            snapshot,
+        )
+        self.held = tuple(sort_findings(held))
+        if not findings and not held:
             findings = alert_findings(alerts)
         thresholds = thresholds_of(self.detectors)
         self.persistence, transition = self.persistence.observe(findings, thresholds)

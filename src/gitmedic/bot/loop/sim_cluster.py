@@ -13,28 +13,33 @@ the verification window's alerts oracle (the same reading as a real
 Alertmanager's answer).
 
 The sim lives in the process: a restarted ``gitmedic run --cluster sim`` starts a
-new one deploying main. What its images can run is learned from the history
-before a revision (:func:`~gitmedic.sim.history.baseline_catalog`); after a
-restart that revision is where the interrupted incident began
-(:func:`incident_history_rev`, the first base of its transactions), not main,
-whose history now holds the fault and the bot's own candidates: the restarted
-sim knows what the one before it knew, so a candidate that crash-looped still does.
+new one deploying main. What its images can run is learned from the revisions
+known to have run healthy (``known_good``: a configured baseline, or those the
+bot verified, :mod:`gitmedic.bot.loop.known_good`), never from the commits since;
+without any, from the history before a revision
+(:func:`~gitmedic.sim.history.baseline_catalog`): after a restart the one where
+the interrupted incident began, not main, whose history now holds the fault and
+the bot's own candidates, so the restarted sim knows what the one before it
+knew and a candidate that crash-looped still does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gitmedic.bot.loop.sim_probes import SimProbeOracle, service_of
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.clock import FakeClock
+from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.oracles import AlertListOracle
 from gitmedic.reconciler.sync.state import SyncState
-from gitmedic.reconciler.transaction import Journal
+from gitmedic.sim.catalog import ImageCatalog
 from gitmedic.sim.engine import GitSource
-from gitmedic.sim.history import baseline_catalog
-from gitmedic.sim.runtime import Sim
+from gitmedic.sim.history import baseline_catalog, healthy_catalog
+from gitmedic.sim.rollout import ready_in
+from gitmedic.sim.runtime import STEP_S, Sim
 from gitmedic.sim.stamps import EPOCH
 from gitmedic.sim.watcher import SimWatcher
 
@@ -72,25 +77,24 @@ class SimCluster:
         baseline_rev: str | None = None,
         warm_up_s: float = 120.0,
         history_rev: str | None = None,  # learn from the history before this (default: rev)
+        known_good: Sequence[str] = (),  # revisions that ran healthy: learn from these only
     ) -> None:
         where = repo / path if path else repo
         self.namespace = namespace
         source = GitSource(where, namespace)
-        rev = baseline_rev or source.head()
-        current = source.desired(rev)
-        catalog = baseline_catalog(
-            where,
-            history_rev or rev,
-            namespace=namespace,
-            current=current,
-            allow=list(allow_images),
-            healthy=baseline_rev is not None,  # the caller's word: the cluster ran it well
-        )
+        if known_good:
+            catalog = healthy_catalog(where, known_good, namespace=namespace, allow=allow_images)
+        else:
+            catalog = _history_catalog(source, baseline_rev, history_rev, allow_images)
         clock = FakeClock(EPOCH)
         self.sim = Sim(source, catalog, clock, seed=seed, name=where.name, namespace=namespace)
         self.clock = SimDrivenClock(self.sim, clock)
-        # Start from a settled cluster (pods started), as a bot joining a running one does.
+        # Start from a settled cluster (pods started, the slow starters too), as a bot
+        # joining a running one does.
         self.sim.run(warm_up_s)
+        rest = ready_in(self.sim.cluster.histories.values(), clock.now())
+        if rest > 0:
+            self.sim.run(rest + STEP_S)
 
     def snapshot(self) -> Snapshot:
         return self.sim.cluster.observe().snapshot
@@ -106,12 +110,26 @@ class SimCluster:
     def pending_alerts(self) -> list[dict[str, Any]]:
         return self.sim.tracker.pending(self.clock.now())
 
+    def probe_oracle(self, probe: ProbeConfig) -> SimProbeOracle | None:
+        """A probe of a cluster name answered by the sim's traffic model (the Service the
+        URL names); any other URL (an address, the sim's own HTTP surface) is a real GET."""
+        if service_of(probe.url, self.namespace) is None:
+            return None
+        return SimProbeOracle(self.sim, probe, self.namespace, name=f"probe {probe.url}")
+
     def check(self, sha: str) -> SyncState:
         return SimWatcher(self.sim).check(sha)
 
 
-def incident_history_rev(journal: Journal, app: str) -> str | None:
-    """The first base of the transactions of the app's incidents still live, if any."""
-    live = {row.id for row in journal.incidents(app) if row.status in ("open", "escalated")}
-    bases = [t.plan.base_sha for t in journal.transactions(app=app) if t.plan.incident in live]
-    return bases[0] if bases else None
+def _history_catalog(
+    source: GitSource, baseline_rev: str | None, history_rev: str | None, allow: Iterable[str]
+) -> ImageCatalog:
+    rev = baseline_rev or source.head()
+    return baseline_catalog(
+        source.path,
+        history_rev or rev,
+        namespace=source.namespace,
+        current=source.desired(rev),
+        allow=list(allow),
+        healthy=baseline_rev is not None,  # the caller's word: the cluster ran it well
+    )

@@ -66,6 +66,7 @@ class Transactions:
             interval_s=cfg.oracle_interval_s,
             failure_limit=cfg.failure_limit,
             baselines=baselines,
+            probe_oracle=cluster.probe_oracle,
         )
 
     def ports(self, checks: Checks | None = None, *, plan: Plan | None = None) -> ForgePorts:

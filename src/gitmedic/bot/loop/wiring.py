@@ -37,7 +37,7 @@ from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.clock import Clock
-from gitmedic.reconciler.config import PolicyConfig
+from gitmedic.reconciler.config import PolicyConfig, ProbeConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.git import Git
 from gitmedic.reconciler.manifests.edit import Op
@@ -65,6 +65,10 @@ class Cluster(Protocol):
     def alerts(self) -> list[dict[str, object]]: ...
 
     def alerts_oracle(self) -> AlertFeed | None: ...
+
+    def probe_oracle(self, probe: ProbeConfig) -> AlertFeed | None:
+        """The cluster's own reading of a configured probe; None: a real HTTP GET."""
+        ...
 
     def check(self, sha: str) -> SyncState: ...
 

@@ -36,6 +36,7 @@ class EngineConfig:
 class ProbeConfig:
     url: str
     timeout_s: float = 5.0
+    max_latency_ms: float | None = None  # slower answers fail the probe
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,11 @@ class DeployedBy:
 
 
 @dataclass(frozen=True)
+class SimConfig:
+    known_good: str = ""  # a revision that ran healthy: what the sim's registry learns from
+
+
+@dataclass(frozen=True)
 class AppConfig:
     name: str
     path: str
@@ -85,6 +91,7 @@ class AppConfig:
     oracles: OracleConfig = field(default_factory=OracleConfig)
     helm: HelmConfig | None = None  # set: ``path`` is a Helm chart
     deployed_by: DeployedBy | None = None  # path, namespace and helm were read from it
+    sim: SimConfig = field(default_factory=SimConfig)
 
 
 @dataclass(frozen=True)
@@ -269,6 +276,7 @@ def _app(data: Mapping[str, Any], source: str, read: Callable[[str], str] | None
         engine=EngineConfig(**(data.get("engine") or {})),
         helm=_helm(data["helm"]) if "helm" in data else None,
         deployed_by=DeployedBy(**data["deployed_by"]) if "deployed_by" in data else None,
+        sim=SimConfig(**(data.get("sim") or {})),
         oracles=OracleConfig(
             **oracles,
             alerts_url=alerts.get("url", ""),

@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from gitmedic.detectors.finding import Resource
 
 # Weight of each signal in mu (see ``severity``).
-ALERT_WEIGHTS: Mapping[str, float] = {"critical": 10.0, "warning": 4.0, "info": 1.0, "none": 1.0}
+# ``page`` is the paging severity of Prometheus' own examples (its docs' HighRequestLatency):
+# an alert that wakes a person weighs like a critical one.
+ALERT_WEIGHTS: Mapping[str, float] = {
+    "critical": 10.0,
+    "page": 10.0,
+    "warning": 4.0,
+    "info": 1.0,
+    "none": 1.0,
+}
 DEFAULT_ALERT_WEIGHT = 4.0  # an alert without a (known) severity label counts as a warning
 PROBE_WEIGHT = 8.0
 CAPACITY_WEIGHT = 10.0
@@ -40,9 +48,10 @@ class FiringAlert:
 @dataclass(frozen=True, order=True)
 class ProbeResult:
     url: str
-    ok: bool
+    ok: bool  # answered 2xx/3xx, within the probe's latency limit if it has one
     status: int | None = None
     message: str = ""
+    latency_ms: float | None = None  # how long the answer took (None: no answer)
 
 
 @dataclass(frozen=True, order=True)
@@ -93,10 +102,10 @@ def severity(obs: Observation) -> float:
 
     | signal                                   | weight each                          |
     |------------------------------------------|--------------------------------------|
-    | firing alert, ``severity=critical``      | 10                                   |
+    | firing alert, ``critical`` / ``page``    | 10                                   |
     | firing alert, ``warning`` / no label     | 4                                    |
     | firing alert, ``info`` / ``none``        | 1                                    |
-    | failing HTTP probe                       | 8                                    |
+    | failing HTTP probe (errors, or too slow) | 8                                    |
     | workload capacity lost                   | 10 x unavailable / desired replicas  |
     | firing critical finding                  | 5                                    |
 

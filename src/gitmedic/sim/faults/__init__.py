@@ -257,6 +257,9 @@ BENIGN = {
     "new-label": benign.new_label,
     "image-bump": benign.image_bump_known,
     "comment": benign.comment,
+    "pod-label": benign.pod_label,
+    "pod-annotation": benign.pod_annotation,
+    "env-added": benign.env_added,
 }
 
 

@@ -1,7 +1,10 @@
 """Benign changes: commits that must produce no finding and no pull request.
 
 Scale 1 -> 2, a new label, an image bump to a tag that ran before, a comment:
-the shapes FAULTS.md lists, each as small as a human would write it.
+the shapes FAULTS.md lists, each as small as a human would write it. Three more
+change the pod template, so each starts a rollout whose new pods take their
+start-up time (minutes for sock-shop's and train-ticket's JVMs) to become Ready:
+a pod label, a pod annotation, and a new env var the app does not read.
 """
 
 from __future__ import annotations
@@ -50,3 +53,37 @@ def comment(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
 
     ed.edit(root, wl.obj, change)
     return Injection("comment", wl.ref, "a comment line")
+
+
+def _template_entry(
+    root: Path, snap: Snapshot, target: str | None, section: str, key: str, value: str
+) -> Injection:
+    """One new entry in the pod template's ``labels`` or ``annotations``: a rollout."""
+    wl = workload(snap, target)
+
+    def change(doc: Any) -> None:
+        meta = doc["spec"]["template"].setdefault("metadata", {})
+        meta.setdefault(section, {})[key] = value
+
+    ed.edit(root, wl.obj, change)
+    kind = "pod-label" if section == "labels" else "pod-annotation"
+    return Injection(kind, wl.ref, f"pod template {section} {key}={value}")
+
+
+def pod_label(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
+    return _template_entry(root, snap, target, "labels", "release-train", "2026-12")
+
+
+def pod_annotation(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
+    return _template_entry(root, snap, target, "annotations", "example.com/owner", "checkout")
+
+
+def env_added(root: Path, snap: Snapshot, target: str | None = None) -> Injection:
+    wl = workload(snap, target)
+
+    def change(doc: Any) -> None:
+        first = ed.containers(doc)[0]
+        first.setdefault("env", []).append({"name": "LOG_FORMAT", "value": "json"})
+
+    ed.edit(root, wl.obj, change)
+    return Injection("env-added", wl.ref, "env LOG_FORMAT=json on the first container")

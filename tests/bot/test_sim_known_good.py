@@ -1,0 +1,129 @@
+"""The sim's known-good is explicit: a configured revision, or the ones the bot verified healthy.
+
+Learning from "the commits before HEAD" took a fault a few commits old for what
+the images can run (so it vanished from the sim), and on a second ``run --once``
+after a fix took the faulty commit's command for the expected one (so a phantom
+fault appeared in the restored one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmedic.bot.loop.known_good import (
+    KEPT,
+    KnownGoodError,
+    VerifiedRevisions,
+    known_good,
+    note_healthy,
+)
+from gitmedic.bot.loop.sim_cluster import SimCluster
+from gitmedic.reconciler.sync.state import SyncPhase, SyncState
+from gitmedic.reconciler.transaction import Journal
+from gitmedic.sim.faults import BENIGN
+from gitmedic.sim.faults.git import commit_all
+from tests.bot.cli_world import configured_repo, git, gitmedic, prs, run_once
+from tests.bot.run_world import app_repo, with_fault
+
+SERVICE = "productcatalogservice"
+
+
+def _waiting(cluster: SimCluster, workload: str) -> set[str]:
+    reasons = set()
+    for pod in cluster.snapshot().of_kind("Pod"):
+        if not pod.name.startswith(workload):
+            continue
+        for cs in pod.status.get("containerStatuses") or []:
+            reasons.add(str(cs.get("state", {}).get("waiting", {}).get("reason", "running")))
+    return reasons
+
+
+def test_a_fault_a_few_commits_old_stays_visible_against_the_configured_known_good(
+    tmp_path: Path,
+) -> None:
+    repo, app, namespace = app_repo(tmp_path, "online-boutique")
+    good = git(repo, "rev-parse", "HEAD")
+    with_fault(repo, app, namespace, "bad-image", target=SERVICE)
+    from gitmedic.reconciler.manifests.load import load_desired
+
+    BENIGN["comment"](repo, load_desired(repo / app, namespace=namespace).snapshot)
+    commit_all(repo, "a harmless commit on top of the fault")
+
+    from_history = SimCluster(repo, app, namespace)
+    explicit = SimCluster(repo, app, namespace, known_good=(good,))
+
+    # the history before HEAD holds the bad tag, so the sim took it for an image that exists
+    assert _waiting(from_history, SERVICE) == {"running"}
+    assert _waiting(explicit, SERVICE) & {"ErrImagePull", "ImagePullBackOff"}
+
+
+def test_the_known_good_is_the_configured_revision_then_the_verified_ones(tmp_path: Path) -> None:
+    repo, _, _ = app_repo(tmp_path, "online-boutique")
+    head = git(repo, "rev-parse", "HEAD")
+    journal = Journal(tmp_path / "journal.sqlite")
+
+    assert known_good(repo, "", journal, "shop").revisions == ()  # a first run: history
+    assert known_good(repo, "main", journal, "shop").revisions == (head,)
+    deployed = SyncState(SyncPhase.DEPLOYED, "synced", head)
+    assert note_healthy(journal, "shop", head, lambda sha: deployed, 100.0)
+    assert known_good(repo, "", journal, "shop").revisions == (head,)
+    assert known_good(repo, "", journal, "other").revisions == ()
+
+
+def test_a_revision_that_is_not_deployed_is_not_recorded_as_healthy(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite")
+    syncing = SyncState(SyncPhase.PROGRESSING, "OutOfSync", "older")
+    assert not note_healthy(journal, "shop", "abc", lambda sha: syncing, 1.0)
+    assert VerifiedRevisions(journal).newest_first("shop") == ()
+
+
+def test_verified_revisions_are_kept_newest_first_and_bounded(tmp_path: Path) -> None:
+    verified = VerifiedRevisions(Journal(tmp_path / "journal.sqlite"))
+    for n in range(KEPT + 5):
+        verified.record("shop", f"rev{n}", float(n))
+    verified.record("shop", "rev3", 1000.0)  # seen healthy again: newest now
+
+    kept = verified.newest_first("shop")
+    assert len(kept) == KEPT and kept[0] == "rev3" and kept[1] == f"rev{KEPT + 4}"
+
+
+def test_a_known_good_that_names_no_commit_is_a_clear_error(tmp_path: Path) -> None:
+    repo, _, _ = app_repo(tmp_path, "online-boutique")
+    with pytest.raises(KnownGoodError, match=r"'v9\.9' is not a commit of"):
+        known_good(repo, "v9.9", Journal(tmp_path / "journal.sqlite"), "shop")
+
+
+@pytest.mark.integration
+def test_run_refuses_a_configured_known_good_that_is_no_revision(tmp_path: Path) -> None:
+    repo, _, _ = configured_repo(tmp_path, "", name="online-boutique")
+    config = repo / ".gitmedic" / "config.yaml"
+    config.write_text(config.read_text().replace("engine:", "sim: {known_good: v9.9}\n    engine:"))
+    commit_all(repo, "a known-good that does not exist")
+
+    done = run_once(repo)
+
+    assert done.rc == 2, done.err
+    assert "sim.known_good: 'v9.9' is not a commit of" in done.err
+    assert prs(repo) == []
+
+
+@pytest.mark.integration
+def test_a_second_run_once_on_a_repo_the_bot_fixed_opens_nothing(tmp_path: Path) -> None:
+    repo, app, namespace = app_repo(tmp_path, "online-boutique")
+    with_fault(repo, app, namespace, "wrong-command", target=SERVICE)
+
+    argv: list[str | Path] = ["run", repo, "--path", app, "--namespace", namespace]
+    first = gitmedic(*argv, "--cluster", "sim", "--forge", "local", "--once", "--json")
+    assert first.rc == 0, first.err
+    (incident,) = first.json()["incidents"]
+    assert [t["status"] for t in incident["transactions"]] == ["committed"]
+    fixed, opened = git(repo, "rev-parse", "main"), prs(repo)
+
+    second = gitmedic(*argv, "--cluster", "sim", "--forge", "local", "--once", "--json")
+
+    assert second.rc == 0, second.err
+    assert second.json() == {"healthy": True, "incidents": []}
+    assert git(repo, "rev-parse", "main") == fixed
+    assert prs(repo) == opened

@@ -20,10 +20,12 @@ from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.detectors.quantity import GI
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
 from gitmedic.reconciler.git import Commit
-from gitmedic.reconciler.manifests.documents import EditError, blob_sha
+from gitmedic.reconciler.manifests.documents import EditError, blob_sha, same
 from gitmedic.reconciler.manifests.edit import Edit, Op
-from gitmedic.reconciler.manifests.history import last_change
 from gitmedic.reconciler.manifests.paths import Path, lookup
+
+# How far back a lever looks for a change that may be the cause instead of the runtime.
+RECENT_COMMITS = 50
 
 
 @dataclass(frozen=True)
@@ -62,20 +64,32 @@ class Evidence:
         return self.live.pods_selected_by(wl.obj.namespace, selector)
 
     def recent_change(self, ref: Resource, path: Path) -> Commit | None:
-        """The commit since :attr:`since` that last changed ``path`` of ``ref``, if any.
+        """The newest commit since :attr:`since` that changed ``path`` of ``ref``, if any.
 
-        The commit that first brought the object does not count: what it added is
-        the object, not a change to one that ran.
+        Judged on the rendered desired state of each commit and its parent, so a change
+        made where the field is really set (an overlay's patch, a Helm values file, a
+        base) counts as much as one in the file that declares the object. The commit
+        that first brought the object does not count: what it added is the object, not
+        a change to one that ran.
         """
-        file = self.ws.file_of(ref)
-        if file is None:
-            return None
-        repo = self.ws.overlay()
-        commit = last_change(repo, file, ref, path)
-        if commit is None or commit.timestamp < self.since or not commit.parents:
-            return None
-        existed, _ = repo.value_at(file, ref, (), commit.parents[0])
-        return commit if existed else None
+        states = self.ws.states
+        # The app's own paths, and the files that declare and set the field: a shared
+        # base or values file may live outside the app's folder.
+        files = {self.ws.file_of(ref), self.ws.file_of(ref, path=path)} - {None}
+        paths = [*states.repo.history_paths(), *sorted(f for f in files if f)]
+        for commit in states.repo.git.log(*paths, max_count=RECENT_COMMITS):  # newest first
+            if commit.timestamp < self.since:
+                break
+            if not commit.parents:
+                continue
+            after = states.at(commit.sha).get(ref.kind, ref.namespace, ref.name)
+            before = states.at(commit.parents[0]).get(ref.kind, ref.namespace, ref.name)
+            if after is None or before is None:
+                continue
+            (had, old), (has, new) = lookup(before.body, path), lookup(after.body, path)
+            if had != has or not same(old, new):
+                return commit
+        return None
 
 
 class Lever(Protocol):

@@ -41,10 +41,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gitmedic.bot.responder.bisect import bisect_fix, find_introduction, recent_regression
+from gitmedic.bot.responder.bisect import bisect_fix, find_introduction
 from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.levers import Evidence, lever_fix
+from gitmedic.bot.responder.live_blame import recent_regression
 from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
 from gitmedic.bot.responder.playbooks import Playbook, builtin_playbooks, repo_playbooks, route

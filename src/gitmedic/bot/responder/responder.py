@@ -261,8 +261,7 @@ def _all_playbooks(repo: ManifestRepo) -> list[Playbook]:
 
 
 def _with_findings(fix: Fix, finding: Finding) -> Fix:
-    return Fix(fix.strategy, fix.edits, fix.contents, fix.diagnosis, fix.playbook, fix.commit,
-               fix.walked, (*fix.findings, finding))  # fmt: skip
+    return replace(fix, findings=(*fix.findings, finding))
 
 
 def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Proposal:
@@ -295,6 +294,7 @@ def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Propos
         cost_usd=cost,
         rejected=rejected,
         commits_walked=sum(f.walked for f in plan.fixes),
+        alternatives=tuple(a for f in plan.fixes for a in f.alternatives),
     )
 
 

@@ -41,6 +41,8 @@ class Fix:
     commit: Commit | None = None
     walked: int = 0
     findings: tuple[Finding, ...] = field(default=())
+    # Other values the evidence allows (no history to restore from): a person chooses.
+    alternatives: tuple[str, ...] = ()
 
 
 class _Overlay(ManifestRepo):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gitmedic.sim.faults.git import commit_all
-from tests.bot.cli_world import git, gitmedic, prs
+from tests.bot.cli_world import git, prs, run_app
 from tests.bot.run_world import app_repo
 
 pytestmark = pytest.mark.integration
@@ -51,17 +51,7 @@ def test_a_relabelled_workload_gets_its_labels_back_and_its_service_is_untouched
     service_before = service.read_text()
     commit_all(repo, "cart: new pod labels")
 
-    argv: list[str | Path] = [
-        "run",
-        repo,
-        "--path",
-        app,
-        "--namespace",
-        namespace,
-        "--cluster",
-        "sim",
-    ]
-    done = gitmedic(*argv, "--forge", "local", "--once", "--json")
+    done = run_app(repo, app, namespace)
 
     assert done.rc == 0, done.err
     (incident,) = done.json()["incidents"]

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from gitmedic.bot.responder.bisect import Introduction, commit_paths, find_introduction
 from gitmedic.bot.responder.levers.evidence import Bounds
+from gitmedic.bot.responder.live_blame import last_change_of
 from gitmedic.bot.responder.no_history import evidence_fix
 from gitmedic.bot.responder.playbooks import BoundFix, Playbook, PlaybookError, bind, route
 from gitmedic.bot.responder.workspace import Fix, Workspace
@@ -40,7 +41,7 @@ from gitmedic.detectors.finding import Finding
 from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
-from gitmedic.reconciler.manifests.history import last_change, restore_fields
+from gitmedic.reconciler.manifests.history import restore_fields
 from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
 
 
@@ -141,10 +142,12 @@ def _from_last_change(
     contents: dict[str, str] = {}
     newest: Commit | None = None
     for path in paths:
-        commit = last_change(ws.overlay(contents), file, bound.target, path)
-        if commit is None or commit.timestamp < since or not commit.parents:
+        commit = last_change_of(ws, bound.target, path, since)
+        if commit is None or not commit.parents:
             continue
-        step = restore_fields(ws.overlay(contents), bound.target, [path], commit.parents[0], file)
+        good = commit.parents[0]
+        old_file = ws.file_of(bound.target, good)
+        step = restore_fields(ws.overlay(contents), bound.target, [path], good, file, old_file)
         contents = ws.applied(step, contents)
         edits += step
         newest = commit if newest is None or commit.timestamp > newest.timestamp else newest

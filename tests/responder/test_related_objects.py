@@ -70,6 +70,9 @@ def test_a_relabelled_workload_gets_its_labels_back_and_the_service_stays(
         [parse_path(selector), parse_path(template)]
     )
     assert f"{ref} is selected by {svc}" in proposal.diagnosis
+    assert "Proof: with that undone, the re-rendered desired state no longer shows" in (
+        proposal.diagnosis
+    )
     app.repo.apply(proposal.edits)
     assert (_value(app, ref, selector), _value(app, ref, template)) == (good, good)
     assert _value(app, ref, "spec.replicas") == 3, "the good change of the same commit stays"

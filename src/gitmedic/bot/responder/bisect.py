@@ -332,7 +332,8 @@ def _with_diagnosis(
     what = "; ".join(u.describe() for u in units)
     text = (
         f"{finding.summary} ({finding.detector}). Introduced by {c.sha[:12]} "
-        f'"{c.subject}" ({c.author}); restored to its parent: {what}.'
+        f'"{c.subject}" ({c.author}); restored to its parent: {what}. Proof: with that '
+        "undone, the re-rendered desired state no longer shows the finding, and shows no new one."
     )
     if whole:
         text += " That commit changed nothing else in the app: this equals reverting it."

@@ -67,6 +67,12 @@ def run_once(repo: Path) -> Done:
     return gitmedic("run", repo, "--cluster", "sim", "--forge", "local", "--once", "--json")
 
 
+def run_app(repo: Path, app: str, namespace: str) -> Done:
+    """``run --once --json`` of one app of ``repo`` (no config file) on the sim and local forge."""
+    argv = ("--path", app, "--namespace", namespace, "--cluster", "sim", "--forge", "local")
+    return gitmedic("run", repo, *argv, "--once", "--json")
+
+
 def prs(repo: Path) -> list[dict[str, Any]]:
     done = gitmedic("prs", repo, "--json")
     assert done.rc == 0, done.err

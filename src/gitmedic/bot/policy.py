@@ -16,6 +16,8 @@ How the risk is found, in this order:
    - RBAC kinds, Secrets, CRDs, Namespaces and admission webhooks: ``high``;
    - deleting an object: ``high``;
    - setting an image never deployed before: at least ``medium``;
+   - one value chosen among several that fit (a fault with no history, whose
+     evidence does not determine the value): at least ``medium``;
    - an LLM-authored edit to a field outside :data:`LLM_FIELD_ALLOWLIST` (or a
      removal outside :data:`LLM_REMOVAL_ALLOWLIST`): at least ``medium``.
 
@@ -111,6 +113,7 @@ class ChangeSummary:
     deletes_object: bool = False
     new_image: bool = False  # sets an image never deployed before
     llm_authored: bool = False
+    alternatives: int = 0  # other values the evidence allows (a fault with no history)
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,10 @@ def safe_default_floors(change: ChangeSummary) -> list[tuple[Risk, str]]:
         floors.append((Risk.HIGH, "deletes an object"))
     if change.new_image:
         floors.append((Risk.MEDIUM, "sets an image never deployed before"))
+    if change.alternatives:
+        floors.append(
+            (Risk.MEDIUM, f"one of {change.alternatives + 1} values that fit: a person chooses")
+        )
     outside = llm_fields_outside_allowlist(change) if change.llm_authored else []
     if outside:
         floors.append((Risk.MEDIUM, f"LLM-authored edit outside the allowlist: {outside[0]}"))

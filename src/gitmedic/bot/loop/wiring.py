@@ -89,6 +89,7 @@ def change_summary(proposal: Proposal, incident: Incident) -> ChangeSummary:
         kinds=tuple(sorted({e.resource.kind for e in edits})),
         deletes_object=any(e.op is Op.REMOVE_OBJECT for e in edits),
         llm_authored=proposal.strategy == "llm",
+        alternatives=len(proposal.alternatives),
     )
 
 

@@ -16,11 +16,12 @@ without a new finding in the re-parsed desired state wins, so a commit that also
 carried good changes keeps them. When the winner is everything C changed in the
 app, the fix is the same as reverting C, and the diagnosis says so.
 
-:func:`recent_regression` is the fallback for findings only the live state shows
-(a crash loop, an image that will not pull): the suspect is the most recent
-commit (within ``recent_s`` of the incident) that changed the workload's pod
-template, and only its changes to the named container (or the pod spec) are
-restored, as nothing in desired state can confirm the cause.
+When the commit did not change the finding's own objects in a way that clears it
+(a Service that selects nothing because its workload was relabelled), the
+search repeats over the objects they relate to (:mod:`.related`): the change is
+restored where it was made, and the diagnosis says how that object relates.
+
+Findings only the live state shows are blamed in :mod:`.live_blame`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from gitmedic.bot.responder.leaves import changed_paths
+from gitmedic.bot.responder.related import Relation, related_objects
 from gitmedic.bot.responder.states import DesiredStates
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding, Resource
@@ -39,7 +41,6 @@ from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.history import restore_object
 from gitmedic.reconciler.manifests.paths import (
-    Match,
     Path,
     format_path,
     item_position,
@@ -81,10 +82,26 @@ def find_introduction(states: DesiredStates, finding: Finding, limit: int) -> In
 
 
 def bisect_fix(ws: Workspace, finding: Finding, intro: Introduction) -> Fix | None:
+    """The smallest undo of ``intro``'s change to the finding's objects that clears it,
+    else of its change to the objects they relate to (:mod:`.related`)."""
     before, after = ws.states.at(intro.parent), ws.states.at(intro.commit.sha)
-    refs = list(dict.fromkeys([finding.resource, *finding.related]))
-    units = _units(ws, refs, before, after)
+    own = list(dict.fromkeys([finding.resource, *finding.related]))
     everything = _units(ws, _changed_refs(before, after), before, after)
+    fix = _search(ws, finding, intro, _units(ws, own, before, after), everything)
+    if fix is not None:
+        return fix
+    snapshots = [before, ws.states.at(ws.head), after]
+    relations = [r for r in related_objects(finding.resource, snapshots) if r.ref not in own]
+    units = _units(ws, [r.ref for r in relations], before, after)
+    if not units:
+        return None
+    fix = _search(ws, finding, intro, units, everything)
+    return _with_relations(fix, relations) if fix is not None else None
+
+
+def _search(
+    ws: Workspace, finding: Finding, intro: Introduction, units: list[Unit], everything: list[Unit]
+) -> Fix | None:
     for candidate in _candidates(units, everything):
         fix = _attempt(ws, finding, intro, candidate)
         if fix is not None:
@@ -92,6 +109,14 @@ def bisect_fix(ws: Workspace, finding: Finding, intro: Introduction) -> Fix | No
             whole = set(candidate) == set(everything)
             return _with_diagnosis(fix, finding, intro, candidate, whole)
     return None
+
+
+def _with_relations(fix: Fix, relations: Sequence[Relation]) -> Fix:
+    """The diagnosis says why an object the finding does not name was restored."""
+    edited = {e.resource for e in fix.edits}
+    why = "; ".join(f"{r.ref} is {r.why}" for r in relations if r.ref in edited)
+    text = f"{fix.diagnosis} The finding's own object did not change there: {why}."
+    return Fix(fix.strategy, fix.edits, fix.contents, text, commit=fix.commit, walked=fix.walked)
 
 
 def _extended(
@@ -306,64 +331,11 @@ def _with_diagnosis(
     what = "; ".join(u.describe() for u in units)
     text = (
         f"{finding.summary} ({finding.detector}). Introduced by {c.sha[:12]} "
-        f'"{c.subject}" ({c.author}); restored to its parent: {what}.'
+        f'"{c.subject}" ({c.author}); restored to its parent: {what}. Proof: with that '
+        "undone, the re-rendered desired state no longer shows the finding, and shows no new one."
     )
     if whole:
         text += " That commit changed nothing else in the app: this equals reverting it."
     else:
         text += " Its other changes are kept."
     return Fix(fix.strategy, fix.edits, fix.contents, text, commit=c, walked=intro.walked)
-
-
-# -- live-only findings -------------------------------------------------------------------
-
-
-def recent_regression(ws: Workspace, finding: Finding, since: float, limit: int) -> Fix | None:
-    """Undo the latest recent change to the implicated part of the finding's workload."""
-    ref = finding.resource
-    if ws.file_of(ref) is None:
-        return None
-    for commit in ws.states.commits(limit):
-        if commit.timestamp < since or not commit.parents:
-            return None
-        old = _obj(ws.states.at(commit.parents[0]), ref)
-        new = _obj(ws.states.at(commit.sha), ref)
-        if old is None or new is None:
-            continue
-        area = _area(new, finding)
-        paths = [p for p in changed_paths(old.body, new.body) if p[: len(area)] == area]
-        if not paths:
-            continue
-        intro = Introduction(commit, commit.parents[0], 0)
-        try:
-            edits, contents = restore_units(ws, [Unit(ref, p) for p in paths], intro.parent)
-        except EditError:
-            return None
-        if not edits:
-            return None
-        what = ", ".join(format_path(p) for p in paths)
-        text = (
-            f"{finding.summary} ({finding.detector}, seen live). The latest change to it, "
-            f'{commit.sha[:12]} "{commit.subject}" ({commit.author}), changed {what}; '
-            f"restored to its parent."
-        )
-        return Fix("bisect", tuple(edits), contents, text, commit=commit)
-    return None
-
-
-def _area(obj: Obj, finding: Finding) -> Path:
-    """The part of a workload a live finding implicates: its container, or its pod spec."""
-    pod = parse_path(POD_SPEC.get(obj.kind, "spec.template.spec"))
-    container = finding.params.get("container")
-    if not isinstance(container, str):
-        return pod
-    spec = obj.body
-    for seg in pod:
-        spec = spec.get(seg, {}) if isinstance(spec, dict) else {}
-    for field in ("containers", "initContainers"):
-        items = spec.get(field) if isinstance(spec, dict) else None
-        if isinstance(items, list) and any(
-            isinstance(c, dict) and c.get("name") == container for c in items
-        ):
-            return (*pod, field, Match("name", container))
-    return pod

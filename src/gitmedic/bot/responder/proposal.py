@@ -78,6 +78,8 @@ class Proposal:
     escalation: Escalation | None = None
     rejected: tuple[str, ...] = ()  # edits dropped (LLM), each with its reason
     commits_walked: int = 0
+    # Other values the evidence allows for a fault with no history: a person chooses.
+    alternatives: tuple[str, ...] = ()
 
     @property
     def is_fix(self) -> bool:
@@ -98,6 +100,7 @@ class Proposal:
             "escalation": self.escalation.to_json() if self.escalation else None,
             "rejected": list(self.rejected),
             "commits_walked": self.commits_walked,
+            "alternatives": list(self.alternatives),
         }
 
 

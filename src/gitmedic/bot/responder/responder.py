@@ -41,10 +41,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gitmedic.bot.responder.bisect import bisect_fix, find_introduction, recent_regression
+from gitmedic.bot.responder.bisect import bisect_fix, find_introduction
 from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.levers import Evidence, lever_fix
+from gitmedic.bot.responder.live_blame import recent_regression
 from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
 from gitmedic.bot.responder.playbooks import Playbook, builtin_playbooks, repo_playbooks, route
@@ -264,8 +265,7 @@ def _all_playbooks(repo: ManifestRepo) -> list[Playbook]:
 
 
 def _with_findings(fix: Fix, finding: Finding) -> Fix:
-    return Fix(fix.strategy, fix.edits, fix.contents, fix.diagnosis, fix.playbook, fix.commit,
-               fix.walked, (*fix.findings, finding))  # fmt: skip
+    return replace(fix, findings=(*fix.findings, finding))
 
 
 def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Proposal:
@@ -298,6 +298,7 @@ def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Propos
         cost_usd=cost,
         rejected=rejected,
         commits_walked=sum(f.walked for f in plan.fixes),
+        alternatives=tuple(a for f in plan.fixes for a in f.alternatives),
     )
 
 

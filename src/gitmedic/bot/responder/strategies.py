@@ -18,8 +18,12 @@ known-good value:
   container's command): each bound field goes back to its value before the
   commit that last changed it, when that commit is recent relative to the
   incident (older changes ran fine for a while and are not the cause);
-- no good revision: the recipe's fallback values (computed from the finding's
-  params), as ``set`` edits (``insert`` where the field is missing).
+- no good revision (a fault there since the app's first commit): the value the
+  evidence determines (:mod:`.no_history`: several that fit are proposed for a
+  person to choose), else the recipe's fallback values (computed from the
+  finding's params), as ``set`` edits (``insert`` where the field is missing).
+  With a good revision no value is guessed: when the recipe's fields did not
+  change there, bisect finds what did (a related object).
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ from dataclasses import dataclass, field
 
 from gitmedic.bot.responder.bisect import Introduction, commit_paths, find_introduction
 from gitmedic.bot.responder.levers.evidence import Bounds
+from gitmedic.bot.responder.live_blame import last_change_of
+from gitmedic.bot.responder.no_history import evidence_fix
 from gitmedic.bot.responder.playbooks import BoundFix, Playbook, PlaybookError, bind, route
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding
 from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
-from gitmedic.reconciler.manifests.history import last_change
 from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
 
 
@@ -85,20 +90,27 @@ def _restore_bound(
         return None
     desired = ws.states.judges(finding) and ws.states.visible(finding, ws.head)
     try:
-        if desired:
-            fix = _from_introduction(ws, finding, bound, paths, file, limits)
-        else:
+        if not desired:
             fix = _from_last_change(ws, finding, bound, paths, file, since)
+            return fix or _from_fallback(ws, finding, bound, file, desired)
+        intro = find_introduction(ws.states, finding, limits.max_commits)
+        if intro is not None:  # history knows the good value: never a guess over it
+            return _from_introduction(ws, finding, bound, paths, file, intro)
+        fix = evidence_fix(ws, finding, bound)
         return fix or _from_fallback(ws, finding, bound, file, desired)
     except EditError:
         return None
 
 
 def _from_introduction(
-    ws: Workspace, finding: Finding, bound: BoundFix, paths: list[Path], file: str, limits: Limits
+    ws: Workspace,
+    finding: Finding,
+    bound: BoundFix,
+    paths: list[Path],
+    file: str,
+    intro: Introduction,
 ) -> Fix | None:
-    intro = find_introduction(ws.states, finding, limits.max_commits)
-    if intro is None or ws.file_of(bound.target, intro.parent) != file:
+    if ws.file_of(bound.target, intro.parent) != file:
         return None
     wider = commit_paths(ws, finding, intro, bound.target, paths)
     for attempt in dict.fromkeys([tuple(wider), tuple(paths)]):
@@ -129,10 +141,13 @@ def _from_last_change(
     contents: dict[str, str] = {}
     newest: Commit | None = None
     for path in paths:
-        commit = last_change(ws.overlay(contents), file, bound.target, path)
-        if commit is None or commit.timestamp < since or not commit.parents:
+        commit = last_change_of(ws, bound.target, path, since)
+        if commit is None or not commit.parents:
             continue
-        step = ws.restore(bound.target, [path], commit.parents[0], contents)
+        good = commit.parents[0]
+        # where the object was then: a later commit may have moved it to another file
+        moved = {file: old} if (old := ws.file_of(bound.target, good)) else {}
+        step = ws.restore(bound.target, [path], good, contents, moved=moved)
         contents = ws.applied(step, contents)
         edits += step
         newest = commit if newest is None or commit.timestamp > newest.timestamp else newest

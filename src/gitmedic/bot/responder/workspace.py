@@ -42,6 +42,8 @@ class Fix:
     commit: Commit | None = None
     walked: int = 0
     findings: tuple[Finding, ...] = field(default=())
+    # Other values the evidence allows (no history to restore from): a person chooses.
+    alternatives: tuple[str, ...] = ()
 
 
 class _Overlay(ManifestRepo):
@@ -81,13 +83,21 @@ class Workspace:
         return edit_target(obj, path) if obj is not None else None
 
     def restore(
-        self, ref: Resource, paths: Sequence[FieldPath], rev: str, contents: Mapping[str, str]
+        self,
+        ref: Resource,
+        paths: Sequence[FieldPath],
+        rev: str,
+        contents: Mapping[str, str],
+        moved: Mapping[str, str] | None = None,
     ) -> list[Edit]:
         """Edits putting ``paths`` of ``ref`` back as at ``rev`` where they are written: the
         declaring file, an overlay's patch, a values key (EditError when no file sets one,
-        or the file is another environment's too)."""
+        or the file is another environment's too). ``moved``: file now -> file at ``rev``,
+        for an object a later commit moved."""
         obj = self.states.at(self.head).get(ref.kind, ref.namespace, ref.name)
-        return restore_rendered(self.overlay(contents), obj, paths, rev) if obj else []
+        if obj is None:
+            return []
+        return restore_rendered(self.overlay(contents), obj, paths, rev, moved)
 
     def applied(self, edits: Sequence[Edit], contents: Mapping[str, str]) -> dict[str, str]:
         """``contents`` (over the accepted ones) after ``edits``; EditError if one fails."""

@@ -42,10 +42,16 @@ __all__ = ["last_change", "restore_fields", "restore_object"]
 
 
 def restore_fields(
-    repo: ManifestRepo, resource: Resource, paths: list[Path], rev: str, file: str | None = None
+    repo: ManifestRepo,
+    resource: Resource,
+    paths: list[Path],
+    rev: str,
+    file: str | None = None,
+    old_file: str | None = None,
 ) -> list[Edit]:
+    """``old_file``: where the object was at ``rev``, when a later commit moved it."""
     file = file or repo.locate(resource)
-    old_content = repo.read(file, rev)
+    old_content = repo.read(old_file or file, rev)
     old_doc = _document_of(old_content, file, resource)
     content = repo.read(file)
     edits: list[Edit] = []

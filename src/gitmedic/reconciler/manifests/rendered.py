@@ -114,8 +114,15 @@ def _within(inner: str, outer: str) -> bool:
     return inner.startswith(outer) and inner[len(outer) : len(outer) + 1] in (".", "[")
 
 
-def restore_rendered(repo: ManifestRepo, obj: Obj, paths: Sequence[Path], rev: str) -> list[Edit]:
-    """Edits putting ``paths`` of the rendered ``obj`` back as their sources had them at ``rev``.
+def restore_rendered(
+    repo: ManifestRepo,
+    obj: Obj,
+    paths: Sequence[Path],
+    rev: str,
+    moved: Mapping[str, str] | None = None,
+) -> list[Edit]:
+    """Edits putting ``paths`` of the rendered ``obj`` back as their sources had them at ``rev``
+    (read, for a file in ``moved``, from the file it was then).
 
     Edits are grouped per file and object and computed in order; apply them in order.
     """
@@ -127,7 +134,7 @@ def restore_rendered(repo: ManifestRepo, obj: Obj, paths: Sequence[Path], rev: s
                 wanted.append(t.path)
     edits: list[Edit] = []
     for (file, resource), wanted in groups.items():
-        edits += restore_fields(repo, resource, wanted, rev, file)
+        edits += restore_fields(repo, resource, wanted, rev, file, (moved or {}).get(file))
     return edits
 
 

@@ -116,7 +116,14 @@ class Loop:
 
     @property
     def healthy(self) -> bool:
-        return not self.monitor.persistence.active() and not self.incidents.open
+        # A rollout still starting (findings held within its deadline) is not healthy yet:
+        # it opens no incident, but `run --once` waits until it finishes or its deadline
+        # passes and the held findings count.
+        return (
+            not self.monitor.persistence.active()
+            and not self.incidents.open
+            and not self.monitor.held
+        )
 
     def tick(self) -> None:
         """One interval: evaluate, answer ready incidents not answered yet, sleep."""

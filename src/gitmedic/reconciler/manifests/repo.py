@@ -66,6 +66,7 @@ class ManifestRepo:
         self.path = path
         self.namespace = namespace
         self.git = Git(self.root, identity)
+        self._rendered_files: dict[str, list[str]] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], namespace: str = "default") -> ManifestRepo:
@@ -90,9 +91,33 @@ class ManifestRepo:
         except (ConfigError, LoadFailure):
             spec = None
         extra = [*spec.values_files(), *(s.file for s in spec.sources)] if spec else []
+        extra += self._rendered_from()
         inside = f"{self.path.rstrip('/')}/" if self.path else ""
         outside = [f for f in extra if inside and not f.startswith(inside)]
         return list(dict.fromkeys([*([self.path] if self.path else []), *outside]))
+
+    def _rendered_from(self) -> list[str]:
+        """The files a kustomize app's objects are read from (a shared base, an overlay's
+        patch) at HEAD: a commit to a base outside the app's folder changes the app too.
+        Cached per HEAD, as the render runs kubectl."""
+        try:
+            head = self.git.rev_parse("HEAD")
+        except UnknownRevision:
+            return []
+        cached = self._rendered_files.get(head)
+        if cached is None:
+            try:
+                objects = list(self.desired(head).snapshot)
+            except LoadFailure:
+                objects = []
+            files = set()
+            for obj in objects:
+                src = obj.source
+                if src is not None and src.renderer == "kustomize":
+                    files.add(src.file)
+                    files.update(o.file for o in src.origins if o.file)
+            cached = self._rendered_files[head] = sorted(files)
+        return cached
 
     def objects(self, rev: str | None = None) -> list[ObjectLocation]:
         out = []

@@ -66,6 +66,25 @@ class Answerer:
         if row.status == "open" and move.kind in ("remember", "done"):
             self._move(incident_of(row), self.loop.attempts(row.id))
 
+    def resolve_committed_unseen(self) -> None:
+        """Resolve a live incident this process never saw firing once its fix committed and
+        the app is healthy. A person's approval can carry a fix that an earlier process
+        proposed through ``serve`` before this process's monitor sees the fault again (a
+        workload still starting holds its findings back, and the fix's rollout replaces it):
+        no incident of this process closes then, so without this its journal row stayed
+        open and the person's issue was never told how it resolved. ``remember_resolved``
+        then remembers the fix, as for an incident whose findings cleared."""
+        loop = self.loop
+        if not loop.healthy:
+            return
+        for row in loop.book.live():
+            attempts = loop.attempts(row.id)
+            if row.status != "open" or loop.open_incident(row.id) or attempts.committed is None:
+                continue
+            loop.resolve(row.id, _how(attempts))
+            loop.txns.refresh_dashboard()
+            loop.emit("healthy", f"incident {row.id} resolved", incident=row.id)
+
     def remember_resolved(self) -> None:
         """Remember a fix kept after its incident resolved: a person's approval carried it
         through ``serve``, whose monitor saw the app heal before the fix's window ended.

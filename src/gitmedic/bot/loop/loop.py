@@ -140,6 +140,7 @@ class Loop:
         self.evaluate()
         for incident in self.incidents.ready():
             self.answerer.answer(incident)
+        self.answerer.resolve_committed_unseen()
         self.answerer.remember_resolved()
 
     def resume(self) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gitmedic.bot.loop.checks import AlertFeed, Checks
+from gitmedic.bot.loop.rollouts import held_back
 from gitmedic.bot.policy import ChangeSummary, Decision, decide
 from gitmedic.bot.render.pr_body import (
     IntroducingCommit,
@@ -31,7 +32,7 @@ from gitmedic.bot.render.pr_body import (
 )
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
-from gitmedic.detectors.finding import Severity
+from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
@@ -49,6 +50,7 @@ from gitmedic.reconciler.transaction.forge_ports import ForgePorts
 from gitmedic.reconciler.transaction.gate import Gate
 from gitmedic.reconciler.transaction.signals import critical_signals
 from gitmedic.reconciler.transaction.verify import OracleVerifier
+from gitmedic.reconciler.transaction.window import Signal
 
 
 class Cluster(Protocol):
@@ -185,9 +187,7 @@ def build_ports(
         lambda: checks.oracles,
         cluster.clock,
         lambda: list(run_detectors(detectors, cluster.snapshot()).findings),
-        signals=lambda findings: critical_signals(
-            cluster.snapshot(), findings, firing_alerts(cluster.alerts_oracle())
-        ),
+        signals=lambda findings: counted_signals(cluster, findings),
     )
     return ForgePorts(
         forge,
@@ -201,6 +201,19 @@ def build_ports(
         app_path=app_path,
         announced=announced,
     )
+
+
+def counted_signals(cluster: Cluster, findings: Sequence[Finding]) -> tuple[Signal, ...]:
+    """The critical signals fail fast counts now. A fix that changes a pod template starts a
+    rollout: until its new pods are Ready the Service has no endpoint and the Deployment is
+    short of replicas, findings "caused by the change" on what it changed. The monitor holds
+    exactly those back while the rollout is within its progress deadline
+    (:func:`~gitmedic.bot.loop.rollouts.held_back`); fail fast must too, or the start-up
+    itself undoes the fix (a relabelled workload's restored labels were reverted during
+    the sync wait). Past the deadline, or with a pod failing, they count again."""
+    snapshot = cluster.snapshot()
+    counted, _ = held_back(findings, snapshot)
+    return critical_signals(snapshot, counted, firing_alerts(cluster.alerts_oracle()))
 
 
 def firing_alerts(feed: AlertFeed | None) -> tuple[FiringAlert, ...]:

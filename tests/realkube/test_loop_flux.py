@@ -45,7 +45,9 @@ def commit_fault(app: FluxApp, fault: str, **params: object) -> tuple[str, str]:
 
 def run(app: FluxApp) -> dict[str, Any]:
     done = app.run_once()
-    assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-4000:]}"
+    assert done.returncode == 0, (
+        f"exit {done.returncode}\n{done.stderr[-4000:]}\nreport: {done.stdout[-6000:]}"
+    )
     report: dict[str, Any] = json.loads(done.stdout)
     return report
 

@@ -11,6 +11,13 @@ apply failed) is Failed when the failed attempt was for SHA or names no
 revision; ``Reconciling=True``, ``Ready=Unknown``, a dependency not ready yet, or
 a failure of some other revision is Progressing. A suspended Kustomization is
 Progressing with a message, since a person may resume it before the deadline.
+
+Applied (what a revert waits for) is weaker than Deployed: kustomize-controller
+sets ``lastAppliedRevision`` only once the health checks pass (``wait`` or
+``healthChecks``), so a revert to an unhealthy state never gets it. Its health
+checks run only after the apply succeeded, so SHA is applied as soon as they
+started for it (the ``Healthy`` condition's "Running health checks for revision
+...") or failed for it (``HealthCheckFailed`` with ``lastAttemptedRevision`` SHA).
 """
 
 from __future__ import annotations
@@ -48,7 +55,27 @@ def assess_kustomization(obj: Any, sha: str, at: float = 0.0) -> SyncState:
     applied = str(status.get("lastAppliedRevision") or "")
     phase, message = _verdict(obj, status, sha)
     done = bool(applied) and revision_matches(commit_of(applied), sha)
+    done = done or _health_checked(status, sha)
     return SyncState(phase, message, commit_of(applied) if applied else "", at, applied=done)
+
+
+_HEALTH_RUNNING = "Running health checks for revision "
+
+
+def _health_checked(status: Mapping[str, Any], sha: str) -> bool:
+    """Flux ran (or is running) its health checks on SHA, so it has applied SHA."""
+    attempted = str(status.get("lastAttemptedRevision") or "")
+    if not attempted or not revision_matches(commit_of(attempted), sha):
+        return False
+    conditions = _conditions(status)
+    ready, healthy = conditions.get("Ready", {}), conditions.get("Healthy", {})
+    if ready.get("status") == "False" and ready.get("reason") == "HealthCheckFailed":
+        return True
+    message = str(healthy.get("message") or "")
+    if healthy.get("status") != "Unknown" or not message.startswith(_HEALTH_RUNNING):
+        return False
+    revision = message[len(_HEALTH_RUNNING) :].split(" ", 1)[0]
+    return revision_matches(commit_of(revision), sha)
 
 
 def _verdict(obj: Mapping[str, Any], status: Mapping[str, Any], sha: str) -> tuple[SyncPhase, str]:

@@ -11,6 +11,10 @@ Conventions every pod detector follows:
   fingerprint hashes them and fire/clear persistence keys on the fingerprint.
   Restart counts, pod names and messages (kubelet's carry back-off durations)
   go into ``evidence``.
+- A pod being deleted (``metadata.deletionTimestamp`` set) is not judged: it is
+  leaving with the revision it was made from, and during a rollout that replaces
+  crashing pods it reports the old revision's failure for its whole grace period,
+  which would make a fix that works look like it did not (:func:`current_pods`).
 - Time is never the wall clock: ages are measured against the newest timestamp
   found in the snapshot (:func:`snapshot_now`), so a detector is a pure function
   of its snapshot and a recorded snapshot gives the same findings forever.
@@ -99,12 +103,19 @@ class Group:
         return self.states[0]
 
 
+def current_pods(snapshot: Snapshot) -> Iterator[Obj]:
+    """The pods that are not being deleted (see the module doc)."""
+    for pod in snapshot.of_kind("Pod"):
+        if mapping(pod.body.get("metadata")).get("deletionTimestamp") is None:
+            yield pod
+
+
 def grouped(
     snapshot: Snapshot, matches: Callable[[ContainerState], str | None], *, init: bool | None
 ) -> list[Group]:
     """Group the container states ``matches`` gives a rule by (workload, container, rule)."""
     groups: dict[tuple[Resource, str, str], list[ContainerState]] = defaultdict(list)
-    for pod in snapshot.of_kind("Pod"):
+    for pod in current_pods(snapshot):
         for state in container_states(pod, init=init):
             rule = matches(state)
             if rule:

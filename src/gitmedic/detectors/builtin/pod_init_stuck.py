@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gitmedic.detectors.builtin._pods import ContainerState, Group, age_seconds, container_states
+from gitmedic.detectors.builtin._pods import (
+    ContainerState,
+    Group,
+    age_seconds,
+    container_states,
+    current_pods,
+)
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Obj, Snapshot
 from gitmedic.detectors.spec import DetectorSpec, Scope
@@ -46,7 +52,7 @@ _OTHER_DETECTORS = frozenset(
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
     groups: dict[tuple[Resource, str, str], list[tuple[ContainerState, float | None]]] = {}
-    for pod in snapshot.of_kind("Pod"):
+    for pod in current_pods(snapshot):
         judged = _current_init(pod)
         if judged is None:
             continue

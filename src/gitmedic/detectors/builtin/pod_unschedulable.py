@@ -24,7 +24,12 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 
-from gitmedic.detectors.builtin._pods import age_seconds, event_message, latest_event
+from gitmedic.detectors.builtin._pods import (
+    age_seconds,
+    current_pods,
+    event_message,
+    latest_event,
+)
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import JSON, Obj, Snapshot, as_list, mapping
 from gitmedic.detectors.spec import DetectorSpec, Scope
@@ -55,7 +60,7 @@ _CLASSES = (
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
     stuck: dict[tuple[Resource, str], list[tuple[Obj, str]]] = defaultdict(list)
-    for pod in snapshot.of_kind("Pod"):
+    for pod in current_pods(snapshot):
         message = _stuck_message(snapshot, pod)
         if message is not None:
             stuck[(snapshot.owner_workload(pod), classify(message)[0])].append((pod, message))

@@ -49,16 +49,7 @@ class RevertPorts(ForgePorts):
 
     @classmethod
     def of(cls, ports: ForgePorts) -> RevertPorts:
-        return cls(
-            ports.forge,
-            ports.read_file,
-            ports.gate_check,
-            ports.watcher,
-            ports.verifier,
-            main_head=ports.main_head,
-            labels=ports.labels,
-            announced=ports.announced,
-        )
+        return cls(*ports.parts(), **ports.options())
 
     def open_pr(self, plan: Plan) -> OpenedPR:
         target = reverted_pr(plan)

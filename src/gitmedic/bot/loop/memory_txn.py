@@ -64,16 +64,7 @@ class MemoryPorts(ForgePorts):
     """ForgePorts for a memory plan (see the module docstring)."""
 
     def __init__(self, ports: ForgePorts, repo: Path) -> None:
-        super().__init__(
-            ports.forge,
-            ports.read_file,
-            ports.gate_check,
-            ports.watcher,
-            ports.verifier,
-            main_head=ports.main_head,
-            labels=MEMORY_LABELS,
-            announced=ports.announced,
-        )
+        super().__init__(*ports.parts(), **ports.options(labels=MEMORY_LABELS))
         self.repo = repo  # the guard checks out the memory's head in a worktree of it
 
     def files(self, plan: Plan, at: str) -> dict[str, str | None]:

@@ -84,6 +84,22 @@ class ForgePorts:
         self.app_path = app_path.strip("/")
         self.announced = announced  # after the comment: the dashboard, told too
 
+    def options(self, **changes: Any) -> dict[str, Any]:
+        """The keyword settings, with ``changes``: what a port for another kind of
+        transaction (a revert PR, a memory PR) keeps of this one."""
+        kept: dict[str, Any] = {
+            "main_head": self._main_head,
+            "labels": self.labels,
+            "changed_files": self.changed_files,
+            "app_path": self.app_path,
+            "announced": self.announced,
+        }
+        return kept | changes
+
+    def parts(self) -> tuple[Forge, Callable[[str, str], str], Gate, SyncWatcher, OracleVerifier]:
+        """The positional settings (see :meth:`options`)."""
+        return self.forge, self.read_file, self.gate_check, self.watcher, self.verifier
+
     # -- pull request ------------------------------------------------------------------
 
     def open_pr(self, plan: Plan) -> OpenedPR:

@@ -157,17 +157,29 @@ def recent_regression(ws: Workspace, finding: Finding, since: float, limit: int)
     return None
 
 
-def last_change_of(ws: Workspace, ref: Resource, path: Path, since: float) -> Commit | None:
-    """The latest commit since ``since`` that changed ``path`` of ``ref``, comparing the
-    object's parsed value in the app's desired state, so a commit that only moved the
-    object to another file or rewrote its text (key order, quoting) never counts."""
-    for commit in ws.states.commits(MAX_COMMITS):
+def last_change_of(
+    ws: Workspace, ref: Resource, path: Path, since: float, *, introduction: bool = True
+) -> Commit | None:
+    """The latest commit since ``since`` that changed ``path`` of ``ref``, or None.
+
+    Judged on the rendered desired state of each commit and its parent, so a change made
+    where the field is really set (an overlay's patch, a Helm values file, a shared base)
+    counts as much as one in the file that declares the object, and a commit that only
+    moved the object to another file or rewrote its text (key order, quoting) never does.
+    The walk covers the app's paths and the files declaring ``ref`` and setting ``path``
+    (either may live outside the app's folder). ``introduction``: whether the commit that
+    first brought the object counts (a restore can put back what was before it; a lever
+    asks whether something that *ran* was changed, and the object's arrival is not that).
+    """
+    states = ws.states
+    files = sorted({f for f in (ws.file_of(ref), ws.file_of(ref, path=path)) if f})
+    for commit in states.commits(MAX_COMMITS, also=files):  # newest first
         if commit.timestamp < since or not commit.parents:
             return None
-        new = ws.states.at(commit.sha).get(ref.kind, ref.namespace, ref.name)
-        old = ws.states.at(commit.parents[0]).get(ref.kind, ref.namespace, ref.name)
-        if new is None:
-            return None  # the object did not exist here: nothing older changed its field
+        new = states.at(commit.sha).get(ref.kind, ref.namespace, ref.name)
+        old = states.at(commit.parents[0]).get(ref.kind, ref.namespace, ref.name)
+        if new is None or (old is None and not introduction):
+            continue
         now, was = lookup(new.body, path), lookup(old.body, path) if old else (False, None)
         if now[0] != was[0] or not same(now[1], was[1]):
             return commit

@@ -66,14 +66,15 @@ class DesiredStates:
 
     # -- revisions --------------------------------------------------------------------
 
-    def commits(self, limit: int, rev: str = "HEAD") -> list[Commit]:
-        """Commits touching the app's path, newest first, at most ``limit``.
+    def commits(self, limit: int, rev: str = "HEAD", also: Sequence[str] = ()) -> list[Commit]:
+        """Commits touching the app's path (and the files ``also`` names), newest first,
+        at most ``limit``.
 
         Commits a later exact revert cancelled (a fix undone, and its revert) are left
         out: their net change is nothing, and undoing them would re-propose the undone fix.
         """
         # a Helm app's values files may live outside its chart folder: their commits count
-        paths = self.repo.history_paths()
+        paths = list(dict.fromkeys([*self.repo.history_paths(), *also]))
         walked = self.repo.git.log(*paths, rev=rev, max_count=limit)
         undone = undone_commits(self.repo.git, self.repo.path, rev)
         return [c for c in walked if c.sha not in undone]

@@ -15,17 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from gitmedic.bot.responder.live_blame import last_change_of
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.detectors.quantity import GI
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
 from gitmedic.reconciler.git import Commit
-from gitmedic.reconciler.manifests.documents import EditError, blob_sha, same
+from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.paths import Path, lookup
-
-# How far back a lever looks for a change that may be the cause instead of the runtime.
-RECENT_COMMITS = 50
 
 
 @dataclass(frozen=True)
@@ -38,6 +36,20 @@ class Bounds:
 
 
 @dataclass(frozen=True)
+class SeenHealthy:
+    """A container the monitor saw Ready and running (:mod:`gitmedic.bot.loop.healthy_images`):
+    the image its pod spec named and the build it ran (``imageID``), last seen at ``seen``."""
+
+    kind: str
+    namespace: str
+    workload: str
+    container: str
+    image: str
+    image_id: str
+    seen: float
+
+
+@dataclass(frozen=True)
 class Evidence:
     ws: Workspace
     finding: Finding
@@ -45,6 +57,7 @@ class Evidence:
     since: float  # a change older than this ran fine for a while: not the cause
     at: float  # the incident's opening (stamps a restart, deterministically)
     bounds: Bounds = field(default_factory=Bounds)
+    healthy: tuple[SeenHealthy, ...] = ()  # images that ran healthy, newest first
 
     def desired(self, ref: Resource) -> Obj | None:
         return self.ws.states.at(self.ws.head).get(ref.kind, ref.namespace, ref.name)
@@ -64,32 +77,10 @@ class Evidence:
         return self.live.pods_selected_by(wl.obj.namespace, selector)
 
     def recent_change(self, ref: Resource, path: Path) -> Commit | None:
-        """The newest commit since :attr:`since` that changed ``path`` of ``ref``, if any.
-
-        Judged on the rendered desired state of each commit and its parent, so a change
-        made where the field is really set (an overlay's patch, a Helm values file, a
-        base) counts as much as one in the file that declares the object. The commit
-        that first brought the object does not count: what it added is the object, not
-        a change to one that ran.
-        """
-        states = self.ws.states
-        # The app's own paths, and the files that declare and set the field: a shared
-        # base or values file may live outside the app's folder.
-        files = {self.ws.file_of(ref), self.ws.file_of(ref, path=path)} - {None}
-        paths = [*states.repo.history_paths(), *sorted(f for f in files if f)]
-        for commit in states.repo.git.log(*paths, max_count=RECENT_COMMITS):  # newest first
-            if commit.timestamp < self.since:
-                break
-            if not commit.parents:
-                continue
-            after = states.at(commit.sha).get(ref.kind, ref.namespace, ref.name)
-            before = states.at(commit.parents[0]).get(ref.kind, ref.namespace, ref.name)
-            if after is None or before is None:
-                continue
-            (had, old), (has, new) = lookup(before.body, path), lookup(after.body, path)
-            if had != has or not same(old, new):
-                return commit
-        return None
+        """The newest commit since :attr:`since` that changed ``path`` of ``ref`` (on the
+        rendered state; the commit that first brought the object does not count: what it
+        added is the object, not a change to one that ran)."""
+        return last_change_of(self.ws, ref, path, self.since, introduction=False)
 
 
 class Lever(Protocol):

@@ -9,17 +9,23 @@ more. An image outside the catalog fails to pull (``ErrImagePull``, then
 start (``CrashLoopBackOff``); a command the image ran for *another* workload
 starts, but that workload now serves the wrong thing (the hotel-reservation
 ``[profile] -> [geo]`` case).
+
+Each image has one build, named by a digest (:func:`build_digest`), and can be
+pulled by it (``repo@sha256:<digest>``). A tag in ``rebuilt`` was pushed again
+out of band (the ``image-retag`` fault): it now names a new build, which crashes,
+while its old build is still there by digest.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitmedic.detectors.snapshot import Snapshot, as_list
 from gitmedic.detectors.topology import calls
+from gitmedic.sim import ids
 
 Command = tuple[str, ...]
 COMMAND_ANNOTATION = "sim.gitmedic.dev/command-"  # + container name: the expected command
@@ -40,6 +46,11 @@ def repository(image: str) -> str:
     return head
 
 
+def build_digest(image: str, build: str = "") -> str:
+    """The sha256 (hex) of the build ``image`` names: its original one, or ``build``."""
+    return (ids.digest("image", image, build) if build else ids.digest("image", image)).hex() * 2
+
+
 def command_of(container: Mapping[str, object]) -> Command:
     return tuple(str(c) for c in as_list(container.get("command")))
 
@@ -58,13 +69,21 @@ class ImageCatalog:
     optional: frozenset[tuple[str, str]] = frozenset()
     # (namespace, workload) -> env names that addressed an existing Service in the baseline
     wiring: Mapping[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # tags pushed again out of band: they name a new build that crashes (normalized)
+    rebuilt: frozenset[str] = frozenset()
 
     def serves(self, image: str, port: int | str) -> bool:
         """Did this image serve ``port`` in the baseline, declared or not?"""
         return port in self.ports.get(repository(image), frozenset())
 
     def has_image(self, image: str) -> bool:
-        return normalize(image) in self.images
+        image = normalize(image)
+        if image in self.images:
+            return True
+        repo, pinned, digest = image.partition("@sha256:")
+        return bool(pinned) and any(
+            repository(i) == repo and build_digest(i) == digest for i in self.images
+        )
 
     def runs(self, image: str, command: Command) -> bool:
         known = self.commands.get(repository(image))
@@ -75,14 +94,7 @@ class ImageCatalog:
 
     def with_images(self, images: Iterable[str]) -> ImageCatalog:
         extra = frozenset(normalize(i) for i in images)
-        return ImageCatalog(
-            self.images | extra,
-            self.commands,
-            self.expected,
-            self.ports,
-            self.optional,
-            self.wiring,
-        )
+        return replace(self, images=self.images | extra)
 
     @classmethod
     def from_snapshots(

@@ -28,7 +28,9 @@ from gitmedic.sim.deployments import deployment
 from gitmedic.sim.events import event_objects
 from gitmedic.sim.fate import PodFate, pod_fate
 from gitmedic.sim.hpa import Scaling, autoscale
+from gitmedic.sim.load import Demand, pod_metrics
 from gitmedic.sim.network import PodIndex, endpoint_slice, endpoints, service_body
+from gitmedic.sim.node_faults import not_ready_node
 from gitmedic.sim.nodes import Node, default_nodes, node_object
 from gitmedic.sim.pods import PodView
 from gitmedic.sim.rollout import History, Key, advance, key_of
@@ -101,6 +103,8 @@ class Cluster:
         self.histories: dict[Key, History] = {}
         self.first_seen: dict[tuple[str, str, str], float] = {}
         self.kills: dict[tuple[str, str, int], tuple[float, ...]] = defaultdict(tuple)
+        self.demands: dict[Key, Demand] = {}  # CPU load on workloads (sim.load)
+        self.down: dict[str, float] = {}  # node -> NotReady since (sim.node_faults)
         self._version = 0
         self._cache: tuple[tuple[int, float], Observed] | None = None
 
@@ -134,6 +138,23 @@ class Cluster:
         self._changed()
         return count
 
+    def load(self, key: Key, demand: Demand) -> None:
+        """Put a CPU demand on a workload from now on (the cpu-saturation fault)."""
+        self.demands[key] = demand
+        self._changed()
+
+    def node_not_ready(self, name: str) -> None:
+        """The node's kubelet reports NotReady from now on (the node-not-ready fault)."""
+        if name not in {n.name for n in self.nodes}:
+            raise KeyError(f"no node {name} in the sim")
+        self.down.setdefault(name, self.clock.now())
+        self._changed()
+
+    def node_ready(self, name: str) -> None:
+        """The node is Ready again (its kubelet recovered)."""
+        self.down.pop(name, None)
+        self._changed()
+
     def _changed(self) -> None:
         self._version += 1
 
@@ -150,9 +171,11 @@ class Cluster:
 
     def _compute(self, now: float) -> Observed:
         claims, claim_objs = self._claims()
-        world = World(now, self.seed, self.nodes, self.desired, claims, dict(self.kills))
+        world = World(
+            now, self.seed, self.nodes, self.desired, claims, dict(self.kills), dict(self.down)
+        )
         scalings = self._autoscale()
-        objects: list[dict[str, Any]] = [node_object(n, self.created) for n in self.nodes]
+        objects: list[dict[str, Any]] = [self._node(n) for n in self.nodes]
         objects += claim_objs
         for key in sorted(self.histories, key=_controller_order):
             hist = self.histories[key]
@@ -162,8 +185,14 @@ class Cluster:
         objects += self._passthrough()
         objects += self._root_ca_configmaps()
         objects += [p.body for p in world.pods]
+        objects += pod_metrics(world.pods, self.demands, now)
         objects += event_objects(world.events)
         return Observed(now, tuple(objects), tuple(world.pods), self.desired, self.revision)
+
+    def _node(self, node: Node) -> dict[str, Any]:
+        body = node_object(node, self.created)
+        since = self.down.get(node.name)
+        return not_ready_node(body, since) if since is not None else body
 
     def _claims(self) -> tuple[dict[tuple[str, str], str], list[dict[str, Any]]]:
         states: dict[tuple[str, str], str] = {}
@@ -206,7 +235,7 @@ class Cluster:
         fates: dict[Key, PodFate] = {k: h.current.fate for k, h in self.histories.items()}
         out: dict[Key, Scaling] = {}
         for hpa in self.desired.of_kind("HorizontalPodAutoscaler"):
-            scaling = autoscale(hpa, self.desired, fates, self._seen(hpa))
+            scaling = autoscale(hpa, self.desired, fates, self._seen(hpa), self.demands)
             scaling.body["metadata"]["uid"] = ids.uid("hpa", hpa.namespace, hpa.name)
             if scaling.target is not None:
                 out[key_of(scaling.target)] = scaling

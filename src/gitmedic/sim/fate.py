@@ -34,9 +34,10 @@ from gitmedic.detectors.quantity import MI, millicores, whole_bytes
 from gitmedic.detectors.snapshot import Container, Snapshot, Workload, as_list, mapping
 from gitmedic.detectors.topology import in_cluster_target
 from gitmedic.sim import ids
-from gitmedic.sim.catalog import COMMAND_ANNOTATION, ImageCatalog, command_of
+from gitmedic.sim.catalog import COMMAND_ANNOTATION, ImageCatalog, command_of, normalize
 
 ANNOTATION = "sim.gitmedic.dev/"
+REBUILT = "rebuilt"
 DEFAULT_WORKING_SET = 16 * MI
 DEFAULT_CPU_USE_M = 50
 _WAIT_TOOLS = re.compile(
@@ -71,6 +72,7 @@ class ContainerFate:
     misbehaves: bool = False  # runs and is Ready, but serves another service's code
     cpu_use_m: int = DEFAULT_CPU_USE_M
     cpu_limit_m: int | None = None
+    build: str = ""  # "" the tag's original build; else the one it names since a re-push
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,9 @@ def _container(
     )
     if not catalog.has_image(image):
         return _with(base, Outcome.PULL_FAILS, _pull_message(image))
+    if normalize(image) in catalog.rebuilt:  # the tag was pushed again: its new build crashes
+        broken = _crash_with("Error", 2, 1.0, f"panic: the build {image} names now fails at start")
+        return _replace(base, {**broken, "build": REBUILT})
     config = _config_error(c, snapshot, wl.obj.namespace)
     if config:
         return _with(base, Outcome.CONFIG_ERROR, config)

@@ -21,6 +21,7 @@ from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, as_list, mappin
 from gitmedic.sim.conditions import condition
 from gitmedic.sim.defaults import defaulted_spec
 from gitmedic.sim.fate import DEFAULT_CPU_USE_M, PodFate
+from gitmedic.sim.load import Demand
 from gitmedic.sim.stamps import iso
 
 
@@ -33,7 +34,11 @@ class Scaling:
 
 
 def autoscale(
-    hpa: Obj, desired: Snapshot, fates: Mapping[tuple[str, str, str], PodFate], created: float
+    hpa: Obj,
+    desired: Snapshot,
+    fates: Mapping[tuple[str, str, str], PodFate],
+    created: float,
+    demands: Mapping[tuple[str, str, str], Demand] | None = None,
 ) -> Scaling:
     ref = mapping(hpa.spec.get("scaleTargetRef"))
     target = next(
@@ -99,8 +104,8 @@ def autoscale(
             ],
         }
         return Scaling(hpa, target, None, body)
-    fate = fates.get((target.obj.kind, target.obj.namespace, target.obj.name))
-    util = _utilization(containers, fate)
+    key = (target.obj.kind, target.obj.namespace, target.obj.name)
+    util = _utilization(containers, fates.get(key), (demands or {}).get(key), current)
     goal = _cpu_target(metrics)
     wanted = math.ceil(current * util / goal) if goal and util else current
     replicas = min(max(wanted, low), high)
@@ -137,18 +142,21 @@ def autoscale(
                 "utilization (percentage of request)",
                 since,
             ),
-            condition(
-                "ScalingLimited",
-                replicas != wanted,
-                "TooFewReplicas" if wanted < low else "DesiredWithinRange",
-                "the desired replica count is within the acceptable range"
-                if replicas == wanted
-                else "the desired replica count is less than the minimum replica count",
-                since,
-            ),
+            _limited(wanted, low, high, since),
         ],
     }
     return Scaling(hpa, target, replicas, body)
+
+
+def _limited(wanted: int, low: int, high: int, since: str) -> dict[str, Any]:
+    said = "the desired replica count is"
+    if wanted < low:
+        why = ("TooFewReplicas", f"{said} less than the minimum replica count")
+    elif wanted > high:
+        why = ("TooManyReplicas", f"{said} more than the maximum replica count")
+    else:
+        why = ("DesiredWithinRange", f"{said} within the acceptable range")
+    return condition("ScalingLimited", not low <= wanted <= high, why[0], why[1], since)
 
 
 def _metrics(hpa: Obj) -> list[Any]:
@@ -192,8 +200,13 @@ def _missing_cpu_request(containers: list[Mapping[str, Any]]) -> str:
     return next((str(c.get("name")) for c in containers if _cpu_request(c) is None), "")
 
 
-def _utilization(containers: list[Mapping[str, Any]], fate: PodFate | None) -> int:
-    used = sum(f.cpu_use_m for f in fate.containers) if fate else DEFAULT_CPU_USE_M
+def _utilization(
+    containers: list[Mapping[str, Any]], fate: PodFate | None, demand: Demand | None, current: int
+) -> int:
+    uses = {f.name: float(f.cpu_use_m) for f in fate.containers} if fate else {}
+    if demand is not None:  # a load spread over the replicas there are (sim.load)
+        uses[demand.container] = demand.total_m / max(1, current)
+    used = sum(uses.values()) if uses else DEFAULT_CPU_USE_M
     requested = sum(_cpu_request(c) or 0 for c in containers)
     return round(100 * used / requested) if requested else 0
 

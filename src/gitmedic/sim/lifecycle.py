@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmedic.sim import ids
+from gitmedic.sim.catalog import build_digest
 from gitmedic.sim.fate import ContainerFate, Outcome, PodFate
 from gitmedic.sim.stamps import iso
 
@@ -163,7 +164,7 @@ def _crashing(
     if finished >= 0:
         status["lastState"] = {"terminated": _terminated(fate, runs, finished, pod_uid)}
     status["containerID"] = _cid(pod_uid, fate.name, k)
-    status["imageID"] = _image_id(fate.image)
+    status["imageID"] = _image_id(fate.image, fate.build)
     events = list(_pulled(fate, path, start))
     events += [
         EventSpec(
@@ -282,16 +283,22 @@ def _waiting(base: dict[str, Any], reason: str, message: str) -> dict[str, Any]:
 
 
 def _ids(status: dict[str, Any], fate: ContainerFate, pod_uid: str) -> dict[str, Any]:
-    return {**status, "containerID": _cid(pod_uid, fate.name, 0), "imageID": _image_id(fate.image)}
+    return {
+        **status,
+        "containerID": _cid(pod_uid, fate.name, 0),
+        "imageID": _image_id(fate.image, fate.build),
+    }
 
 
 def _cid(pod_uid: str, name: str, k: int) -> str:
     return "containerd://" + ids.digest("container", pod_uid, name, k).hex() * 2
 
 
-def _image_id(image: str) -> str:
+def _image_id(image: str, build: str = "") -> str:
+    if "@sha256:" in image:
+        return image  # pulled by digest: that build
     repo = image.rsplit(":", 1)[0] if "@" not in image else image.split("@")[0]
-    return f"{repo}@sha256:{ids.digest('image', image).hex() * 2}"
+    return f"{repo}@sha256:{build_digest(image, build)}"
 
 
 def _count(first: float, now: float, every: float) -> int:

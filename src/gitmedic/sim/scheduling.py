@@ -25,6 +25,8 @@ from gitmedic.detectors.snapshot import as_list, mapping, selector_matches
 from gitmedic.sim import ids
 from gitmedic.sim.nodes import Node
 
+NOT_READY = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"
+
 
 @dataclass(frozen=True)
 class PodRequest:
@@ -33,6 +35,7 @@ class PodRequest:
     labels: Mapping[str, str]
     spec: Mapping[str, Any]
     claims: Mapping[str, str]  # claimName -> "" when bound, else the problem
+    created: float = 0.0  # a pod bound before its node went NotReady keeps its place
 
     @cached_property
     def requests(self) -> tuple[int, int]:
@@ -60,8 +63,9 @@ class Placement:
 
 
 class Scheduler:
-    def __init__(self, nodes: Sequence[Node]) -> None:
+    def __init__(self, nodes: Sequence[Node], down: Mapping[str, float] | None = None) -> None:
         self.loads = [NodeLoad(n) for n in nodes]
+        self.down = dict(down or {})  # node -> NotReady since (sim.node_faults)
 
     def place(self, pod: PodRequest) -> Placement:
         claim_problem = next((p for p in pod.claims.values() if p), "")
@@ -70,7 +74,8 @@ class Scheduler:
         reasons: Counter[str] = Counter()
         feasible: list[NodeLoad] = []
         for load in self.loads:
-            reason = _unfit(load, pod)
+            since = self.down.get(load.node.name)
+            reason = NOT_READY if since is not None and pod.created >= since else _unfit(load, pod)
             if reason:
                 reasons[reason] += 1
             else:

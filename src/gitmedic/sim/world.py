@@ -16,6 +16,7 @@ from gitmedic.sim.admission import Admission
 from gitmedic.sim.defaults import defaulted_spec
 from gitmedic.sim.fate import PodFate
 from gitmedic.sim.lifecycle import EventSpec
+from gitmedic.sim.node_faults import stranded
 from gitmedic.sim.nodes import Node
 from gitmedic.sim.pods import PodIdentity, PodView, render_pod
 from gitmedic.sim.scheduling import PodRequest, Scheduler
@@ -38,13 +39,14 @@ class World:
     desired: Snapshot
     claims: Mapping[tuple[str, str], str]  # (namespace, claim) -> "" bound, else problem
     kills: Mapping[tuple[str, str, int], tuple[float, ...]]  # (ns, owner, index) -> kill times
+    down: Mapping[str, float] = field(default_factory=dict)  # node -> NotReady since
     scheduler: Scheduler = field(init=False)
     admission: Admission = field(init=False)
     pods: list[PodView] = field(default_factory=list)
     events: list[tuple[Involved, EventSpec]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.scheduler = Scheduler(self.nodes)
+        self.scheduler = Scheduler(self.nodes, self.down)
         self.admission = Admission(self.desired)
 
     def kill_state(self, namespace: str, owner: str, index: int, since: float) -> tuple[int, float]:
@@ -58,11 +60,13 @@ class World:
         refusal = self.admission.admit(who.namespace, who.name, who.spec)
         if refusal:
             return refusal
-        request = PodRequest(who.name, owner_key, who.labels, who.spec, self._claims(who))
+        claims = self._claims(who)
+        request = PodRequest(who.name, owner_key, who.labels, who.spec, claims, who.created)
         placement = self.scheduler.place(request)
         prefix = next((n.pod_cidr_prefix for n in self.nodes if n.name == placement.node), "")
         view = render_pod(who, fate, placement.node, prefix, placement.message, self.now, self.seed)
-        return view
+        since = self.down.get(placement.node or "")
+        return stranded(view, since) if since is not None else view
 
     def release(self, view: PodView) -> None:
         self.scheduler.release(str(view.body["metadata"]["name"]))

@@ -13,7 +13,17 @@ changed fate restarts them; Git never holds the annotations.
   OOMKilled until the limit is raised;
 - ``wedge``: the pods of the template running at injection stay alive for their
   liveness probe but fail readiness for good (a deadlocked worker); a new
-  template (a restart annotation) brings fresh pods that work.
+  template (a restart annotation) brings fresh pods that work;
+- ``cpu-saturation``: callers ask the workload's first CPU-limited container for
+  :data:`SURGE` times the CPU its replicas can give (the replicas Git declares,
+  or its HPA's maxReplicas), for good (:mod:`gitmedic.sim.load`): every replica
+  runs at its limit until there are enough of them;
+- ``image-retag``: the tag of the workload's first container was pushed again
+  out of band (Git unchanged): its pods restart on the new build, which
+  crashes; the old build is still pullable by its digest;
+- ``node-not-ready``: a node (named, or the one the named workload's first pod
+  runs on) reports NotReady for good (:mod:`gitmedic.sim.node_faults`): the pods
+  bound to it stop serving, new pods go elsewhere.
 
 :func:`inject_named` reads the ``GITMEDIC_SIM_FAULTS`` form (``fault:target``,
 ``;``-separated) for ``gitmedic run --cluster sim``, whose sim lives in its own
@@ -23,20 +33,24 @@ process, with the traffic faults of :mod:`.runtime` under the same names.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gitmedic.detectors.quantity import MI, whole_bytes
+from gitmedic.detectors.finding import Resource
+from gitmedic.detectors.quantity import MI, millicores, whole_bytes
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
 from gitmedic.sim import ids
+from gitmedic.sim.catalog import normalize
 from gitmedic.sim.engine import RevisionSource
 from gitmedic.sim.fate import ANNOTATION
 from gitmedic.sim.faults import runtime
 from gitmedic.sim.faults.edit import FaultNotApplicable
 from gitmedic.sim.faults.targets import Injection, workload
+from gitmedic.sim.load import Demand
 from gitmedic.sim.runtime import Sim
 
 GROWTH = 1.5
+SURGE = 1.5
 WEDGE = "timeout: the worker is deadlocked (its liveness endpoint still answers)"
 Adjust = Callable[[Workload], dict[str, str]]  # the sim annotations a workload gets
 
@@ -115,6 +129,66 @@ def wedge(sim: Sim, target: str | None = None) -> Injection:
     return Injection("wedge", wl.ref, "pods deadlocked: running, never Ready")
 
 
+def cpu_saturation(sim: Sim, target: str | None = None) -> Injection:
+    """A load of 1.5x what the workload's replicas can serve at their CPU limit."""
+    desired = sim.cluster.desired
+    wl = workload(desired, target)
+    limited = [(c.name, _cpu_limit(c.body)) for c in wl.containers(init=False)]
+    name, limit = next(((n, lim) for n, lim in limited if lim), ("", None))
+    if limit is None:
+        raise FaultNotApplicable(f"{wl.ref}: no container has a CPU limit to saturate")
+    replicas = _max_replicas(desired, wl) or wl.replicas or 1
+    total = int(limit * replicas * SURGE)
+    sim.cluster.load((wl.obj.kind, wl.obj.namespace, wl.obj.name), Demand(name, total))
+    return Injection("cpu-saturation", wl.ref, f"callers ask {name} for {total}m of CPU")
+
+
+def image_retag(sim: Sim, target: str | None = None) -> Injection:
+    """The first container's tag names a new, crashing build from now on."""
+    wl = workload(sim.cluster.desired, target)
+    image = next((str(c.body.get("image") or "") for c in wl.containers(init=False)), "")
+    if not image or "@" in image:
+        raise FaultNotApplicable(f"{wl.ref}: no container image by tag to push again")
+    catalog = replace(sim.catalog, rebuilt=sim.catalog.rebuilt | {normalize(image)})
+    sim.catalog = sim.cluster.catalog = catalog
+    sim.cluster.apply(sim.cluster.desired, sim.cluster.revision)  # its pods restart on it
+    return Injection("image-retag", wl.ref, f"{image} pushed again: the new build crashes")
+
+
+def node_not_ready(sim: Sim, target: str | None = None) -> Injection:
+    """A node goes NotReady: ``target`` names it, or a workload whose first pod is on it."""
+    nodes = {n.name for n in sim.cluster.nodes}
+    name = target if target in nodes else _node_of(sim, target)
+    sim.cluster.node_not_ready(name)
+    return Injection("node-not-ready", Resource("Node", "", name, "v1"), f"node {name} NotReady")
+
+
+def _node_of(sim: Sim, target: str | None) -> str:
+    wl = workload(sim.cluster.desired, target)
+    live = sim.cluster.observe().snapshot
+    selector = mapping(mapping(wl.obj.spec.get("selector")).get("matchLabels"))
+    pods = live.pods_selected_by(wl.obj.namespace, selector or wl.template_labels)
+    placed = sorted(str(p.spec.get("nodeName")) for p in pods if p.spec.get("nodeName"))
+    if not placed:
+        raise FaultNotApplicable(f"{wl.ref}: no pod is placed on a node")
+    return placed[0]
+
+
+def _max_replicas(desired: Snapshot, wl: Workload) -> int | None:
+    for hpa in desired.of_kind("HorizontalPodAutoscaler", wl.obj.namespace):
+        ref = mapping(hpa.spec.get("scaleTargetRef"))
+        high = hpa.spec.get("maxReplicas")
+        if (ref.get("kind"), ref.get("name")) == (wl.obj.kind, wl.obj.name) and isinstance(
+            high, int
+        ):
+            return high
+    return None
+
+
+def _cpu_limit(container: Mapping[str, Any]) -> int | None:
+    return millicores(mapping(mapping(container.get("resources")).get("limits")).get("cpu"))
+
+
 def _limit(container: Mapping[str, Any]) -> int | None:
     return whole_bytes(mapping(mapping(container.get("resources")).get("limits")).get("memory"))
 
@@ -122,6 +196,9 @@ def _limit(container: Mapping[str, Any]) -> int | None:
 RUNTIME: dict[str, Callable[[Sim, str | None], Injection]] = {
     "memory-growth": memory_growth,
     "wedge": wedge,
+    "cpu-saturation": cpu_saturation,
+    "image-retag": image_retag,
+    "node-not-ready": node_not_ready,
     "database-auth-revoked": runtime.database_auth_revoked,
     "cache-password-changed": runtime.cache_password_changed,
     "lock-contention": runtime.lock_contention,
@@ -146,4 +223,13 @@ def inject_named(sim: Sim, spec: str) -> list[Injection]:
     return [RUNTIME[fault](sim, target) for fault, target in wanted]
 
 
-__all__ = ["RUNTIME", "RuntimeSource", "inject_named", "memory_growth", "wedge"]
+__all__ = [
+    "RUNTIME",
+    "RuntimeSource",
+    "cpu_saturation",
+    "image_retag",
+    "inject_named",
+    "memory_growth",
+    "node_not_ready",
+    "wedge",
+]

@@ -53,6 +53,7 @@ from gitmedic.reconciler.config import (
     AppConfig,
     Config,
     ConfigError,
+    LeversConfig,
     find_config,
     load_config,
 )
@@ -125,6 +126,7 @@ def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopCo
         probes=app.oracles.probes,
         policy=config.policy if config else DEFAULT_POLICY,  # the policy as written: law
         llm=config.llm if config and config.llm.model else None,
+        levers=config.levers if config else LeversConfig(),
         **extra,
     )
 

@@ -73,6 +73,11 @@ def test_a_lever_whose_playbook_was_set_aside_is_not_asked(tmp_path: Path) -> No
 
 
 def test_the_registry_refuses_a_lever_twice() -> None:
-    assert [lever.id for lever in LEVERS] == ["raise-memory-limit", "restart"]
+    assert [lever.id for lever in LEVERS] == [
+        "raise-memory-limit",
+        "restart",
+        "scale-out",
+        "rollback-image",
+    ]
     with pytest.raises(ValueError, match="'restart' is registered twice"):
         registry((RESTART, RAISE_MEMORY_LIMIT, RESTART))

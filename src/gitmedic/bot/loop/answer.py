@@ -32,10 +32,12 @@ from gitmedic.bot.loop.incidents import incident_of
 from gitmedic.bot.loop.remember import reflect_fix, report_escalation
 from gitmedic.bot.loop.tell import needs_telling, tell_held, told_key
 from gitmedic.bot.responder.incident import Incident
+from gitmedic.bot.responder.levers import Bounds
 from gitmedic.bot.responder.llm import Completion, with_feedback
 from gitmedic.bot.responder.playbooks import Playbook
 from gitmedic.bot.responder.proposal import Proposal, hand_over
 from gitmedic.bot.responder.responder import Responder, _all_playbooks
+from gitmedic.bot.responder.strategies import Limits
 from gitmedic.detectors.registry import Registry
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.repo import ManifestRepo
@@ -191,6 +193,8 @@ class Answerer:
             playbooks=books,
             llm=cfg.llm,
             completion=completion,
+            healthy=self.loop.healthy_images.seen(),
+            limits=Limits(levers=Bounds.of(cfg.levers)),
         )
         # The cluster as it is now, not as it was when the incident last grew: a runtime
         # lever judges how long pods have been un-Ready.

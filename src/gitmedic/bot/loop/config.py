@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitmedic.reconciler.config import LlmConfig, PolicyConfig, ProbeConfig
+from gitmedic.reconciler.config import LeversConfig, LlmConfig, PolicyConfig, ProbeConfig
 
 
 @dataclass(frozen=True)
@@ -26,5 +26,6 @@ class LoopConfig:
     probes: tuple[ProbeConfig, ...] = ()  # HTTP probes the verification window watches
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     llm: LlmConfig | None = None
+    levers: LeversConfig = field(default_factory=LeversConfig)  # the runtime levers' ceilings
     lock_ttl_s: float = 120.0  # the writer lease (wall clock), renewed at every step
     settle_s: float = 300.0  # --once: healthy this long (alerts' for-windows) is healthy

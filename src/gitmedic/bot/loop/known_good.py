@@ -22,11 +22,12 @@ order:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitmedic.bot.loop.state_db import state_db
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState
 from gitmedic.reconciler.transaction import Journal
@@ -59,14 +60,8 @@ class VerifiedRevisions:
     def __init__(self, journal: Journal) -> None:
         self.path = journal.path
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        try:
-            db.executescript(_SCHEMA)
-            yield db
-        finally:
-            db.close()
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        return state_db(self.path, _SCHEMA)
 
     def record(self, app: str, rev: str, at: float) -> None:
         with self._db() as db:

@@ -31,6 +31,7 @@ from gitmedic.bot.loop.answer import Answerer
 from gitmedic.bot.loop.attempts import MEMORY, Attempts, next_move
 from gitmedic.bot.loop.checks import Checks
 from gitmedic.bot.loop.config import LoopConfig
+from gitmedic.bot.loop.healthy_images import HealthyImages
 from gitmedic.bot.loop.incidents import IncidentBook
 from gitmedic.bot.loop.monitor import Monitor
 from gitmedic.bot.loop.report import Event, IncidentReport, describe
@@ -71,6 +72,7 @@ class Loop:
         self.detectors = list(detectors)
         self.on_event = on_event
         self.monitor = Monitor(self.detectors)
+        self.healthy_images = HealthyImages(journal, config.app)
         self.book = IncidentBook(journal, config.app)
         self.incidents = Incidents(
             debounce_s=config.debounce_s, clock=self.clock.now, namer=self.book.name
@@ -92,6 +94,7 @@ class Loop:
     def evaluate(self) -> None:
         snapshot = self.cluster.snapshot()
         self.findings, transition = self.monitor.evaluate(snapshot, self.cluster.alerts())
+        self.healthy_images.observe(snapshot, self.clock.now())
         self.evaluations += 1
         for f in transition.activated:
             self.emit("detected", f"{f.detector}: {f.summary}", finding=f.to_json())

@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from gitmedic.bot.responder.bisect import bisect_fix, find_introduction
 from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
-from gitmedic.bot.responder.levers import Evidence, lever_fix
+from gitmedic.bot.responder.levers import Evidence, SeenHealthy, lever_fix
 from gitmedic.bot.responder.live_blame import recent_regression
 from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
@@ -92,8 +92,10 @@ class Responder:
         llm: LlmConfig | None = None,
         completion: Completion | None = None,
         limits: Limits | None = None,
+        healthy: Sequence[SeenHealthy] = (),
     ) -> None:
         self.repo = repo
+        self.healthy = tuple(healthy)  # images the monitor saw run healthy (image rollback)
         self.detectors = detectors or builtin_registry()
         self.playbooks = list(playbooks) if playbooks is not None else _all_playbooks(repo)
         self.llm = llm
@@ -210,7 +212,7 @@ class Responder:
         if _desired(ws, finding):
             return None
         at = incident.opened_at
-        evidence = Evidence(ws, finding, incident.live, since, at, self.limits.levers)
+        evidence = Evidence(ws, finding, incident.live, since, at, self.limits.levers, self.healthy)
         return lever_fix(evidence, {p.id for p in self.playbooks})
 
     def _runtime_verdict(self, ws: Workspace, finding: Finding, since: float) -> str | None:

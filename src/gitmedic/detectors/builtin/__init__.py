@@ -19,6 +19,7 @@ from gitmedic.detectors.builtin import (
     memory_limit_too_small,
     missing_reference,
     network_policy_isolation,
+    node_avoided_ready,
     node_selector_unmatched,
     pod_config_error,
     pod_crashloop,
@@ -37,6 +38,7 @@ from gitmedic.detectors.builtin import (
     service_selector_polluted,
     service_selector_unmatched,
     service_target_port,
+    workload_saturated,
 )
 from gitmedic.detectors.registry import Registry, from_module
 
@@ -57,6 +59,7 @@ MODULES = (
     memory_limit_too_small,
     missing_reference,
     network_policy_isolation,
+    node_avoided_ready,
     node_selector_unmatched,
     pod_config_error,
     pod_crashloop,
@@ -75,6 +78,7 @@ MODULES = (
     service_selector_polluted,
     service_selector_unmatched,
     service_target_port,
+    workload_saturated,
 )
 
 

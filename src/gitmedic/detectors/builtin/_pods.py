@@ -75,6 +75,14 @@ class ContainerState:
         return {}
 
 
+def is_ready(obj: Obj) -> bool:
+    """A Pod's or Node's ``Ready`` condition is True."""
+    return any(
+        mapping(c).get("type") == "Ready" and mapping(c).get("status") == "True"
+        for c in as_list(obj.status.get("conditions"))
+    )
+
+
 def container_states(pod: Obj, *, init: bool | None = None) -> Iterator[ContainerState]:
     """The pod's container statuses: init ones (``init=True``), regular ones, or both."""
     if init is not False:

@@ -36,6 +36,7 @@ SPEC = DetectorSpec(
     playbooks=(
         "deployment-unavailable",
         "node-fault",
+        "node-not-ready",  # a runtime lever: keep the pods off a NotReady node
         "chaos-pod-kill",
         "chaos-network",
         "traffic-flood",

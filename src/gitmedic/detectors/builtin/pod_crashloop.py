@@ -42,6 +42,7 @@ SPEC = DetectorSpec(
         "poison-records",
         # ...unless a runtime lever mitigates it (bot/responder/levers)
         "memory-working-set-grew",
+        "image-ran-healthy",
     ),
 )
 MIN_RESTARTS = 2  # a terminated container restarted this often is looping

@@ -32,7 +32,8 @@ SPEC = DetectorSpec(
     remediation="Restore the image reference (repository and tag) of the last working revision, "
     "or add the imagePullSecret the registry needs.",
     scope=Scope.LIVE,
-    playbooks=("bad-image",),
+    # the image that last ran healthy, a runtime lever (bot/responder/levers) after bad-image
+    playbooks=("bad-image", "image-ran-healthy"),
 )
 _RULES = {
     "ImagePullBackOff": "image-pull",

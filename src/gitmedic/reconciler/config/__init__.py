@@ -153,6 +153,14 @@ class LlmConfig:
 
 
 @dataclass(frozen=True)
+class LeversConfig:
+    """The ceilings of the runtime levers (``levers:``), as written."""
+
+    max_replicas: int = 10
+    memory_ceiling: str = "8Gi"
+
+
+@dataclass(frozen=True)
 class ManifestsConfig:
     allow_remote_bases: bool = False  # kustomize resources/bases/components fetched remotely
 
@@ -182,6 +190,7 @@ class Config:
     version: int = 1
     kubernetes_version: str | None = None
     detectors: DetectorsConfig = field(default_factory=DetectorsConfig)
+    levers: LeversConfig = field(default_factory=LeversConfig)
 
     def app(self, name: str) -> AppConfig:
         for app in self.apps:
@@ -244,6 +253,7 @@ def parse_config(
         version=int(data["version"]),
         kubernetes_version=data.get("kubernetes_version"),
         detectors=DetectorsConfig(**_tuples(data.get("detectors") or {})),
+        levers=LeversConfig(**(data.get("levers") or {})),
     )
 
 

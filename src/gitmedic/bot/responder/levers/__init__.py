@@ -27,9 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from gitmedic.bot.responder.levers.evidence import Bounds, Evidence, Lever
+from gitmedic.bot.responder.levers.evidence import Bounds, Evidence, Lever, SeenHealthy
 from gitmedic.bot.responder.levers.memory import RAISE_MEMORY_LIMIT
+from gitmedic.bot.responder.levers.node import AVOID_NODE, LIFT_NODE_AVOIDANCE
 from gitmedic.bot.responder.levers.restart import RESTART
+from gitmedic.bot.responder.levers.rollback import ROLLBACK_IMAGE
+from gitmedic.bot.responder.levers.scale import SCALE_OUT
 from gitmedic.bot.responder.workspace import Fix
 
 
@@ -43,7 +46,9 @@ def registry(levers: Sequence[Lever]) -> tuple[Lever, ...]:
     return tuple(levers)
 
 
-LEVERS = registry((RAISE_MEMORY_LIMIT, RESTART))
+LEVERS = registry(
+    (RAISE_MEMORY_LIMIT, RESTART, SCALE_OUT, ROLLBACK_IMAGE, AVOID_NODE, LIFT_NODE_AVOIDANCE)
+)
 
 
 def lever_fix(
@@ -60,12 +65,17 @@ def lever_fix(
 
 
 __all__ = [
+    "AVOID_NODE",
     "LEVERS",
+    "LIFT_NODE_AVOIDANCE",
     "RAISE_MEMORY_LIMIT",
     "RESTART",
+    "ROLLBACK_IMAGE",
+    "SCALE_OUT",
     "Bounds",
     "Evidence",
     "Lever",
+    "SeenHealthy",
     "lever_fix",
     "registry",
 ]

@@ -18,8 +18,9 @@ from typing import Any, Protocol
 from gitmedic.bot.responder.live_blame import last_change_of
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding, Resource
-from gitmedic.detectors.quantity import GI
+from gitmedic.detectors.quantity import GI, whole_bytes
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
+from gitmedic.reconciler.config import LeversConfig
 from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
@@ -33,6 +34,12 @@ class Bounds:
     memory_ceiling: int = 8 * GI  # bytes: no container limit above this
     max_replicas: int = 10  # no replica count above this where no HPA bounds it
     wedged_after_s: float = 30.0  # at least this long un-Ready while running: wedged
+
+    @classmethod
+    def of(cls, config: LeversConfig) -> Bounds:
+        """The bounds a repo's ``levers:`` configures (the schema checked their form)."""
+        ceiling = whole_bytes(config.memory_ceiling) or cls.memory_ceiling
+        return cls(memory_ceiling=ceiling, max_replicas=config.max_replicas)
 
 
 @dataclass(frozen=True)

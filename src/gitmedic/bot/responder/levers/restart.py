@@ -24,7 +24,7 @@ from typing import Any
 
 from gitmedic.bot.responder.levers.evidence import Evidence, set_fields
 from gitmedic.bot.responder.workspace import Fix
-from gitmedic.detectors.builtin._pods import age_seconds
+from gitmedic.detectors.builtin._pods import age_seconds, is_ready
 from gitmedic.detectors.snapshot import Obj, Snapshot, as_list, mapping
 
 PLAYBOOK = "pod-wedged"
@@ -43,7 +43,7 @@ class RestartWorkload:
         if wl is None or ev.live is None:
             return None
         pods = ev.live_pods(wl)
-        unready = [p for p in pods if not _ready(p)]
+        unready = [p for p in pods if not is_ready(p)]
         wedged = [p for p in unready if _wedged(ev.live, p, ev.bounds.wedged_after_s)]
         if not wedged or len(wedged) != len(unready) or _on_unready_node(ev.live, wedged):
             return None
@@ -65,13 +65,6 @@ class RestartWorkload:
 
 
 RESTART = RestartWorkload()
-
-
-def _ready(pod: Obj) -> bool:
-    return any(
-        mapping(c).get("type") == "Ready" and mapping(c).get("status") == "True"
-        for c in as_list(pod.status.get("conditions"))
-    )
 
 
 def _wedged(live: Snapshot, pod: Obj, floor_s: float) -> bool:
@@ -113,4 +106,4 @@ def _number(value: object, default: float) -> float:
 
 def _on_unready_node(live: Snapshot, pods: list[Obj]) -> bool:
     nodes = {str(p.spec.get("nodeName") or "") for p in pods}
-    return any(node.name in nodes and not _ready(node) for node in live.of_kind("Node"))
+    return any(node.name in nodes and not is_ready(node) for node in live.of_kind("Node"))

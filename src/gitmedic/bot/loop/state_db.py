@@ -1,0 +1,24 @@
+"""Tables of the loop's own next to the journal, in its SQLite file (the state database).
+
+What the loop learns while it watches (the revisions it verified healthy, the
+images it saw run healthy) must survive a restart like the journal, so it lives
+in the same file, each in a table its module owns and creates on first use.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def state_db(path: Path, schema: str) -> Iterator[sqlite3.Connection]:
+    """An autocommit connection to the state database with ``schema`` created."""
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        db.executescript(schema)
+        yield db
+    finally:
+        db.close()

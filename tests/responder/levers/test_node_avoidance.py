@@ -1,0 +1,87 @@
+"""The avoid-node lever keeps pods off a NotReady node by a required node affinity; the lift
+lever, once the node is Ready again, puts the template back exactly as it was."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from gitmedic.bot.responder.levers import AVOID_NODE, LIFT_NODE_AVOIDANCE
+from gitmedic.reconciler.manifests.edit import Op
+from gitmedic.sim.faults.git import commit_all
+from tests.responder.levers.world import boutique, edit_workload, running
+
+NODE = "sim-worker-3"  # cartservice's pod runs there
+CART = "cartservice"
+
+
+def _changed(before: str, after: str) -> list[str]:
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="")
+    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+def test_pods_on_a_not_ready_node_get_a_node_anti_affinity(tmp_path: Path) -> None:
+    repo, app, ns = boutique(tmp_path)
+    world = running(repo, app, ns, f"node-not-ready:{NODE}")
+    unavailable = world.finding("deployment-unavailable", "unavailable", CART)
+
+    fix = AVOID_NODE.propose(world.evidence(unavailable))
+
+    assert fix is not None and (fix.strategy, fix.playbook) == ("lever", "node-not-ready")
+    assert [e.op for e in fix.edits] == [Op.INSERT, Op.INSERT]
+    assert "KubeletNotReady" in fix.diagnosis and f"NotIn [{NODE}]" in fix.diagnosis
+    (text,) = fix.contents.values()
+    assert _changed(world.manifest.read_text(), text) == [
+        "+      annotations:",
+        f"+        gitmedic.io/avoid-node: {NODE}",
+        "+      affinity:",
+        "+        nodeAffinity:",
+        "+          requiredDuringSchedulingIgnoredDuringExecution:",
+        "+            nodeSelectorTerms:",
+        "+            - matchExpressions:",
+        "+              - key: kubernetes.io/hostname",
+        "+                operator: NotIn",
+        "+                values:",
+        f"+                - {NODE}",
+    ]
+
+
+def test_pods_failing_on_a_ready_node_are_not_the_nodes_fault(tmp_path: Path) -> None:
+    repo, app, ns = boutique(tmp_path)
+    world = running(repo, app, ns, f"memory-growth:{CART}")
+    unavailable = world.finding("deployment-unavailable", "unavailable", CART)
+
+    assert AVOID_NODE.propose(world.evidence(unavailable)) is None
+
+
+def test_a_recent_change_to_where_the_pods_go_is_the_bisects_to_judge(tmp_path: Path) -> None:
+    repo, app, ns = boutique(tmp_path)
+    world = running(repo, app, ns, f"node-not-ready:{NODE}")
+    unavailable = world.finding("deployment-unavailable", "unavailable", CART)
+    spec = "    spec:\n      serviceAccountName: cartservice\n"
+    edit_workload(repo, app, CART, spec, spec + "      tolerations: []\n", "cart: tolerations")
+
+    assert AVOID_NODE.propose(world.evidence(unavailable)) is None
+
+
+def test_once_the_node_is_ready_again_the_avoidance_is_lifted_exactly(tmp_path: Path) -> None:
+    repo, app, ns = boutique(tmp_path)
+    original = (repo / app / "kubernetes-manifests.yaml").read_text()
+    world = running(repo, app, ns, f"node-not-ready:{NODE}")
+    avoid = AVOID_NODE.propose(
+        world.evidence(world.finding("deployment-unavailable", "unavailable", CART))
+    )
+    assert avoid is not None
+    for file, text in avoid.contents.items():
+        (repo / file).write_text(text)
+    commit_all(repo, "gitmedic: keep cartservice off sim-worker-3")
+    world.cluster.sim.cluster.node_ready(NODE)
+    world.cluster.sim.run(30.0)
+    ready = world.finding("node-avoided-ready", "node-avoided-ready", CART)
+
+    lift = LIFT_NODE_AVOIDANCE.propose(world.evidence(ready))
+
+    assert lift is not None and lift.playbook == "node-ready-again"
+    assert lift.commit is not None and lift.commit.subject.startswith("gitmedic: keep")
+    (text,) = lift.contents.values()
+    assert text == original

@@ -105,6 +105,8 @@ LIST_CALLS = (
     ListCall("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
     ListCall("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies"),
     ListCall("networking.k8s.io/v1", "Ingress", "ingresses"),
+    # metrics-server's usage (what `kubectl top` reads); a cluster without it answers 404
+    ListCall("metrics.k8s.io/v1beta1", "PodMetrics", "pods", optional=True),
 )
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from gitmedic.bot.forges.local import LocalForge
 from tests.bot.cli_world import configured_repo, git, prs, run_once
-from tests.bot.test_runtime_levers_cli import LEVERS_ALLOWED, MANIFEST
+from tests.bot.test_runtime_levers_cli import LEVERS_ALLOWED, MANIFEST, lever_run
 
 pytestmark = pytest.mark.integration
 NODE = "sim-worker-3"
@@ -30,12 +30,8 @@ def test_pods_leave_a_not_ready_node_and_come_back_by_a_follow_up_pr(
     before = git(repo, "show", f"HEAD:{MANIFEST}")
     monkeypatch.setenv("GITMEDIC_SIM_FAULTS", f"node-not-ready:{NODE}")
 
-    done = run_once(repo)
+    incident, txn = lever_run(repo, 0, "committed")
 
-    assert done.rc == 0 and "Traceback" not in done.err, done.err
-    (incident,) = done.json()["incidents"]
-    (txn, *_) = incident["transactions"]
-    assert (txn["status"], txn["strategy"]) == ("committed", "lever")
     assert txn["mu_before"] > 0 and txn["mu_after"] == 0
     body = LocalForge(repo).get_pr(txn["pr"]).body
     assert "avoid-node" in body and f"kubernetes.io/hostname NotIn [{NODE}]" in body

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,17 @@ LEVERS_ALLOWED = (
 MANIFEST = "apps/online-boutique/kubernetes-manifests.yaml"
 
 
+def lever_run(repo: Path, rc: int, status: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``run --once`` ending with ``rc`` and one incident whose first transaction is a lever
+    that ended ``status``: (the incident, that transaction)."""
+    done = run_once(repo)
+    assert done.rc == rc and "Traceback" not in done.err, done.err
+    (incident,) = done.json()["incidents"]
+    (txn, *_) = incident["transactions"]
+    assert (txn["status"], txn["strategy"]) == (status, "lever")
+    return incident, txn
+
+
 def test_an_oom_under_a_harmless_env_commit_gets_a_limit_raise_a_person_approves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -37,12 +49,9 @@ def test_an_oom_under_a_harmless_env_commit_gets_a_limit_raise_a_person_approves
     harmless = debug_env(repo, app, "cartservice")
     monkeypatch.setenv("GITMEDIC_SIM_FAULTS", "memory-growth:cartservice")
 
-    done = run_once(repo)
+    incident, txn = lever_run(repo, 1, "held")
 
-    assert done.rc == 1 and "Traceback" not in done.err, done.err
-    (incident,) = done.json()["incidents"]
-    (txn,) = incident["transactions"]
-    assert (txn["status"], txn["strategy"]) == ("held", "lever")
+    assert len(incident["transactions"]) == 1
     forge = LocalForge(repo)
     fix = forge.get_pr(txn["pr"])
     assert "raise-memory-limit" in fix.body and "128Mi -> 256Mi" in fix.body
@@ -77,12 +86,8 @@ def test_wedged_pods_are_restarted_by_an_annotation_when_the_policy_allows_lever
     before = git(repo, "show", f"HEAD:{MANIFEST}")
     monkeypatch.setenv("GITMEDIC_SIM_FAULTS", "wedge:productcatalogservice")
 
-    done = run_once(repo)
+    _, txn = lever_run(repo, 0, "committed")
 
-    assert done.rc == 0 and "Traceback" not in done.err, done.err
-    (incident,) = done.json()["incidents"]
-    (txn, *_) = incident["transactions"]
-    assert (txn["status"], txn["strategy"]) == ("committed", "lever")
     assert txn["mu_before"] > 0 and txn["mu_after"] == 0
     after = git(repo, "show", f"main:{MANIFEST}")
     diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="")

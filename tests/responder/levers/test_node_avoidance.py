@@ -3,21 +3,15 @@ lever, once the node is Ready again, puts the template back exactly as it was.""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from gitmedic.bot.responder.levers import AVOID_NODE, LIFT_NODE_AVOIDANCE
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.sim.faults.git import commit_all
-from tests.responder.levers.world import boutique, edit_workload, running
+from tests.responder.levers.world import boutique, changed_lines, edit_workload, running
 
 NODE = "sim-worker-3"  # cartservice's pod runs there
 CART = "cartservice"
-
-
-def _changed(before: str, after: str) -> list[str]:
-    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="")
-    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
 
 
 def test_pods_on_a_not_ready_node_get_a_node_anti_affinity(tmp_path: Path) -> None:
@@ -31,7 +25,7 @@ def test_pods_on_a_not_ready_node_get_a_node_anti_affinity(tmp_path: Path) -> No
     assert [e.op for e in fix.edits] == [Op.INSERT, Op.INSERT]
     assert "KubeletNotReady" in fix.diagnosis and f"NotIn [{NODE}]" in fix.diagnosis
     (text,) = fix.contents.values()
-    assert _changed(world.manifest.read_text(), text) == [
+    assert changed_lines(world.manifest.read_text(), text) == [
         "+      annotations:",
         f"+        gitmedic.io/avoid-node: {NODE}",
         "+      affinity:",

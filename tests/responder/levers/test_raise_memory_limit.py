@@ -3,21 +3,15 @@ byte-exact raise of the container's limit; a recent change that may explain it d
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from gitmedic.bot.responder.levers import RAISE_MEMORY_LIMIT, Bounds
 from gitmedic.detectors.quantity import MI
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.sim.faults.git import commit_all
-from tests.responder.levers.world import boutique, debug_env, edit_workload, running
+from tests.responder.levers.world import boutique, changed_lines, debug_env, edit_workload, running
 
 CART = "cartservice"
-
-
-def _changed_lines(before: str, after: str) -> list[str]:
-    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="")
-    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
 
 
 def test_an_oom_with_a_harmless_env_commit_doubles_the_limit_in_one_line(tmp_path: Path) -> None:
@@ -36,7 +30,7 @@ def test_an_oom_with_a_harmless_env_commit_doubles_the_limit_in_one_line(tmp_pat
     before = world.manifest.read_text()
     after = fix.contents[edit.file]
     one_line = ["-            memory: 128Mi", "+            memory: 256Mi"]
-    assert _changed_lines(before, after) == one_line
+    assert changed_lines(before, after) == one_line
     assert "128Mi -> 256Mi" in fix.diagnosis and "the configured ceiling 8192Mi" in fix.diagnosis
 
 

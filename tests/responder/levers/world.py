@@ -3,6 +3,7 @@ live finding a lever answers, and the :class:`Evidence` the responder would give
 
 from __future__ import annotations
 
+import difflib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,12 @@ class World:
         ws = Workspace(repo, states, repo.git.rev_parse("HEAD"))
         at = self.cluster.clock.now()
         return Evidence(ws, finding, live, time.time() - RECENT_S, at, bounds or Bounds())
+
+
+def changed_lines(before: str, after: str) -> list[str]:
+    """The lines a change removed (``-``) and added (``+``), in order, no context."""
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="")
+    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
 
 
 def boutique(tmp: Path) -> tuple[Path, str, str]:

@@ -78,6 +78,8 @@ def test_the_registry_refuses_a_lever_twice() -> None:
         "restart",
         "scale-out",
         "rollback-image",
+        "avoid-node",
+        "lift-node-avoidance",
     ]
     with pytest.raises(ValueError, match="'restart' is registered twice"):
         registry((RESTART, RAISE_MEMORY_LIMIT, RESTART))

@@ -47,11 +47,10 @@ class RollbackImage:
             return None
         container = next((c for c in wl.containers(init=False) if c.name == name), None)
         current = str(container.body.get("image") or "") if container else ""
-        if not current or _explained(ev, wl, name, symptom or ""):
-            return None
         failing = _failing_builds(ev, wl, name)
-        healthy = last_healthy(ev.healthy, wl, name, failing)
-        if healthy is None:
+        healthy = last_healthy(ev.healthy, wl, name, failing) if current else None
+        # the record first: the history walk is the expensive part
+        if healthy is None or _explained(ev, wl, name, symptom or ""):
             return None
         new = healthy.image if healthy.image != current else pinned(current, healthy.image_id)
         if new is None or new == current:

@@ -3,10 +3,14 @@ lever, once the node is Ready again, puts the template back exactly as it was.""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.levers import AVOID_NODE, LIFT_NODE_AVOIDANCE
+from gitmedic.bot.responder.responder import Responder
 from gitmedic.reconciler.manifests.edit import Op
+from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.sim.faults.git import commit_all
 from tests.responder.levers.world import boutique, changed_lines, edit_workload, running
 
@@ -79,3 +83,27 @@ def test_once_the_node_is_ready_again_the_avoidance_is_lifted_exactly(tmp_path: 
     assert lift.commit is not None and lift.commit.subject.startswith("gitmedic: keep")
     (text,) = lift.contents.values()
     assert text == original
+
+
+def test_with_no_lever_that_fits_the_escalation_names_the_not_ready_node(tmp_path: Path) -> None:
+    """cartservice keeps to linux nodes by its own required node affinity, which the avoid
+    lever does not merge into: the escalation still says where the pods are stuck."""
+    repo, app, ns = boutique(tmp_path)
+    spec = "    spec:\n      serviceAccountName: cartservice\n"
+    own = (
+        "      affinity:\n        nodeAffinity:\n"
+        "          requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "            nodeSelectorTerms:\n            - matchExpressions:\n"
+        "              - {key: kubernetes.io/os, operator: In, values: [linux]}\n"
+    )
+    edit_workload(repo, app, CART, spec, spec + own, "cart: linux nodes only")
+    world = running(repo, app, ns, f"node-not-ready:{CART}")
+    unavailable = world.finding("deployment-unavailable", "unavailable", CART)
+    later = time.time() + 4 * 86400  # the affinity ran fine for days: not a recent change
+    incident = Incident("i-1", app, later, (unavailable,), live=world.cluster.snapshot())
+
+    proposal = Responder(ManifestRepo(repo, app, ns)).propose(incident)
+
+    assert proposal.strategy == "escalate" and proposal.escalation is not None
+    assert f"{CART} sit on NotReady node(s) sim-worker-" in proposal.escalation.reason
+    assert "KubeletNotReady" in proposal.escalation.reason

@@ -45,6 +45,7 @@ from gitmedic.bot.responder.bisect import bisect_fix, find_introduction
 from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.levers import Evidence, SeenHealthy, lever_fix
+from gitmedic.bot.responder.levers.node import not_ready_evidence
 from gitmedic.bot.responder.live_blame import recent_regression
 from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.responder.llm_strategy import LlmOutcome, llm_fix, model_of
@@ -116,7 +117,9 @@ class Responder:
             if llm.fix is not None:
                 ws.accept(llm.fix)
                 plan = _Plan((*plan.fixes, llm.fix), plan.escalated, ())
-        left = tuple((f, self._unexplained(ws, f)) for f in plan.unresolved)
+        left = tuple(
+            (f, self._with_live(ws, f, incident, self._unexplained(ws, f))) for f in plan.unresolved
+        )
         return _proposal(incident, _Plan(plan.fixes, (*plan.escalated, *left), ()), llm)
 
     def extend(
@@ -182,7 +185,7 @@ class Responder:
                 continue
             verdict = self._runtime_verdict(ws, finding, since)
             if verdict is not None:
-                escalated.append((finding, verdict))
+                escalated.append((finding, self._with_live(ws, finding, incident, verdict)))
             else:
                 unresolved.append(finding)
         return _Plan(tuple(fixes), tuple(escalated), tuple(unresolved))
@@ -214,6 +217,13 @@ class Responder:
         at = incident.opened_at
         evidence = Evidence(ws, finding, incident.live, since, at, self.limits.levers, self.healthy)
         return lever_fix(evidence, {p.id for p in self.playbooks})
+
+    def _with_live(self, ws: Workspace, finding: Finding, incident: Incident, why: str) -> str:
+        """``why``, led by what the live state shows of a runtime cause (a NotReady node)."""
+        at = incident.opened_at
+        evidence = Evidence(ws, finding, incident.live, at - self.limits.recent_s, at)
+        seen = not_ready_evidence(evidence)
+        return f"{seen}; {why}" if seen else why
 
     def _runtime_verdict(self, ws: Workspace, finding: Finding, since: float) -> str | None:
         """Why a runtime-only playbook decides escalation now, or None to keep looking."""

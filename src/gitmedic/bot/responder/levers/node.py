@@ -105,6 +105,21 @@ class LiftNodeAvoidance:
         return Fix("lever", tuple(edits), contents, text, self.playbook, added)
 
 
+def not_ready_evidence(ev: Evidence) -> str | None:
+    """Where the finding's workload has un-Ready pods on a NotReady node, say so (an
+    escalation names the node even when no lever moves the pods)."""
+    wl = ev.workload() if ev.finding.resource.kind in MOVABLE else None
+    if wl is None or ev.live is None:
+        return None
+    stuck = [p for p in ev.live_pods(wl) if not is_ready(p)]
+    nodes = sorted({str(p.spec.get("nodeName") or "") for p in stuck} - {""})
+    down = [n for n in nodes if (node := ev.live.get("Node", "", n)) and not is_ready(node)]
+    if not down:
+        return None
+    shown = "; ".join(f"{n} ({_why(ev.live, n)})" for n in down)
+    return f"un-Ready pods of {wl.ref} sit on NotReady node(s) {shown}"
+
+
 AVOID_NODE = AvoidNode()
 LIFT_NODE_AVOIDANCE = LiftNodeAvoidance()
 

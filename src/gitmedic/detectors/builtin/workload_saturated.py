@@ -56,7 +56,9 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
         if wl.obj.kind not in SCALED:
             continue
         selector = mapping(mapping(wl.obj.spec.get("selector")).get("matchLabels"))
-        pods = snapshot.pods_selected_by(wl.obj.namespace, selector or wl.template_labels)
+        selected = snapshot.pods_selected_by(wl.obj.namespace, selector or wl.template_labels)
+        # a pod being deleted is leaving (_pods' convention): it neither serves nor counts
+        pods = [p for p in selected if p.metadata.get("deletionTimestamp") is None]
         busiest = _all_busy(pods, usage)
         if busiest is not None:
             yield _finding(snapshot, wl, pods, busiest)

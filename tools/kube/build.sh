@@ -102,9 +102,12 @@ build_argocd() {
     local common=github.com/argoproj/argo-cd/v3/common
     local version
     version=$(go list -m -f '{{.Version}}' github.com/argoproj/argo-cd/v3)
-    go build -trimpath \
-        -ldflags "-s -w -X $common.version=${version#v} -X $common.gitTag=$version -X $common.gitTreeState=clean" \
-        -o "$1/bin/argocd" github.com/argoproj/argo-cd/v3/cmd
+    if [[ ! -x $1/bin/argocd ]]; then  # kept by an interrupted run: it is whole (renamed)
+        go build -trimpath \
+            -ldflags "-s -w -X $common.version=${version#v} -X $common.gitTag=$version -X $common.gitTreeState=clean" \
+            -o "$1/bin/argocd.tmp" github.com/argoproj/argo-cd/v3/cmd
+        mv "$1/bin/argocd.tmp" "$1/bin/argocd"
+    fi
     local src
     src=$(module_dir github.com/argoproj/argo-cd/v3)
     # the repo-server runs it to verify commit signatures, found on PATH

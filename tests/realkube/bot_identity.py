@@ -53,15 +53,16 @@ def install_bot(
     folder: Path,
     *,
     read_secrets: bool,
-    flux_kustomization: tuple[str, str] | None = None,
+    engine: tuple[str, str, str] | None = None,
 ) -> Path:
     """The chart's RBAC for the bot in ``namespace``; the bot's kubeconfig.
-    ``flux_kustomization`` (namespace, name) is the app's Flux engine, which the
-    chart grants a Role on; without it the engine is ``none``."""
+    ``engine`` (kind, namespace, application) is the app's GitOps engine as the
+    chart's ``engine`` values: flux and argocd-cr get a Role on that one object,
+    argocd (the REST API) none; without it the engine is ``none``."""
     settings = [f"rbac.readSecrets={str(read_secrets).lower()}"]
-    if flux_kustomization:
-        engine_namespace, name = flux_kustomization
-        settings += ["engine.kind=flux", f"engine.namespace={engine_namespace}"]
+    if engine:
+        kind, engine_namespace, name = engine
+        settings += [f"engine.kind={kind}", f"engine.namespace={engine_namespace}"]
         settings.append(f"engine.application={name}")
     else:
         settings.append("engine.kind=none")

@@ -51,10 +51,11 @@ def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = WAIT_S
 
 
 def gitmedic(
-    *args: str, kubeconfig: Path, timeout_s: float = 120.0
+    *args: str, kubeconfig: Path, timeout_s: float = 120.0, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The real ``gitmedic`` command in a subprocess, reading the cluster as ``kubeconfig``."""
-    env = {**ENV, "KUBECONFIG": str(kubeconfig)}
+    """The real ``gitmedic`` command in a subprocess, reading the cluster as ``kubeconfig``
+    (``env``: more of its environment, such as the Argo CD token)."""
+    env = {**ENV, **(env or {}), "KUBECONFIG": str(kubeconfig)}
     env.pop("KUBERNETES_SERVICE_HOST", None)
     return subprocess.run(
         [sys.executable, "-m", "gitmedic", *args],

@@ -1,5 +1,5 @@
 """The real-cluster tier: every module here sets ``pytestmark = REALKUBE`` and runs
-against one shared control plane with Flux (:mod:`tests.realkube.tier`).
+against one shared control plane with Flux and Argo CD (:mod:`tests.realkube.tier`).
 
 A machine without the binaries skips the tier, and says why (``-ra`` prints the
 reason: what is missing and the build command).
@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from tests.realkube.argocd import ArgoCD
 from tests.realkube.flux import Flux
-from tests.realkube.tier import Tier, shared_tier
+from tests.realkube.tier import ARGOCD_FAILED, Tier, shared_tier
 from tests.realkube.tools import find_tools
 
 REALKUBE = [pytest.mark.realkube, pytest.mark.integration]
@@ -50,6 +51,17 @@ def flux(tier: Tier) -> Flux:
     if isinstance(tier.flux, str):
         pytest.skip(f"realkube Flux tests skipped: {tier.flux}")
     return tier.flux
+
+
+@pytest.fixture
+def argocd(tier: Tier) -> ArgoCD:
+    """Real Argo CD on the tier; a skip saying why when it is not built, a failure
+    with its log when it is built but did not start."""
+    if isinstance(tier.argocd, str):
+        if tier.argocd.startswith(ARGOCD_FAILED):
+            pytest.fail(tier.argocd)
+        pytest.skip(f"realkube Argo CD tests skipped: {tier.argocd}")
+    return tier.argocd
 
 
 @pytest.fixture

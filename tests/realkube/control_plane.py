@@ -158,7 +158,7 @@ def _start_etcd(tools: Tools, folder: Path, procs: Processes) -> str:
             "warn",
         ],
     )
-    procs.wait_until("etcd", lambda: _http_ok(f"{client}/health"), START_TIMEOUT_S)
+    procs.wait_until("etcd", lambda: http_ok(f"{client}/health"), START_TIMEOUT_S)
     return client
 
 
@@ -278,7 +278,7 @@ def _ready(plane: ControlPlane) -> bool:
         return False
 
 
-def _http_ok(url: str) -> bool:
+def http_ok(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             return bool(response.status == 200)

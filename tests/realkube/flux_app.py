@@ -1,11 +1,10 @@
-"""online-boutique as a manifest repo that real Flux deploys: the repo the local
-forge merges into is the one the git server serves, and a Kustomization (named
-after the test's namespace) applies ``apps/online-boutique`` from its ``main``.
+"""online-boutique as a manifest repo that real Flux deploys: a Kustomization
+(named after the test's namespace) applies ``apps/online-boutique`` from the
+``main`` of the repository the git server serves (:mod:`tests.realkube.gitops_app`).
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,16 +12,22 @@ from typing import Any
 
 from gitmedic.reconciler.sync.flux_rules import assess_kustomization
 from gitmedic.reconciler.sync.state import SyncPhase
-from gitmedic.sim.faults.git import init_repo
 from tests.realkube.bot_identity import install_bot
-from tests.realkube.boutique import MANIFEST, gitmedic, wait_for
+from tests.realkube.boutique import wait_for
 from tests.realkube.flux import NAMESPACE as FLUX_NAMESPACE
 from tests.realkube.flux import Flux
+from tests.realkube.gitops_app import (
+    APP as APP,  # the Flux loop's tests read it from here
+)
+from tests.realkube.gitops_app import (
+    SYNC_WAIT_S,
+    manifest_repo,
+    provide_load_balancer,
+    run_loop,
+)
 from tests.realkube.tier import Tier
 from tests.transaction.e2e_world import git
 
-APP = "apps/online-boutique"
-SYNC_WAIT_S = 240.0
 REVISION = "kustomize.toolkit.fluxcd.io/revision"
 CONFIG = """version: 1
 apps:
@@ -49,22 +54,7 @@ class FluxApp:
 
     def run_once(self) -> subprocess.CompletedProcess[str]:
         """``gitmedic run REPO --cluster kube --forge local --once --json``, as the bot."""
-        return gitmedic(
-            "run",
-            str(self.repo),
-            "--cluster",
-            "kube",
-            "--forge",
-            "local",
-            "--once",
-            "--json",
-            "--interval",
-            "5",
-            "--settle",
-            "10",
-            kubeconfig=self.bot,
-            timeout_s=900,
-        )
+        return run_loop(self.repo, self.bot)
 
     def kustomization(self) -> dict[str, Any]:
         return self.tier.plane.get_json("kustomization", self.namespace, "-n", FLUX_NAMESPACE)
@@ -105,51 +95,13 @@ class FluxApp:
 
 
 def flux_app(tier: Tier, flux: Flux, namespace: str, tmp: Path) -> FluxApp:
-    repo = tmp / "repo"
-    (repo / APP).mkdir(parents=True)
-    shutil.copy(MANIFEST, repo / APP / MANIFEST.name)
-    (repo / ".gitmedic").mkdir()
-    config = CONFIG.format(app=APP, namespace=namespace, flux=FLUX_NAMESPACE)
-    (repo / ".gitmedic" / "config.yaml").write_text(config)
-    init_repo(repo)
+    repo = manifest_repo(tmp, CONFIG.format(app=APP, namespace=namespace, flux=FLUX_NAMESPACE))
     url = flux.serve(repo, namespace)
     flux.deploy(namespace, url, APP, namespace)
     # the chart's defaults (no Secrets) with Flux as the engine: a Role on this one Kustomization
-    engine = (FLUX_NAMESPACE, namespace)
-    bot = install_bot(tier.plane, namespace, tmp, read_secrets=False, flux_kustomization=engine)
+    engine = ("flux", FLUX_NAMESPACE, namespace)
+    bot = install_bot(tier.plane, namespace, tmp, read_secrets=False, engine=engine)
     app = FluxApp(tier, repo, namespace, bot)
     provide_load_balancer(tier, namespace)
     app.wait_synced(app.head())
     return app
-
-
-def provide_load_balancer(tier: Tier, namespace: str) -> None:
-    """Play the cloud's part: give ``frontend-external`` (type LoadBalancer) an address,
-    which Flux's health check of a LoadBalancer Service waits for."""
-
-    def has_service() -> bool:
-        out = tier.plane.kubectl(
-            "get",
-            "service",
-            "frontend-external",
-            "-n",
-            namespace,
-            "--ignore-not-found",
-            "-o",
-            "name",
-        )
-        return bool(out.strip())
-
-    wait_for(has_service, "Flux to create frontend-external", SYNC_WAIT_S)
-    patch = '{"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}}'
-    tier.plane.kubectl(
-        "patch",
-        "service",
-        "frontend-external",
-        "-n",
-        namespace,
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        patch,
-    )

@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.realkube.tools import WRAPPERS
+from tests.realkube.tools import K8S_KEY_FILES, WRAPPERS, cache_key
 
 
 def fake_toolchain(tmp_path: Path, go_body: str) -> dict[str, str]:
-    """PATH with ``go`` running ``go_body`` and an ``etcd`` (so nothing is installed)."""
+    """PATH with ``go`` running ``go_body``, an ``etcd`` and a ``redis-server`` (so
+    nothing is installed)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name, body in (("go", go_body), ("etcd", "exit 0")):
+    for name, body in (("go", go_body), ("etcd", "exit 0"), ("redis-server", "exit 0")):
         script = bin_dir / name
         script.write_text(f"#!/bin/sh\n{body}\n")
         script.chmod(0o755)
@@ -52,6 +53,25 @@ def test_a_build_past_its_budget_is_stopped_and_says_the_tier_will_skip(tmp_path
     assert partial.name.endswith(".partial") and not (partial / ".complete").exists()
     time.sleep(0.5)
     assert not marker.exists(), "the stopped build's children were stopped too"
+
+
+def test_argo_cd_waits_for_a_group_to_finish_and_gets_what_is_left_of_the_budget(
+    tmp_path: Path,
+) -> None:
+    """Argo CD starts after the first of the tier's own groups: a budget spent on them
+    leaves it unstarted, which is said, and the tier skips its tests."""
+    marker = tmp_path / "argocd-started"
+    env = fake_toolchain(tmp_path, f'case "$PWD" in */argocd) touch {marker};; esac; sleep 30')
+
+    done = build(env, "--budget", "2", "k8s", "argocd")
+
+    assert done.returncode == 0, done.stderr
+    assert "k8s not built within the budget of 2 s" in done.stderr
+    assert "argocd not built within the budget of 2 s (not started)" in done.stderr
+    assert not marker.exists(), "Argo CD's build never started"
+    assert [p.name for p in (tmp_path / "tools").iterdir()] == [
+        f"kube-k8s-{cache_key(K8S_KEY_FILES)}.partial"
+    ]
 
 
 def test_a_build_that_fails_within_its_budget_exits_1_with_its_log(tmp_path: Path) -> None:

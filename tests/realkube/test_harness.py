@@ -11,7 +11,14 @@ import pytest
 from tests.realkube.bot_identity import chart_rules
 from tests.realkube.kubelet import entrypoint_missing, image_missing, kubelet_status
 from tests.realkube.pki import make_pki
-from tests.realkube.tools import FLUX_KEY_FILES, K8S_KEY_FILES, WRAPPERS, cache_key, find_tools
+from tests.realkube.tools import (
+    ARGOCD_KEY_FILES,
+    FLUX_KEY_FILES,
+    K8S_KEY_FILES,
+    WRAPPERS,
+    cache_key,
+    find_tools,
+)
 
 
 def test_the_build_script_and_the_tests_agree_on_the_cache_directories(
@@ -27,6 +34,7 @@ def test_the_build_script_and_the_tests_agree_on_the_cache_directories(
     assert printed == [
         str(tmp_path / f"kube-k8s-{cache_key(K8S_KEY_FILES)}"),
         str(tmp_path / f"kube-flux-{cache_key(FLUX_KEY_FILES)}"),
+        str(tmp_path / f"kube-argocd-{cache_key(ARGOCD_KEY_FILES)}"),
     ]
 
 

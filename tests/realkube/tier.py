@@ -1,4 +1,4 @@
-"""The whole tier (control plane + Flux), started once and shared by every pytest
+"""The whole tier (control plane + Flux + Argo CD), started once and shared by every pytest
 process of a run (``pytest -n auto`` has one per core).
 
 The first process to arrive starts it under a file lock and records where it is
@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.realkube.argocd import ArgoCD, start_argocd
 from tests.realkube.control_plane import ControlPlane, start_control_plane
 from tests.realkube.flux import Flux, start_flux
 from tests.realkube.pki import Pki
@@ -33,7 +34,12 @@ from tests.realkube.tools import Tools
 class Tier:
     plane: ControlPlane
     flux: Flux | str  # Flux, or why it is not running (not built)
+    argocd: ArgoCD | str  # Argo CD, or why it is not running (ARGOCD_FAILED: it broke)
     started_in_s: float  # 0.0 for a process that attached to a running tier
+
+
+# Argo CD built but not starting fails its tests (a skip would hide it) and only them
+ARGOCD_FAILED = "Argo CD did not start: "
 
 
 def start_tier(tools: Tools, folder: Path) -> Tier:
@@ -42,10 +48,22 @@ def start_tier(tools: Tools, folder: Path) -> Tier:
     try:
         plane = start_control_plane(tools, folder, procs)
         flux = tools.flux_missing or start_flux(tools, plane, folder, procs)
+        argocd = tools.argocd_missing or _start_argocd(tools, plane, folder, procs)
     except BaseException:
         stop_recorded(folder)
         raise
-    return Tier(plane, flux, time.monotonic() - began)
+    return Tier(plane, flux, argocd, time.monotonic() - began)
+
+
+def _start_argocd(
+    tools: Tools, plane: ControlPlane, folder: Path, procs: Processes
+) -> ArgoCD | str:
+    try:
+        return start_argocd(tools, plane, folder, procs)
+    # whatever broke (a server that exited, a CRD never established, a refused
+    # login) fails the Argo CD tests with the reason; its processes stop with the tier
+    except Exception as err:
+        return f"{ARGOCD_FAILED}{type(err).__name__}: {err}"
 
 
 @contextmanager
@@ -89,10 +107,13 @@ def _users(folder: Path) -> int:
 def _to_json(tier: Tier) -> dict[str, object]:
     plane = {**asdict(tier.plane), "folder": str(tier.plane.folder)}
     plane["pki"] = {"folder": str(tier.plane.pki.folder), "tokens": tier.plane.pki.tokens}
-    if isinstance(tier.flux, str):
-        return {"plane": plane, "flux": tier.flux}
-    flux = {"git_url": tier.flux.git_url, "docroot": str(tier.flux.docroot)}
-    return {"plane": plane, "flux": flux}
+    flux: object = tier.flux
+    if isinstance(tier.flux, Flux):
+        flux = {"git_url": tier.flux.git_url, "docroot": str(tier.flux.docroot)}
+    argocd: object = tier.argocd
+    if isinstance(tier.argocd, ArgoCD):
+        argocd = {"url": tier.argocd.url, "token": tier.argocd.token}
+    return {"plane": plane, "flux": flux, "argocd": argocd}
 
 
 def _from_json(data: dict[str, Any]) -> Tier:
@@ -104,9 +125,16 @@ def _from_json(data: dict[str, Any]) -> Tier:
         str(plane_data["server"]), str(plane_data["etcd"]), pki, Path(str(plane_data["folder"]))
     )
     found = data["flux"]
-    if isinstance(found, str):
-        return Tier(plane, found, 0.0)
-    return Tier(plane, Flux(str(found["git_url"]), Path(str(found["docroot"])), plane), 0.0)
+    flux = (
+        found
+        if isinstance(found, str)
+        else Flux(str(found["git_url"]), Path(str(found["docroot"])), plane)
+    )
+    found = data["argocd"]
+    argocd = (
+        found if isinstance(found, str) else ArgoCD(str(found["url"]), str(found["token"]), plane)
+    )
+    return Tier(plane, flux, argocd, 0.0)
 
 
 def main(argv: list[str]) -> int:
@@ -125,6 +153,10 @@ def main(argv: list[str]) -> int:
         print(f"no Flux: {tier.flux}")
     else:
         print(f"git server: {tier.flux.git_url} (serving {tier.flux.docroot})")
+    if isinstance(tier.argocd, str):
+        print(f"no Argo CD: {tier.argocd}")
+    else:
+        print(f"Argo CD: {tier.argocd.url} (the bot's token: {tier.argocd.token})")
     return 0
 
 

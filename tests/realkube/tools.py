@@ -1,13 +1,16 @@
 """Where the real-cluster tier's binaries are, or why they are not there.
 
-``tools/kube/build.sh`` builds them into ``$GITMEDIC_TOOLS/kube-k8s-<key>`` and
-``kube-flux-<key>``, the key being the first 12 hex digits of the sha256 of the
-wrapper module's files; :func:`find_tools` computes the same key, so a change
-of a pinned version points the tests at a directory that does not exist yet
-(and they skip, naming the build command) rather than at stale binaries.
-etcd is the system's (Debian ``etcd-server``), found on PATH. The control plane
-is needed by every test of the tier; Flux only by the loop's (``flux_missing``
-says why it is absent, and those tests skip with that reason).
+``tools/kube/build.sh`` builds them into ``$GITMEDIC_TOOLS/kube-k8s-<key>``,
+``kube-flux-<key>`` and ``kube-argocd-<key>``, the key being the first 12 hex
+digits of the sha256 of the wrapper module's files; :func:`find_tools` computes
+the same key, so a change of a pinned version points the tests at a directory
+that does not exist yet (and they skip, naming the build command) rather than
+at stale binaries.
+etcd is the system's (Debian ``etcd-server``), found on PATH, and so is Argo CD's
+redis (Debian ``redis-server``). The control plane is needed by every test of the
+tier; Flux only by the Flux loop's, Argo CD only by the Argo loop's
+(``flux_missing`` and ``argocd_missing`` say why one is absent, and those tests
+skip with that reason).
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ K8S_KEY_FILES = ("kubernetes/go.mod", "kubernetes/go.sum")
 FLUX_KEY_FILES = ("flux/go.mod", "flux/go.sum", "flux/gitserver/main.go")
 K8S_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 FLUX_BINARIES = ("source-controller", "kustomize-controller", "gitserver")
+ARGOCD_KEY_FILES = ("argocd/go.mod", "argocd/go.sum")
+ARGOCD_BINARIES = ("argocd", "git-verify-wrapper.sh")
 BUILD_HINT = "run tools/kube/build.sh (about 30 min of CPU on a cold machine)"
+ARGOCD_HINT = "run tools/kube/build.sh argocd (about 15 min of CPU on a cold machine)"
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,9 @@ class Tools:
     etcd: Path
     k8s: Path  # bin/ and stage/ (kwok's stage files)
     flux: Path  # bin/ and crds/
-    flux_missing: str = ""  # why Flux is not built, or ""
+    flux_missing: str  # why Flux is not built, or ""
+    argocd: Path  # bin/ (argocd, git-verify-wrapper.sh) and crds/
+    argocd_missing: str  # why Argo CD (or its redis) is not there, or ""
 
     def bin(self, name: str) -> str:
         folder = self.flux if name in FLUX_BINARIES else self.k8s
@@ -61,11 +69,21 @@ def find_tools() -> Tools | str:
     k8s_missing = _missing(k8s, K8S_BINARIES)
     if k8s_missing:
         return k8s_missing
-    return Tools(Path(etcd), k8s, flux, _missing(flux, FLUX_BINARIES))
+    argocd = root / f"kube-argocd-{cache_key(ARGOCD_KEY_FILES)}"
+    flux_missing = _missing(flux, FLUX_BINARIES)
+    return Tools(Path(etcd), k8s, flux, flux_missing, argocd, _argocd_missing(argocd, flux_missing))
 
 
-def _missing(folder: Path, names: tuple[str, ...]) -> str:
+def _argocd_missing(folder: Path, flux_missing: str) -> str:
+    if shutil.which("redis-server") is None:
+        return "no redis-server on PATH (apt-get install redis-server, or run tools/kube/build.sh)"
+    if flux_missing:  # Argo CD reads the repositories from Flux's build's git server
+        return f"Argo CD needs the git server of the Flux build: {flux_missing}"
+    return _missing(folder, ARGOCD_BINARIES, ARGOCD_HINT)
+
+
+def _missing(folder: Path, names: tuple[str, ...], hint: str = BUILD_HINT) -> str:
     if not (folder / ".complete").is_file():
-        return f"{folder} is not built: {BUILD_HINT}"
+        return f"{folder} is not built: {hint}"
     absent = [n for n in names if not (folder / "bin" / n).is_file()]
-    return f"{folder} lacks {', '.join(absent)}: {BUILD_HINT}" if absent else ""
+    return f"{folder} lacks {', '.join(absent)}: {hint}" if absent else ""

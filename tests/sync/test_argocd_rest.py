@@ -96,6 +96,22 @@ def test_health_transition_after_the_sync_counts(app: dict[str, Any]) -> None:
     assert _served(app)[0] is SyncPhase.DEPLOYED
 
 
+def test_a_health_that_stayed_healthy_through_the_sync_counts_once_reconciled_after_it(
+    app: dict[str, Any],
+) -> None:
+    """Argo CD v3.6 moves ``lastTransitionTime`` only when the health changes: an app
+    Healthy before and after the sync keeps the old one; ``reconciledAt`` says when
+    the health was last assessed."""
+    finished = app["status"]["operationState"]["finishedAt"]
+    app["status"]["health"]["lastTransitionTime"] = "2024-03-05T07:00:00Z"
+    app["status"]["reconciledAt"] = finished
+    assert _served(app)[0] is SyncPhase.DEPLOYED
+    app["status"]["reconciledAt"] = "2024-03-05T07:10:00Z"  # neither after the sync
+    phase, message = _served(app)
+    assert phase is SyncPhase.PROGRESSING
+    assert message == "health was assessed at 2024-03-05T07:10:00Z, before the sync finished"
+
+
 def test_a_real_running_operation_is_progressing() -> None:
     phase, message = _served(example_running(), OTHER)
     assert phase is SyncPhase.PROGRESSING

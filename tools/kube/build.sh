@@ -6,19 +6,27 @@
 #                                     kube-scheduler, kwok; kwok's stage files
 #   $GITMEDIC_TOOLS/kube-flux-<key>/  source-controller, kustomize-controller,
 #                                     gitserver; Flux's CRDs
+#   $GITMEDIC_TOOLS/kube-argocd-<key>/ argocd (one multi-call binary: repo-server,
+#                                     application-controller, API server),
+#                                     git-verify-wrapper.sh; Argo CD's CRDs
 #
 # <key> is the first 12 hex digits of the sha256 of the wrapper's go.mod, go.sum
 # (and the gitserver's source for Flux): tests/realkube/tools.py computes the
 # same key to find them. A directory is complete once it holds `.complete`; a
-# complete one is skipped, so a warm machine pays nothing. The two groups build
-# in parallel, niced, each with its own log (build.log in its directory).
+# complete one is skipped, so a warm machine pays nothing. The groups build in
+# parallel, niced, each with its own log (build.log in its directory); Argo CD
+# starts when the first of the others is done (two builds for two cores, the
+# tier's own first), with what is left of the budget. Argo CD needs Go 1.27: its
+# wrapper's go.mod names the toolchain, which the Go module proxy serves
+# (GOTOOLCHAIN is set to it for that group only). Its redis is Debian's
+# `redis-server` (installed when missing, as etcd is).
 #
 # etcd is not built: the Debian package `etcd-server` provides /usr/bin/etcd
 # (installed here when missing and apt-get is available).
 #
 # Usage: tools/kube/build.sh [--print-dirs | [--budget SECONDS] GROUP...]
-#   GROUP         k8s and/or flux (default: both)
-#   --print-dirs  print the two directories and exit (no build)
+#   GROUP         k8s, flux and/or argocd (default: all three)
+#   --print-dirs  print the three directories and exit (no build)
 #   --budget S    stop a group still building after S seconds of wall time (CI's
 #                 cap on a cold machine): what it finished is kept for the next
 #                 run, the reason is printed, and the exit status is 0, since the
@@ -42,10 +50,12 @@ key() {  # sha256 of the files, in this order, concatenated (as tools.py does)
 k8s_dir="$tools/kube-k8s-$(key "$here/kubernetes/go.mod" "$here/kubernetes/go.sum")"
 flux_dir="$tools/kube-flux-$(key "$here/flux/go.mod" "$here/flux/go.sum" \
     "$here/flux/gitserver/main.go")"
+argocd_dir="$tools/kube-argocd-$(key "$here/argocd/go.mod" "$here/argocd/go.sum")"
 
 if [[ ${1:-} == --print-dirs ]]; then
     echo "$k8s_dir"
     echo "$flux_dir"
+    echo "$argocd_dir"
     exit 0
 fi
 
@@ -81,6 +91,29 @@ build_flux() {
     mkdir -p "$1/crds"
     cp "$(module_dir github.com/fluxcd/source-controller)"/config/crd/bases/*.yaml "$1/crds/"
     cp "$(module_dir github.com/fluxcd/kustomize-controller)"/config/crd/bases/*.yaml "$1/crds/"
+    chmod -R u+w "$1/crds"
+}
+
+build_argocd() {
+    cd "$here/argocd"
+    local toolchain
+    toolchain=$(awk '$1 == "toolchain" {print $2}' go.mod)
+    export GOTOOLCHAIN=$toolchain
+    local common=github.com/argoproj/argo-cd/v3/common
+    local version
+    version=$(go list -m -f '{{.Version}}' github.com/argoproj/argo-cd/v3)
+    if [[ ! -x $1/bin/argocd ]]; then  # kept by an interrupted run: it is whole (renamed)
+        go build -trimpath \
+            -ldflags "-s -w -X $common.version=${version#v} -X $common.gitTag=$version -X $common.gitTreeState=clean" \
+            -o "$1/bin/argocd.tmp" github.com/argoproj/argo-cd/v3/cmd
+        mv "$1/bin/argocd.tmp" "$1/bin/argocd"
+    fi
+    local src
+    src=$(module_dir github.com/argoproj/argo-cd/v3)
+    # the repo-server runs it to verify commit signatures, found on PATH
+    install -m 0755 "$src/hack/git-verify-wrapper.sh" "$1/bin/git-verify-wrapper.sh"
+    mkdir -p "$1/crds"
+    cp "$src"/manifests/crds/*-crd.yaml "$1/crds/"
     chmod -R u+w "$1/crds"
 }
 
@@ -138,28 +171,65 @@ ensure_etcd() {
     fi
 }
 
+ensure_redis() {  # Argo CD's cache
+    command -v redis-server >/dev/null && return 0
+    if command -v apt-get >/dev/null; then
+        echo "kube tools: installing redis (Debian redis-server)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
+    else
+        echo "kube tools: no redis-server on PATH and no apt-get: the Argo CD tests will skip" >&2
+    fi
+}
+
+start_group() {  # builds group $1 in the background; its pid joins $pids
+    case $1 in
+        k8s) build_once k8s "$k8s_dir" & ;;
+        flux) build_once flux "$flux_dir" & ;;
+        argocd) build_once argocd "$argocd_dir" & ;;
+    esac
+    pids+=($!)
+}
+
+began=$SECONDS
 budget=""
 if [[ ${1:-} == --budget ]]; then
     [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "kube tools: --budget needs a whole number of seconds" >&2; exit 2; }
     budget=$2
     shift 2
 fi
+groups=("$@")
+[[ ${#groups[@]} -gt 0 ]] || groups=(k8s flux argocd)
+for group in "${groups[@]}"; do
+    [[ $group =~ ^(k8s|flux|argocd)$ ]] || { echo "kube tools: unknown group $group (k8s, flux, argocd)" >&2; exit 2; }
+done
 [[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "kube tools: go is not on PATH" >&2; exit 1; }
 ensure_etcd
-groups=("$@")
-[[ ${#groups[@]} -gt 0 ]] || groups=(k8s flux)
+[[ " ${groups[*]} " == *" argocd "* ]] && ensure_redis
 pids=()
+deferred=""
 for group in "${groups[@]}"; do
-    case $group in
-        k8s) build_once k8s "$k8s_dir" & ;;
-        flux) build_once flux "$flux_dir" & ;;
-        *) echo "kube tools: unknown group $group (k8s, flux)" >&2; exit 2 ;;
-    esac
-    pids+=($!)
+    # Argo CD waits for the first of the others to finish, so that two builds share
+    # the two cores and the tier's own (Kubernetes, Flux) come first within a budget
+    if [[ $group == argocd && ${#groups[@]} -gt 1 ]]; then deferred=argocd; continue; fi
+    start_group "$group"
 done
 # stopped (CI's run ended early): each group stops its build and all its processes
 trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait; exit 143' TERM
 status=0
-for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+if [[ -n $deferred ]]; then
+    wait -n -p done_pid "${pids[@]}" || status=1
+    remaining=$(( ${budget:-0} - (SECONDS - began) ))
+    if [[ -n $budget && $remaining -le 0 ]]; then
+        echo "kube tools: argocd not built within the budget of $budget s (not started):" \
+            "the realkube tier skips what needs it" >&2
+    else
+        [[ -n $budget ]] && budget=$remaining
+        start_group argocd
+    fi
+fi
+for pid in "${pids[@]}"; do
+    [[ $pid == "${done_pid:-}" ]] && continue
+    wait "$pid" || status=1
+done
 exit "$status"

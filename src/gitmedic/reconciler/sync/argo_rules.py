@@ -7,8 +7,8 @@ same way. Deployed needs all of:
   (the last sync operation applied exactly that commit);
 - ``sync.status == Synced`` and ``sync.revision == SHA`` (nothing drifted since);
 - ``health.status == Healthy``, assessed no earlier than ``operationState.finishedAt``
-  (``health.lastTransitionTime``, else ``reconciledAt``), so a Healthy left over from
-  before the sync does not count.
+  (the later of ``health.lastTransitionTime`` and ``reconciledAt``), so a Healthy
+  left over from before the sync does not count.
 
 ``phase`` Failed or Error is Failed with the operation's message, when that
 operation was for SHA (or names no revision); a failed operation for another
@@ -120,12 +120,20 @@ def _sync_and_health(status: JSON, sha: str) -> tuple[SyncPhase, str]:
 
 def _freshness(status: JSON) -> tuple[SyncPhase, str]:
     finished = _time(_text(status, "operationState", "finishedAt"))
-    seen_raw = _text(status, "health", "lastTransitionTime") or _text(status, "reconciledAt")
-    seen = _time(seen_raw)
     if finished is None:
         return SyncPhase.PROGRESSING, "sync operation has no finish time yet"
-    if seen is None:
+    # Health is assessed at every reconciliation (``reconciledAt``), but its
+    # ``lastTransitionTime`` moves only when the status changes: a Healthy app that
+    # stays Healthy through a sync keeps the old one (Argo CD v3.6 does), so the
+    # later of the two is when health was last assessed.
+    assessed = [
+        (when, raw)
+        for raw in (_text(status, "health", "lastTransitionTime"), _text(status, "reconciledAt"))
+        if (when := _time(raw)) is not None
+    ]
+    if not assessed:
         return SyncPhase.PROGRESSING, "health has not been assessed since the sync"
+    seen, seen_raw = max(assessed)
     if seen < finished:
         return SyncPhase.PROGRESSING, f"health was assessed at {seen_raw}, before the sync finished"
     return SyncPhase.DEPLOYED, "synced and healthy"

@@ -7,7 +7,11 @@ render the chart:
 
 - **Argo CD Application** (``spec.source``, or the one of ``spec.sources`` with
   a ``path``): ``path``, ``helm.valueFiles`` (relative to the path),
-  ``helm.releaseName`` (default: the Application's name), destination namespace.
+  ``helm.releaseName`` (default: the Application's name), destination namespace,
+  and the inline values of ``spec.source.helm`` after the files, in Argo CD's
+  order: ``valuesObject`` (editable in place) or else the ``values`` string (a
+  fix there escalates: YAML inside a string is not edited), then ``parameters``
+  (:mod:`.helm_parameters`).
 - **Flux HelmRelease**: ``spec.chart.spec.chart`` from a ``GitRepository``
   (a path in this repo), ``spec.chart.spec.valuesFiles`` (repo paths),
   ``valuesFrom`` ConfigMaps declared in this repo, inline ``spec.values``
@@ -24,13 +28,14 @@ offline, from this repository only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
 
 from gitmedic.reconciler.config import ValuesSource
+from gitmedic.reconciler.manifests.helm_parameters import parameter_problem
 
 __all__ = ["Deployed", "DeployerError", "read_deployer"]
 
@@ -103,13 +108,40 @@ def _argo(body: dict[str, Any], file: str) -> Deployed:
     for v in values:
         if v.startswith("$"):
             raise DeployerError(f"{where}: values file {v} comes from another source; {REMOTE}")
-    if helm.get("values") or helm.get("valuesObject"):
-        raise DeployerError(
-            f"{where}: inline helm values are not read; move them to a values file in the repo"
-        )
+    inline = _argo_inline(body, file, helm, where, single=not spec.get("sources"))
     namespace = str(_map(spec.get("destination")).get("namespace") or "")
     release = str(helm.get("releaseName") or _name(body))
-    return Deployed(path, tuple(values), release, namespace)
+    return Deployed(path, tuple(values), release, namespace, inline)
+
+
+def _argo_inline(
+    body: dict[str, Any], file: str, helm: dict[str, Any], where: str, *, single: bool
+) -> tuple[ValuesSource, ...]:
+    """The Application's inline values in Argo CD's order, after the values files:
+    ``valuesObject`` (which Argo CD takes instead of ``values`` when both are set), else
+    the ``values`` string, then ``parameters`` (``--set``, so they win)."""
+    given = [k for k in ("valuesObject", "values", "parameters") if helm.get(k)]
+    if not given:
+        return ()
+    if not single:
+        raise DeployerError(
+            f"{where}: inline helm {', '.join(given)} of a source in spec.sources are not "
+            "read; move them to a values file in the repo, or use spec.source"
+        )
+    meta = _map(body.get("metadata"))
+    held = ValuesSource(file, "Application", _name(body), str(meta.get("namespace") or ""), ())
+    at = ("spec", "source", "helm")
+    out = []
+    if helm.get("valuesObject"):
+        out.append(replace(held, prefix=(*at, "valuesObject")))
+    elif helm.get("values"):
+        out.append(replace(held, prefix=(*at, "values"), editable=False))
+    if helm.get("parameters"):
+        problem = parameter_problem(helm["parameters"])
+        if problem:
+            raise DeployerError(f"{where}: {problem}; move it to a values file in the repo")
+        out.append(replace(held, prefix=(*at, "parameters"), parameters=True))
+    return tuple(out)
 
 
 def _flux(read: Reader, body: dict[str, Any], file: str) -> Deployed:

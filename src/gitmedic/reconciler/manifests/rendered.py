@@ -29,7 +29,14 @@ from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.environments import other_environments
 from gitmedic.reconciler.manifests.history import restore_fields
 from gitmedic.reconciler.manifests.parse import parse_text
-from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
+from gitmedic.reconciler.manifests.paths import (
+    Match,
+    Path,
+    PathError,
+    format_path,
+    lookup,
+    parse_path,
+)
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.manifests.targets import edit_target, indexed
 
@@ -93,6 +100,8 @@ def _values_target(o: FieldOrigin, obj: Obj, path: Path) -> Target:
             f"{'.'.join(o.prefix)} of {o.holder.kind} {o.holder.name} ({o.file}:{o.line}); "
             "gitmedic does not edit YAML inside a string: change it by hand"
         )
+    if o.parameter:  # restored as the whole list item, so one added by the fault goes
+        return Target(o.file, o.holder, (*o.prefix, Match("name", o.parameter)))
     return Target(o.file, o.holder, (*o.prefix, *keys))
 
 

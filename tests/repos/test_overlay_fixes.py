@@ -1,7 +1,8 @@
 """A fault injected through an overlay patch is fixed in that patch, not in the base.
 
 podinfo's production overlay gets a patch of the frontend (as teams keep them:
-resources and placement per environment); a bad change to that patch is what
+resources, probes, its backend's address and placement per environment); a bad
+change to that patch is what
 ``gitmedic run --cluster sim --forge local --once`` must undo, in one hunk of
 the patch, leaving the shared base and the other overlays as they were.
 """
@@ -37,6 +38,12 @@ spec:
     spec:
       containers:
         - name: frontend
+          env:
+            - name: PODINFO_BACKEND_URL
+              value: http://backend:9898/echo
+          livenessProbe:
+            periodSeconds: 10
+            failureThreshold: 3
           resources:
             limits:
               memory: 256Mi
@@ -56,6 +63,8 @@ FAULTS = {
         "    spec:\n      nodeSelector:\n        kubernetes.io/hostname: extra-node\n"
         "      containers:",
     ),
+    "liveness-probe-aggressive": ("periodSeconds: 10", "periodSeconds: 1"),
+    "env-wrong-port": ("http://backend:9898/echo", "http://backend:9899/echo"),
 }
 
 
@@ -111,7 +120,7 @@ def test_detect_on_each_overlay_names_the_patch_line_of_a_patched_field(tmp_path
     prod = gitmedic("detect", repo / "deploy/overlays/production")
     assert prod.rc == 1
     assert "Deployment/production/frontend  (deploy/bases/frontend/deployment.yaml:1)" in prod.out
-    assert f"resources.limits.memory at {PATCH}:12" in prod.out
+    assert f"resources.limits.memory at {PATCH}:18" in prod.out
     for env in ("dev", "staging"):
         other = gitmedic("detect", repo / f"deploy/overlays/{env}", "--format", "json")
         detectors = {f["detector"] for f in other.json()["findings"]}

@@ -59,7 +59,7 @@ FAULTS = {
     "liveness-probe-aggressive": (
         "  liveness:\n    initialDelaySeconds: 1\n    timeoutSeconds: 5\n    failureThreshold: 3\n"
         "    successThreshold: 1\n    periodSeconds: 10\n",
-        "  liveness:\n    initialDelaySeconds: 1\n    timeoutSeconds: 5\n    failureThreshold: 1\n"
+        "  liveness:\n    initialDelaySeconds: 1\n    timeoutSeconds: 5\n    failureThreshold: 3\n"
         "    successThreshold: 1\n    periodSeconds: 1\n",
     ),
     "env-wrong-port": (

@@ -107,7 +107,8 @@ def test_parameters_are_typed_as_helm_types_set_values() -> None:
         "- {name: a.e, value: '3', forceString: true}\n- {name: 'x\\.y', value: '1.5'}\n"
         "- {name: a.b, value: '4'}\n"
     )
-    given = read_parameters(node, "f")
+    assert node is not None
+    given = read_parameters(node)
     assert given.values == {"a": {"b": 4, "c": True, "d": "007", "e": "3"}, "x.y": "1.5"}
     assert given.lines[("a", "b")] == 6  # the later parameter wins
     assert given.names[("x.y",)] == "x\\.y"

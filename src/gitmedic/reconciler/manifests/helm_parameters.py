@@ -60,7 +60,7 @@ def split_name(name: str) -> Key:
     return tuple(part.replace("\0", ".") for part in name.replace("\\.", "\0").split("."))
 
 
-def read_parameters(node: yaml.Node, file: str) -> Parameters:
+def read_parameters(node: yaml.Node) -> Parameters:
     """The parameters list at ``node`` as values with lines (items not read are skipped)."""
     out = Parameters()
     if not isinstance(node, yaml.SequenceNode):

@@ -64,7 +64,7 @@ def read_source_layer(text: str, source: ValuesSource) -> ValuesLayer:
     if node is None:
         return ValuesLayer(source.file, {}, {}, source)
     if source.parameters:
-        given = read_parameters(node, source.file)
+        given = read_parameters(node)
         return ValuesLayer(source.file, given.values, given.lines, source, given.names)
     lines: dict[Key, int] = {}
     if isinstance(node, yaml.MappingNode):

@@ -4,15 +4,17 @@ A chart or base often carries a finding its team lives with (podinfo's chart
 allows its one pod down on every rollout). It fires with every incident of the
 app, so as a target it made the gate refuse, and verification revert, every fix:
 no restore of a values key can clear a finding written in a template. A
-finding the desired state already had *before the change the fix undoes* (at
-the parent of the commit that bisect or the playbook found) is no target of
-this fix: the fix restores that state, finding included. It still counts
+finding the desired state has had all along (at the app's first commit, and
+still just before the change the fix undoes: the parent of the commit that
+bisect or the playbook found) is no target of this fix: the fix restores that
+state, finding included. Both are asked so that, of two faults in two commits,
+the earlier one's finding stays a target of a fix for the later one. It still counts
 against the fix in the gate whenever the candidate worsens it (a new
 fingerprint, or a higher severity, is a new finding there).
 
 Only a proposal that names its introducing commit is judged so; an LLM
 proposal, a fault with no history, or a desired state that does not load at
-the parent keeps every finding as a target. Nor is a target dropped when that
+either revision keeps every finding as a target. Nor is a target dropped when that
 would leave none: a fix with nothing to clear would pass the gate on no
 evidence at all.
 """
@@ -44,14 +46,29 @@ def fix_targets(incident: Incident, preexisting: frozenset[str]) -> tuple[str, .
 def preexisting(
     repo: Path, app_path: str, namespace: str, detectors: Sequence[Detector], proposal: Proposal
 ) -> frozenset[str]:
-    """Fingerprints of the desired state's findings before the proposal's introducing commit."""
+    """Fingerprints of the desired state's findings both just before the proposal's
+    introducing commit and at the app's first commit: what the app has had all along."""
     if proposal.commit is None:
         return frozenset()
-    found = gitcmd.run(repo, "rev-parse", "--verify", "--quiet", f"{proposal.commit.sha}^")
-    if found.returncode != 0:
+    sha = proposal.commit.sha
+    before = _rev(repo, "rev-parse", "--verify", "--quiet", f"{sha}^")
+    first = _rev(repo, "log", "--reverse", "--format=%H", sha, "--", app_path or ".")
+    if not before or not first:
         return frozenset()  # the first commit: nothing came before it
+    found = _findings(repo, app_path, namespace, detectors, before)
+    return found & _findings(repo, app_path, namespace, detectors, first.split()[0])
+
+
+def _rev(repo: Path, *args: str) -> str:
+    found = gitcmd.run(repo, *args)
+    return found.stdout.strip() if found.returncode == 0 else ""
+
+
+def _findings(
+    repo: Path, app_path: str, namespace: str, detectors: Sequence[Detector], rev: str
+) -> frozenset[str]:
     where = repo / app_path if app_path else repo
-    state = load_desired(where, rev=found.stdout.strip(), namespace=namespace)
+    state = load_desired(where, rev=rev, namespace=namespace)
     if state.errors:
         return frozenset()  # what did not load cannot vouch for anything
     return frozenset(f.fingerprint for f in run_detectors(detectors, state.snapshot).findings)

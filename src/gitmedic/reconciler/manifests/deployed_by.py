@@ -12,7 +12,9 @@ render the chart:
   order: ``valuesObject`` (editable in place) or else the ``values`` string (a
   fix there escalates: YAML inside a string is not edited), then ``parameters``
   (:mod:`.helm_parameters`).
-- **Flux HelmRelease**: ``spec.chart.spec.chart`` from a ``GitRepository``
+- **Flux HelmRelease**, in its file or as a kustomize overlay renders it
+  (``file`` names the overlay: :mod:`.deployed_kustomize`):
+  ``spec.chart.spec.chart`` from a ``GitRepository``
   (a path in this repo), ``spec.chart.spec.valuesFiles`` (repo paths),
   ``valuesFrom`` ConfigMaps declared in this repo, inline ``spec.values``
   (last), ``targetNamespace`` (else the object's namespace), ``releaseName``
@@ -27,7 +29,7 @@ offline, from this repository only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -35,6 +37,11 @@ from typing import Any
 import yaml
 
 from gitmedic.reconciler.config import ValuesSource
+from gitmedic.reconciler.manifests.deployed_kustomize import (
+    KustomizeReadError,
+    is_kustomization,
+    kustomized_release,
+)
 from gitmedic.reconciler.manifests.helm_parameters import parameter_problem
 
 __all__ = ["Deployed", "DeployerError", "read_deployer"]
@@ -61,6 +68,12 @@ Reader = Callable[[str], str]
 
 
 def read_deployer(read: Reader, file: str, name: str = "") -> Deployed:
+    if is_kustomization(file):
+        try:
+            release = kustomized_release(read, _repo_path(file, "."), name)
+        except KustomizeReadError as exc:
+            raise DeployerError(str(exc)) from None
+        return _flux(read, release.body, release.file, release.layers)
     body = _document(read, file, name)
     group = str(body.get("apiVersion", "")).split("/")[0]
     kind = (group, str(body.get("kind")))
@@ -144,7 +157,11 @@ def _argo_inline(
     return tuple(out)
 
 
-def _flux(read: Reader, body: dict[str, Any], file: str) -> Deployed:
+def _flux(
+    read: Reader, body: dict[str, Any], file: str, layers: Sequence[tuple[str, str]] | None = None
+) -> Deployed:
+    """``layers``: the files whose ``spec.values`` make the release's, in order, with the
+    namespace each declares it in (a kustomize overlay's base and patches); else ``file``."""
     spec = _map(body.get("spec"))
     where = f"{file}: HelmRelease {_name(body)}"
     if spec.get("chartRef"):
@@ -166,8 +183,11 @@ def _flux(read: Reader, body: dict[str, Any], file: str) -> Deployed:
     sources = [
         _values_from(read, file, own_ns, _map(v), where) for v in spec.get("valuesFrom") or []
     ]
-    if "values" in spec:
-        sources.append(ValuesSource(file, "HelmRelease", _name(body), own_ns, ("spec", "values")))
+    if layers is None:
+        layers = [(file, own_ns)] if "values" in spec else []
+    sources += [
+        ValuesSource(f, "HelmRelease", _name(body), ns, ("spec", "values")) for f, ns in layers
+    ]
     return Deployed(path, tuple(values), release, target or own_ns, tuple(sources))
 
 

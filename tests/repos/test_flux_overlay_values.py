@@ -41,16 +41,12 @@ STAGING_VALUES = """    image:
       requests:
         memory: 32Mi
     nodeSelector: {}
-    probes:
-      liveness:
-        periodSeconds: 10
 """
 FAULTS = {
     "memory-limit-too-small": ("memory: 128Mi", "memory: 1Mi"),
     "request-too-large": ("memory: 32Mi", "memory: 200Gi"),
     "bad-image": ("tag: 6.14.1", "tag: 0.0.0-missing"),
     "nonexistent-node": ("nodeSelector: {}", "nodeSelector: {kubernetes.io/hostname: extra-node}"),
-    "liveness-probe-aggressive": ("periodSeconds: 10", "periodSeconds: 1"),
     "env-wrong-port": ("http://podinfo:9898/echo", "http://podinfo:8080/echo"),
 }
 

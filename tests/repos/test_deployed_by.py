@@ -159,3 +159,47 @@ def test_a_changed_application_is_read_again_with_the_same_config(tmp_path: Path
     again = tree_config(tree)
     assert again is not None and again.apps[0].helm is not None
     assert again.apps[0].helm.values[0] == "values-eu.yaml"
+
+
+OVERLAY = {
+    "apps/base/kustomization.yaml": "namespace: web\nresources: [release.yaml]\n",
+    "apps/base/release.yaml": FLUX,
+    "apps/staging/kustomization.yaml": "resources: [../base]\npatches:\n  - path: values.yaml\n",
+    "apps/staging/values.yaml": (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+        "metadata: {name: podinfo, namespace: flux-system}\nspec:\n  values:\n    replicaCount: 3\n"
+    ),
+}
+
+
+def test_a_helmrelease_an_overlay_patches_layers_the_base_s_values_then_the_patch_s() -> None:
+    files = {
+        **OVERLAY,
+        "apps/base/podinfo-values.yaml": CONFIGMAP,
+        "apps/base/kustomization.yaml": "resources: [release.yaml, podinfo-values.yaml]\n",
+    }
+    found = read_deployer(reader(files), "apps/staging")
+    assert found.path == "charts/podinfo"
+    assert [(s.file, s.prefix) for s in found.sources] == [
+        ("apps/base/podinfo-values.yaml", ("data", "values.yaml")),
+        ("apps/base/release.yaml", ("spec", "values")),
+        ("apps/staging/values.yaml", ("spec", "values")),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kustomization", "message"),
+    [
+        ("resources: [../base]\npatchesJson6902: [{path: p.yaml}]\n", "JSON 6902 patches"),
+        ("resources: [../base]\npatches:\n  - patch: '[]'\n", "an inline patch is not read"),
+        ("resources: [https://example.com/base]\n", "remote resource"),
+        ("resources: [../../../x]\n", "outside the repository"),
+        ("resources: []\n", "renders no Flux HelmRelease"),
+    ],
+)
+def test_an_overlay_gitmedic_cannot_read_without_kustomize_is_refused(
+    kustomization: str, message: str
+) -> None:
+    files = {**OVERLAY, "apps/staging/kustomization.yaml": kustomization}
+    with pytest.raises(DeployerError, match=message):
+        read_deployer(reader(files), "apps/staging/kustomization.yaml")

@@ -36,7 +36,7 @@ def test_a_fault_in_a_chart_template_escalates_naming_the_template(tmp_path: Pat
     repo = tmp_path / "repo"
     shutil.copytree(PODINFO / "charts/podinfo", repo / "charts/podinfo")
     config = (
-        "version: 1\ndetectors: {exclude: [rollout-strategy-unsafe]}\napps:\n"
+        "version: 1\napps:\n"
         "  - {name: podinfo, path: charts/podinfo, namespace: web, helm: {release: podinfo}}\n"
     )
     write(repo, {".gitmedic/config.yaml": config})

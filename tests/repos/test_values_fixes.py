@@ -5,30 +5,26 @@ podinfo's chart deploys two environments as teams keep them: production with
 the chart's ``values.yaml``. A bad change to the production values is what
 ``gitmedic run --cluster sim --forge local --once`` must undo: one hunk of
 ``values-prod.yaml`` back to the original value, the chart's templates, its
-shared ``values.yaml`` and the staging values untouched.
+shared ``values.yaml`` and the staging values untouched. The chart's own warning
+(every rollout may take its one pod down: maxUnavailable 1 in a template) is
+there before the fault and after the fix, and never stops the fix.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import DATA
 from tests.manifests.helpers import commit_all, git, init_repo, write
-from tests.repos.conftest import gitmedic
-
-HISTORY = {"playbook", "bisect"}  # the strategies that restore a value from Git history
+from tests.repos.conftest import CHART_WARNING, detectors_at, fixed_from_history, gitmedic, one_hunk
 
 PODINFO = DATA / "gitops-repos/podinfo/charts/podinfo"
 PROD = "charts/podinfo/values-prod.yaml"
 STAGING = "charts/podinfo/values-staging.yaml"
-# podinfo's chart takes every pod down on a rollout of one replica (maxUnavailable: 1 in
-# its template): a known finding this team has accepted, so it is no incident of its own
 CONFIG = """version: 1
-detectors: {exclude: [rollout-strategy-unsafe]}
 apps:
   - name: podinfo-prod
     path: charts/podinfo
@@ -60,12 +56,26 @@ FAULTS = {
         "nodeSelector: {}\n",
         "nodeSelector: {kubernetes.io/hostname: extra-node}\n",
     ),
+    "liveness-probe-aggressive": (
+        "  liveness:\n    initialDelaySeconds: 1\n    timeoutSeconds: 5\n    failureThreshold: 3\n"
+        "    successThreshold: 1\n    periodSeconds: 10\n",
+        "  liveness:\n    initialDelaySeconds: 1\n    timeoutSeconds: 5\n    failureThreshold: 3\n"
+        "    successThreshold: 1\n    periodSeconds: 1\n",
+    ),
+    "env-wrong-port": (
+        "backend: http://podinfo:9898/echo\n",
+        "backend: http://podinfo:8080/echo\n",
+    ),
 }
+# production calls its own Service as its backend (the chart's commented-out example, set)
+BACKEND = ("backend: #http://backend-podinfo:9898/echo\n", "backend: http://podinfo:9898/echo\n")
 
 
 def chart_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(PODINFO, repo / "charts/podinfo")
+    prod = repo / PROD
+    prod.write_text(prod.read_text().replace(*BACKEND))
     write(repo, {STAGING: STAGING_VALUES, ".gitmedic/config.yaml": CONFIG})
     init_repo(repo)
     commit_all(repo, "podinfo: production and staging values")
@@ -79,6 +89,7 @@ def test_a_fault_in_the_production_values_is_undone_in_that_file(
     tmp_path: Path, fault: str
 ) -> None:
     repo = chart_repo(tmp_path)
+    good = git(repo, "rev-parse", "HEAD")
     old, new = FAULTS[fault]
     prod = repo / PROD
     original = prod.read_text()
@@ -87,22 +98,16 @@ def test_a_fault_in_the_production_values_is_undone_in_that_file(
     bad = commit_all(repo, f"prod: {fault}")
 
     run = gitmedic("run", repo, "--cluster", "sim", "--forge", "local", "--once", "--json")
-    assert run.rc == 0, run.err[-3000:]
-    fixes = [
-        t for i in run.json()["incidents"] for t in i["transactions"] if t["status"] == "committed"
-    ]
-    # restored from Git history (a playbook recipe or bisect), never an LLM guess
-    assert len(fixes) == 1 and fixes[0]["strategy"] in HISTORY, run.out
+    fixed_from_history(run, left=frozenset({CHART_WARNING}))
     assert prod.read_text() == original  # the original value, back in the file that changed
     changed = git(repo, "diff", "--name-only", bad, "main", "--", "charts").splitlines()
     assert changed == [PROD]  # templates, the chart's values.yaml and staging untouched
-    diff = subprocess.run(
-        ["git", "-C", str(repo), "diff", "-U0", bad, "main", "--", PROD],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert diff.count("\n@@ ") == 1  # one hunk
+    assert one_hunk(repo, bad, PROD)
+    # the chart's own warning is all that is left, as it was before the fault
+    chart = repo / "charts/podinfo"
+    assert (
+        detectors_at(chart, "main", "prod") == detectors_at(chart, good, "prod") == {CHART_WARNING}
+    )
 
 
 ARGO_APP = """apiVersion: argoproj.io/v1alpha1
@@ -136,7 +141,6 @@ spec:
         memory: 128Mi
 """
 DEPLOYED_BY = """version: 1
-detectors: {exclude: [rollout-strategy-unsafe]}
 apps:
   - name: podinfo
     deployed_by: {file: %s}
@@ -145,17 +149,11 @@ apps:
 
 def run_and_check(repo: Path, changed: str, original: str, bad: str) -> None:
     run = gitmedic("run", repo, "--cluster", "sim", "--forge", "local", "--once", "--json")
-    assert run.rc == 0, run.err[-3000:]
-    fixes = [
-        t for i in run.json()["incidents"] for t in i["transactions"] if t["status"] == "committed"
-    ]
-    # restored from Git history (a playbook recipe or bisect), never an LLM guess
-    assert len(fixes) == 1 and fixes[0]["strategy"] in HISTORY, run.out
+    fixed_from_history(run, left=frozenset({CHART_WARNING}))
     assert (repo / changed).read_text() == original
     outside_memory = git(repo, "diff", "--name-only", bad, "main", "--", ".", ":!.gitmedic")
     assert outside_memory.splitlines() == [changed]  # the chart and other files untouched
-    diff = git(repo, "diff", "-U0", bad, "main", "--", changed)
-    assert diff.count("\n@@ ") == 1
+    assert one_hunk(repo, bad, changed)
 
 
 @pytest.mark.integration

@@ -30,6 +30,9 @@ class FieldOrigin:
     holder: Resource | None = None
     prefix: tuple[str, ...] = ()
     editable: bool = True  # False: the values are a YAML string in the holder
+    # an Argo CD Application's helm parameter (--set) setting the key: the item of the
+    # holder's list at ``prefix`` whose name this is
+    parameter: str = ""
 
 
 def origin_of(origins: Iterable[FieldOrigin], path: str) -> FieldOrigin | None:

@@ -1,7 +1,8 @@
 """The sim registry from a repo's history: what ran before is what exists.
 
 ``baseline_catalog(path, rev)`` loads the desired state of the commits before
-``rev`` that touched ``path`` (first parent, up to ``depth``) and collects their
+``rev`` that touched the app at ``path`` (its folder, and a Helm app's values
+outside it; first parent, up to ``depth``) and collects their
 images, commands and ports. ``rev`` itself is excluded so that a commit which
 introduces a bad image or command is judged against what ran before it; with no
 earlier commit (or no git at all) the state at ``rev`` is its own baseline.
@@ -20,6 +21,8 @@ from pathlib import Path
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.reconciler.manifests.repo import ManifestRepo
+from gitmedic.reconciler.manifests.tree import LoadFailure
 from gitmedic.sim.catalog import ImageCatalog
 
 
@@ -37,9 +40,8 @@ def baseline_catalog(
     the revision a cluster was running), ``current`` is the first and best evidence:
     what a workload runs there is what it is expected to run, whatever a broken and
     reverted commit of the history tried."""
-    snapshots = [
-        load_desired(path, rev=r, namespace=namespace).snapshot for r in _earlier(path, rev, depth)
-    ]
+    earlier = _earlier(path, rev, depth, namespace)
+    snapshots = [load_desired(path, rev=r, namespace=namespace).snapshot for r in earlier]
     if healthy:
         snapshots.insert(0, current)
     return ImageCatalog.from_snapshots(snapshots or [current], allow)
@@ -56,10 +58,17 @@ def healthy_catalog(
     return ImageCatalog.from_snapshots(snapshots, allow)
 
 
-def _earlier(path: Path, rev: str | None, depth: int) -> list[str]:
+def _earlier(path: Path, rev: str | None, depth: int, namespace: str) -> list[str]:
     where = path if path.is_dir() else path.parent
     proc = gitcmd.run(
-        where, "log", "--first-parent", "--format=%H", f"-{depth + 1}", rev or "HEAD", "--", "."
+        where,
+        "log",
+        "--first-parent",
+        "--format=%H",
+        f"-{depth + 1}",
+        rev or "HEAD",
+        "--",
+        *_app_paths(path, namespace),
     )
     if proc.returncode != 0:
         return []
@@ -67,6 +76,17 @@ def _earlier(path: Path, rev: str | None, depth: int) -> list[str]:
     if rev is None and _dirty(where):
         return revs[:depth]  # the working tree is newer than HEAD: HEAD is history
     return revs[1:]
+
+
+def _app_paths(path: Path, namespace: str) -> list[str]:
+    """The pathspecs whose commits change the app: its folder, and the values files and
+    manifests a Helm app renders from outside it (a Flux overlay's values patch), so a
+    commit that only changed those is no baseline of its own."""
+    try:
+        repo = ManifestRepo.open(path, namespace)
+    except LoadFailure:
+        return ["."]
+    return [f":(top){p}" for p in repo.history_paths()] or ["."]
 
 
 def _dirty(where: Path) -> bool:

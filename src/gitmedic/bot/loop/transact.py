@@ -19,6 +19,7 @@ from gitmedic.bot.loop.attempts import MEMORY
 from gitmedic.bot.loop.checks import Checks, runtime_checks
 from gitmedic.bot.loop.config import LoopConfig
 from gitmedic.bot.loop.memory_txn import MemoryPorts, memory_plan
+from gitmedic.bot.loop.targets import preexisting
 from gitmedic.bot.loop.wiring import Cluster, build_ports, decision_for, git, plan_of, pr_body
 from gitmedic.bot.memory.reflection import MemoryChange
 from gitmedic.bot.memory_pr import decision_section, memory_decision
@@ -151,6 +152,7 @@ class Transactions:
             baselines=checks.baselines(),
             firing=firing,
             revert_auto_merge=cfg.policy.reverts_at_once,
+            preexisting=preexisting(cfg.repo, cfg.path, cfg.namespace, self.detectors, proposal),
         )
         self.journal.create(plan, now)
         return plan

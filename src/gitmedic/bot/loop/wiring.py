@@ -23,6 +23,7 @@ from typing import Protocol
 
 from gitmedic.bot.loop.checks import AlertFeed, Checks
 from gitmedic.bot.loop.rollouts import held_back
+from gitmedic.bot.loop.targets import fix_targets
 from gitmedic.bot.policy import ChangeSummary, Decision, decide
 from gitmedic.bot.render.pr_body import (
     IntroducingCommit,
@@ -32,7 +33,7 @@ from gitmedic.bot.render.pr_body import (
 )
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
-from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
@@ -115,7 +116,10 @@ def plan_of(
     baselines: Mapping[str, Mapping[str, int] | None] | None = None,
     firing: frozenset[str] = frozenset(),
     revert_auto_merge: bool = True,
+    preexisting: frozenset[str] = frozenset(),
 ) -> Plan:
+    """``preexisting``: fingerprints of findings the app had before its fault
+    (:func:`~gitmedic.bot.loop.targets.preexisting`), which are no targets of the fix."""
     return Plan(
         txn_id=f"{incident.id}/attempt-{attempt}",
         app=incident.app,
@@ -127,7 +131,7 @@ def plan_of(
         edits=tuple(e.to_json() for e in proposal.edits),
         base_sha=base_sha,
         mu_pre=mu_pre,
-        targets=tuple(f.fingerprint for f in incident.active if f.severity is not Severity.INFO),
+        targets=fix_targets(incident, preexisting),
         auto_merge=decision.auto_merge,
         body=body,
         feedback=tuple(feedback),

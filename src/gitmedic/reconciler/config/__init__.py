@@ -52,7 +52,9 @@ class OracleConfig:
 @dataclass(frozen=True)
 class ValuesSource:
     """Values held in a manifest rather than a values file: a Flux HelmRelease's inline
-    ``spec.values`` (editable there), or a ConfigMap's key named by its ``valuesFrom``."""
+    ``spec.values`` or an Argo CD Application's ``helm.valuesObject`` and ``parameters``
+    (editable there), or a YAML string: a ConfigMap's key named by a ``valuesFrom``, an
+    Application's ``helm.values``."""
 
     file: str  # repo-relative file declaring the object
     kind: str
@@ -60,6 +62,7 @@ class ValuesSource:
     namespace: str
     prefix: tuple[str, ...]  # where the values sit in the object: spec.values, data.<key>
     editable: bool = True  # False: a YAML string inside the object, not edited
+    parameters: bool = False  # an Argo CD list of helm parameters (--set name=value)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 A repo with ``.gitmedic/config.yaml`` takes its applications, paths and
 namespaces from it; a PATH inside (or above) an app's folder is read with that
-app's namespace. Without a config, or for a PATH no app covers, PATH is one
-application in ``--namespace`` (default ``default``).
+app's namespace. ``--namespace`` picks, of the apps PATH covers, the ones in that
+namespace (the prod environment of a chart that staging renders too); when none
+is, every app PATH covers is read into it. Without a config, or for a PATH no
+app covers, PATH is one application in ``--namespace`` (default ``default``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ def load_apps_desired(
     config = load_config(config_file)
     version = kubernetes_version or config.kubernetes_version
     chosen = [(app, part) for app in config.apps if (part := _overlap(app, rel))]
+    if any(app.namespace == namespace for app, _ in chosen):
+        # the environment of that namespace, not every app of the path forced into it (two
+        # environments of one chart would then render the same objects twice)
+        chosen = [(app, part) for app, part in chosen if app.namespace == namespace]
     if not chosen:
         return load_desired(path, rev=rev, namespace=default_ns, kubernetes_version=version)
     states = [

@@ -7,8 +7,14 @@ render the chart:
 
 - **Argo CD Application** (``spec.source``, or the one of ``spec.sources`` with
   a ``path``): ``path``, ``helm.valueFiles`` (relative to the path),
-  ``helm.releaseName`` (default: the Application's name), destination namespace.
-- **Flux HelmRelease**: ``spec.chart.spec.chart`` from a ``GitRepository``
+  ``helm.releaseName`` (default: the Application's name), destination namespace,
+  and the inline values of ``spec.source.helm`` after the files, in Argo CD's
+  order: ``valuesObject`` (editable in place) or else the ``values`` string (a
+  fix there escalates: YAML inside a string is not edited), then ``parameters``
+  (:mod:`.helm_parameters`).
+- **Flux HelmRelease**, in its file or as a kustomize overlay renders it
+  (``file`` names the overlay: :mod:`.deployed_kustomize`):
+  ``spec.chart.spec.chart`` from a ``GitRepository``
   (a path in this repo), ``spec.chart.spec.valuesFiles`` (repo paths),
   ``valuesFrom`` ConfigMaps declared in this repo, inline ``spec.values``
   (last), ``targetNamespace`` (else the object's namespace), ``releaseName``
@@ -23,14 +29,20 @@ offline, from this repository only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
 
 from gitmedic.reconciler.config import ValuesSource
+from gitmedic.reconciler.manifests.deployed_kustomize import (
+    KustomizeReadError,
+    is_kustomization,
+    kustomized_release,
+)
+from gitmedic.reconciler.manifests.helm_parameters import parameter_problem
 
 __all__ = ["Deployed", "DeployerError", "read_deployer"]
 
@@ -56,6 +68,12 @@ Reader = Callable[[str], str]
 
 
 def read_deployer(read: Reader, file: str, name: str = "") -> Deployed:
+    if is_kustomization(file):
+        try:
+            release = kustomized_release(read, _repo_path(file, "."), name)
+        except KustomizeReadError as exc:
+            raise DeployerError(str(exc)) from None
+        return _flux(read, release.body, release.file, release.layers)
     body = _document(read, file, name)
     group = str(body.get("apiVersion", "")).split("/")[0]
     kind = (group, str(body.get("kind")))
@@ -103,16 +121,47 @@ def _argo(body: dict[str, Any], file: str) -> Deployed:
     for v in values:
         if v.startswith("$"):
             raise DeployerError(f"{where}: values file {v} comes from another source; {REMOTE}")
-    if helm.get("values") or helm.get("valuesObject"):
-        raise DeployerError(
-            f"{where}: inline helm values are not read; move them to a values file in the repo"
-        )
+    inline = _argo_inline(body, file, helm, where, single=not spec.get("sources"))
     namespace = str(_map(spec.get("destination")).get("namespace") or "")
     release = str(helm.get("releaseName") or _name(body))
-    return Deployed(path, tuple(values), release, namespace)
+    return Deployed(path, tuple(values), release, namespace, inline)
 
 
-def _flux(read: Reader, body: dict[str, Any], file: str) -> Deployed:
+def _argo_inline(
+    body: dict[str, Any], file: str, helm: dict[str, Any], where: str, *, single: bool
+) -> tuple[ValuesSource, ...]:
+    """The Application's inline values in Argo CD's order, after the values files:
+    ``valuesObject`` (which Argo CD takes instead of ``values`` when both are set), else
+    the ``values`` string, then ``parameters`` (``--set``, so they win)."""
+    given = [k for k in ("valuesObject", "values", "parameters") if helm.get(k)]
+    if not given:
+        return ()
+    if not single:
+        raise DeployerError(
+            f"{where}: inline helm {', '.join(given)} of a source in spec.sources are not "
+            "read; move them to a values file in the repo, or use spec.source"
+        )
+    meta = _map(body.get("metadata"))
+    held = ValuesSource(file, "Application", _name(body), str(meta.get("namespace") or ""), ())
+    at = ("spec", "source", "helm")
+    out = []
+    if helm.get("valuesObject"):
+        out.append(replace(held, prefix=(*at, "valuesObject")))
+    elif helm.get("values"):
+        out.append(replace(held, prefix=(*at, "values"), editable=False))
+    if helm.get("parameters"):
+        problem = parameter_problem(helm["parameters"])
+        if problem:
+            raise DeployerError(f"{where}: {problem}; move it to a values file in the repo")
+        out.append(replace(held, prefix=(*at, "parameters"), parameters=True))
+    return tuple(out)
+
+
+def _flux(
+    read: Reader, body: dict[str, Any], file: str, layers: Sequence[tuple[str, str]] | None = None
+) -> Deployed:
+    """``layers``: the files whose ``spec.values`` make the release's, in order, with the
+    namespace each declares it in (a kustomize overlay's base and patches); else ``file``."""
     spec = _map(body.get("spec"))
     where = f"{file}: HelmRelease {_name(body)}"
     if spec.get("chartRef"):
@@ -134,8 +183,11 @@ def _flux(read: Reader, body: dict[str, Any], file: str) -> Deployed:
     sources = [
         _values_from(read, file, own_ns, _map(v), where) for v in spec.get("valuesFrom") or []
     ]
-    if "values" in spec:
-        sources.append(ValuesSource(file, "HelmRelease", _name(body), own_ns, ("spec", "values")))
+    if layers is None:
+        layers = [(file, own_ns)] if "values" in spec else []
+    sources += [
+        ValuesSource(f, "HelmRelease", _name(body), ns, ("spec", "values")) for f, ns in layers
+    ]
     return Deployed(path, tuple(values), release, target or own_ns, tuple(sources))
 
 

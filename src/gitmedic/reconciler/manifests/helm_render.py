@@ -22,7 +22,7 @@ from gitmedic.reconciler.manifests.helm_trace import (
     field_origins,
     mark,
     merge,
-    owners,
+    owning_layers,
     read_layer,
     read_source_layer,
 )
@@ -48,12 +48,12 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
     except (HelmError, LoadFailure, yaml.YAMLError) as exc:
         out.errors.append(ManifestError(chart_file, 0, str(exc)))
         return out
-    owner = owners(layers)
+    owner = owning_layers(layers)
     traced = _by_identity(marked[1]) if marked else {}
     for body, source in _objects(tree, spec, stream, out):
         twin = traced.get(_identity(body))
         if marked and twin is not None:
-            origins = field_origins(twin, marked[0], owner, layers)
+            origins = field_origins(twin, marked[0], owner)
             source = replace(source, origins=origins)
         out.objects.append(RenderedObject(body, source))
     return out

@@ -18,8 +18,8 @@ that sets it, which is the line a fix edits.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -27,6 +27,7 @@ import yaml
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.origin import FieldOrigin
 from gitmedic.reconciler.config import ValuesSource
+from gitmedic.reconciler.manifests.helm_parameters import read_parameters
 from gitmedic.reconciler.manifests.paths import format_path
 
 Key = tuple[str, ...]
@@ -43,6 +44,7 @@ class ValuesLayer:
     data: Any
     lines: dict[Key, int]  # leaf key path -> 1-based line of its key
     source: ValuesSource | None = None  # values held in a manifest, not a values file
+    parameters: Mapping[Key, str] = field(default_factory=dict)  # key -> its --set name
 
 
 def read_layer(file: str, text: str) -> ValuesLayer:
@@ -61,6 +63,9 @@ def read_source_layer(text: str, source: ValuesSource) -> ValuesLayer:
         node = _child(node, key)
     if node is None:
         return ValuesLayer(source.file, {}, {}, source)
+    if source.parameters:
+        given = read_parameters(node)
+        return ValuesLayer(source.file, given.values, given.lines, source, given.names)
     lines: dict[Key, int] = {}
     if isinstance(node, yaml.MappingNode):
         _key_lines(node, (), lines)
@@ -118,14 +123,19 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def owners(layers: list[ValuesLayer]) -> dict[Key, tuple[str, int]]:
+def owners(layers: Sequence[ValuesLayer]) -> dict[Key, tuple[str, int]]:
     """For each leaf key, the (file, line) of the last layer that sets it."""
-    out: dict[Key, tuple[str, int]] = {}
+    return {key: (layer.file, layer.lines[key]) for key, layer in owning_layers(layers).items()}
+
+
+def owning_layers(layers: Sequence[ValuesLayer]) -> dict[Key, ValuesLayer]:
+    """For each leaf key, the last layer that sets it."""
+    out: dict[Key, ValuesLayer] = {}
     for layer in layers:
-        for key, line in layer.lines.items():
+        for key in layer.lines:
             for k in [k for k in out if k[: len(key)] == key or key[: len(k)] == k]:
                 del out[k]  # a map replaced by a scalar, or the reverse: the later wins
-            out[key] = (layer.file, line)
+            out[key] = layer
     return out
 
 
@@ -163,27 +173,28 @@ def mark(values: dict[str, Any]) -> Marked:
 
 
 def field_origins(
-    body: Any,
-    marked: Marked,
-    owner: dict[Key, tuple[str, int]],
-    layers: Sequence[ValuesLayer] = (),
+    body: Any, marked: Marked, owner: Mapping[Key, ValuesLayer]
 ) -> tuple[FieldOrigin, ...]:
-    held = {layer.file: layer.source for layer in layers if layer.source is not None}
+    """The origins of ``body``'s fields, ``owner`` being :func:`owning_layers`."""
     out = []
     for path, value in _leaves(body, ()):
         for key in marked.keys_in(value):
-            if key in owner:
-                file, line = owner[key]
-                origin = FieldOrigin(format_path(path), file, line, ".".join(key), key)
-                out.append(_held(origin, held.get(file)))
+            layer = owner.get(key)
+            if layer is not None:
+                origin = FieldOrigin(
+                    format_path(path), layer.file, layer.lines[key], ".".join(key), key
+                )
+                out.append(_held(origin, layer, key))
     return tuple(out)
 
 
-def _held(origin: FieldOrigin, source: ValuesSource | None) -> FieldOrigin:
+def _held(origin: FieldOrigin, layer: ValuesLayer, key: Key) -> FieldOrigin:
+    source = layer.source
     if source is None:
         return origin
     holder = Resource(source.kind, source.namespace, source.name)
-    return replace(origin, holder=holder, prefix=source.prefix, editable=source.editable)
+    held = replace(origin, holder=holder, prefix=source.prefix, editable=source.editable)
+    return replace(held, parameter=layer.parameters.get(key, ""))
 
 
 def _leaves(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], Any]]:

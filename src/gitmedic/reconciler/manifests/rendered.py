@@ -29,7 +29,14 @@ from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.environments import other_environments
 from gitmedic.reconciler.manifests.history import restore_fields
 from gitmedic.reconciler.manifests.parse import parse_text
-from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
+from gitmedic.reconciler.manifests.paths import (
+    Match,
+    Path,
+    PathError,
+    format_path,
+    lookup,
+    parse_path,
+)
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.manifests.targets import edit_target, indexed
 
@@ -93,6 +100,8 @@ def _values_target(o: FieldOrigin, obj: Obj, path: Path) -> Target:
             f"{'.'.join(o.prefix)} of {o.holder.kind} {o.holder.name} ({o.file}:{o.line}); "
             "gitmedic does not edit YAML inside a string: change it by hand"
         )
+    if o.parameter:  # restored as the whole list item, so one added by the fault goes
+        return Target(o.file, o.holder, (*o.prefix, Match("name", o.parameter)))
     return Target(o.file, o.holder, (*o.prefix, *keys))
 
 
@@ -127,31 +136,44 @@ def restore_rendered(
     Edits are grouped per file and object and computed in order; apply them in order.
     """
     groups: dict[tuple[str, Resource], list[Path]] = {}
+    fields: dict[str, list[Path]] = {}  # file -> the rendered fields it is a target for
     for path in paths:
-        for t in _targets(repo, obj, path):
+        for t in _declared(repo, obj, field_targets(obj, path)):
             wanted = groups.setdefault((t.file, t.resource), [])
             if t.path not in wanted:
                 wanted.append(t.path)
+            fields.setdefault(t.file, []).append(path)
     edits: list[Edit] = []
     for (file, resource), wanted in groups.items():
         edits += restore_fields(repo, resource, wanted, rev, file, (moved or {}).get(file))
+    # only a file the fix edits can change another environment: a field built of several
+    # keys (repository:tag) has a target for each, and a key that stays gives no edit
+    for file in dict.fromkeys(e.file for e in edits):
+        for path in fields.get(file, []):
+            _own_environment(repo, obj, path, [file])
     return edits
 
 
 def _targets(repo: ManifestRepo, obj: Obj, path: Path) -> list[Target]:
     targets = _declared(repo, obj, field_targets(obj, path))
+    _own_environment(repo, obj, path, [t.file for t in targets])
+    return targets
+
+
+def _own_environment(repo: ManifestRepo, obj: Obj, path: Path, files: Sequence[str]) -> None:
+    """Refuses an edit of ``files`` that another environment renders ``path`` from, unless
+    it has the same value there."""
     head = repo.git.rev_parse("HEAD")
     others = other_environments(repo.root, repo.path, repo.namespace, head)
-    for t in targets:
-        differ = sorted(e.name for e in others if t.file in e.files and e.differs(obj, path))
+    for file in files:
+        differ = sorted(e.name for e in others if file in e.files and e.differs(obj, path))
         if differ:
             raise NotEditable(
-                f"{t.file} is also rendered into {', '.join(differ)}, where "
+                f"{file} is also rendered into {', '.join(differ)}, where "
                 f"{format_path(path)} of {obj.kind} {obj.ref.name} is not the same: a fix for "
-                f"this environment must not change them; fix it in its own overlay patch or "
+                "this environment must not change them; fix it in its own overlay patch or "
                 "values file"
             )
-    return targets
 
 
 def _declared(repo: ManifestRepo, obj: Obj, targets: list[Target]) -> list[Target]:

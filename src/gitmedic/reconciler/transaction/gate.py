@@ -4,9 +4,13 @@ Published as the commit status ``gitmedic/gate`` on the PR's head. It passes whe
 (1) the PR's desired state loads without errors, (2) every object it declares
 validates strictly against the Kubernetes OpenAPI schema (kubernetes-validate),
 (3) the detectors find nothing new against the base (no finding of warning or
-worse whose fingerprint the base lacks), and (4) every target finding that is
-visible in desired state is gone. A server-side dry-run, when a real cluster is
-reachable, is a further check injected by the caller.
+worse whose fingerprint the base lacks, nor one of the base's at a higher
+severity), and (4) every target finding that is visible in desired state is
+gone. The targets are what the fix must clear; a finding the app had before its
+fault is none (:mod:`gitmedic.bot.loop.targets`), so it neither blocks the fix
+here nor counts against it in verification, as long as the fix leaves it as it
+was. A server-side dry-run, when a real cluster is reachable, is a further check
+injected by the caller.
 
 The schemas come with the ``[kube]`` extra (kubernetes-validate, 108 MB): a
 core install, such as the demo's, gates without them and says so in the
@@ -68,12 +72,7 @@ class Gate:
         problems += schema_problems or []
         base_findings = _findings(self.detectors, self.desired_at(base_sha))
         head_findings = _findings(self.detectors, head)
-        known = {f.fingerprint for f in base_findings}
-        problems += [
-            f"new finding {f.detector} on {f.resource}: {f.summary}"
-            for f in head_findings
-            if f.fingerprint not in known and f.severity.rank >= Severity.WARNING.rank
-        ]
+        problems += _new_or_worse(base_findings, head_findings)
         still = {f.fingerprint for f in head_findings} & set(targets)
         problems += [f"target finding {fp} is still present" for fp in sorted(still)]
         if self.dry_run is not None and not problems:
@@ -100,6 +99,24 @@ class Gate:
             except kubernetes_validate.InvalidSchemaError as exc:
                 out.append(f"{obj.ref}: {exc}")
         return out
+
+
+def _new_or_worse(base: Iterable[Finding], head: Iterable[Finding]) -> list[str]:
+    """Findings of warning or worse the candidate introduces (a fingerprint the base lacks)
+    or worsens (the base's finding at a higher severity). A finding the base already has,
+    unchanged, is the base's and never blocks a candidate."""
+    known = {f.fingerprint: f.severity.rank for f in base}
+    out = []
+    for f in head:
+        if f.severity.rank < Severity.WARNING.rank:
+            continue
+        if f.fingerprint not in known:
+            out.append(f"new finding {f.detector} on {f.resource}: {f.summary}")
+        elif f.severity.rank > known[f.fingerprint]:
+            out.append(
+                f"worse finding {f.detector} on {f.resource} ({f.severity.value}): {f.summary}"
+            )
+    return out
 
 
 def _findings(detectors: Iterable[Detector], state: DesiredState) -> list[Finding]:

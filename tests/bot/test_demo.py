@@ -37,7 +37,7 @@ def test_the_demo_fixes_reverts_and_retries_fixes_from_memory_and_escalates_the_
     assert c["prs"] == 2 and c["reverts"] == 0
     assert c["playbooks"] == ["pod-image-pull-with-command"]
     assert c["from_memory"].startswith(
-        "fixed from memory at the first attempt with 0 tokens: learned playbook "
+        "fixed from memory at the first attempt with 0 tokens, by learned playbook "
         "pod-image-pull-with-command"
     )
     assert d["outcomes"] == [] and d["prs"] == 0 and d["escalated"] and not d["healthy"]

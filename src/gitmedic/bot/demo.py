@@ -162,7 +162,7 @@ def _from_memory(repo: Path, story: dict[str, Any], seen: dict[str, str]) -> str
         )
     first = "at the first attempt" if not story["reverts"] else "after a revert"
     return (
-        f"fixed from memory {first} with 0 tokens: learned playbook {book} "
+        f"fixed from memory {first} with 0 tokens, by learned playbook {book} "
         f"(.gitmedic/playbooks/{book}), written by reflection after incident {seen[book]}"
     )
 

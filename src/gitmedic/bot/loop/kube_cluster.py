@@ -77,7 +77,7 @@ class KubeCluster:
         for refused in denied:  # an optional kind RBAC withholds: said once, then left out
             if refused.kind not in self.denied_kinds:
                 self.denied_kinds.add(refused.kind)
-                log.warning("reading the cluster without %s: %s", refused.kind, refused)
+                log.warning("reading the cluster without the %s kind: %s", refused.kind, refused)
         return snapshot
 
     def alerts(self) -> list[dict[str, object]]:

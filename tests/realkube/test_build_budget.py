@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.realkube.processes import _running  # alive and not a zombie
 from tests.realkube.tools import K8S_KEY_FILES, WRAPPERS, cache_key
 
 
@@ -36,15 +37,6 @@ def build(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         timeout=60,
     )
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.mark.integration

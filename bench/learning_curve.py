@@ -1,6 +1,6 @@
 """Learning curve: the same fault class on a first and a second object, with and without memory.
 
-The class is the demo's story (b)/(c) on real apps: a release lands as two
+Two classes. ``release``, the demo's story (b)/(c) on real apps: a release lands as two
 commits on one Deployment, a new entrypoint (``command``) and then a bump to an
 image tag that was never pushed. Restoring the image alone (the built-in
 ``pod-image-pull`` answer) crash-loops, because the old image cannot run the new
@@ -13,11 +13,16 @@ For each app the two occurrences run in sequence in one repo, each as one
 occurrence (what the cluster ran healthy). "memory off" is the same run with
 ``.gitmedic/`` removed from main before the second occurrence (a commit), so it
 meets the class as new. Recorded per occurrence: wall time, simulated time to
-resolution (incident opened -> resolved), attempts, strategies, reverts and
-tokens. No LLM is configured: this class never reaches one (playbook, bisect
-and learned playbook all answer it), so its tokens are 0 in both modes.
+resolution (incident opened -> resolved), attempts, strategies, reverts,
+approvals and tokens. ``release`` never reaches the model (playbook, bisect and
+the learned playbook answer it), so its tokens are 0 in both modes.
 
-    .venv/bin/python bench/learning_curve.py [--apps online-boutique,...] [--json]
+``latent-entrypoint`` is the class no playbook covers (:mod:`learning_llm`): an
+entrypoint committed a month before it rolls out, answered by a scripted model
+(no network) whose usage is counted from what the loop really sends it.
+
+    .venv/bin/python bench/learning_curve.py [--apps online-boutique,...]
+        [--classes release,latent-entrypoint] [--json]
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from typing import Any
 
 import yaml
 
+from learning_llm import LATENT, ScriptedModel, inject_latent
+
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ROOT / "tests" / "fixtures" / "data" / "apps"
 # app -> (the first object, the second object): Deployments others call
@@ -44,8 +51,12 @@ OBJECTS = {
 }
 
 
+CLASSES = ("release", "latent-entrypoint")
+
+
 @dataclass(frozen=True)
 class Occurrence:
+    fault_class: str
     app: str
     memory: bool
     n: int
@@ -56,19 +67,33 @@ class Occurrence:
     attempts: int
     strategies: tuple[str, ...]
     reverts: int
+    approvals: int  # PRs a person approved (the benchmark's person approves at once)
     tokens: int
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One app's repo in a temporary folder, and where its manifests are."""
+
+    tmp: Path
+    repo: Path
+    app: str
+    path: str
+    namespace: str
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", default=",".join(OBJECTS))
+    parser.add_argument("--classes", default=",".join(CLASSES))
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     rows = [
         occ
+        for fault_class in args.classes.split(",")
         for app in args.apps.split(",")
         for memory in (True, False)
-        for occ in run_app(app, memory=memory)
+        for occ in run_app(app, fault_class, memory=memory)
     ]
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))
@@ -77,38 +102,54 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_app(app: str, *, memory: bool) -> list[Occurrence]:
+def run_app(app: str, fault_class: str, *, memory: bool) -> list[Occurrence]:
+    if fault_class not in CLASSES:
+        raise SystemExit(f"unknown class {fault_class!r}; known: {', '.join(CLASSES)}")
+    targets = OBJECTS[app] if fault_class == "release" else LATENT[app][:2]
     with tempfile.TemporaryDirectory(prefix=f"lc-{app}-") as tmp:
         repo, path, namespace = _repo(Path(tmp), app)
+        scene = Scene(Path(tmp), repo, app, path, namespace)
         out = []
-        for n, target in enumerate(OBJECTS[app], start=1):
+        for n, target in enumerate(targets, start=1):
             if n == 2 and not memory:
-                _forget(repo)
-            out.append(_occurrence(repo, Path(tmp), app, path, namespace, n, target, memory))
+                _forget(scene.repo)
+            out.append(_occurrence(scene, fault_class, n, target, memory))
         return out
 
 
-def _occurrence(
-    repo: Path, tmp: Path, app: str, path: str, ns: str, n: int, target: str, memory: bool
-) -> Occurrence:
+def _inject(scene: Scene, fault_class: str, n: int, target: str) -> ScriptedModel | None:
+    """The occurrence's commits; the scripted model for the class that needs one."""
+    if fault_class == "release":
+        _release(scene.repo, scene.path, scene.namespace, target)
+        return None
+    benign = LATENT[scene.app][2]
+    return inject_latent(scene.repo, scene.path, scene.namespace, target, benign, n)
+
+
+def _occurrence(scene: Scene, fault_class: str, n: int, target: str, memory: bool) -> Occurrence:
     from gitmedic.bot.forges.local import LocalForge
     from gitmedic.bot.loop.loop import Loop, LoopConfig
     from gitmedic.bot.loop.sim_cluster import SimCluster
     from gitmedic.bot.memory.learned import load_learned
     from gitmedic.bot.run_cmd import DEFAULT_POLICY
     from gitmedic.detectors.builtin import builtin_registry
+    from gitmedic.reconciler.config import LlmConfig
     from gitmedic.reconciler.transaction import Journal
 
-    healthy_rev = _git(repo, "rev-parse", "HEAD")
-    _release(repo, path, ns, target)
+    healthy_rev = _git(scene.repo, "rev-parse", "HEAD")
+    model = _inject(scene, fault_class, n, target)
     started = time.perf_counter()
-    cluster = SimCluster(repo, path, ns, known_good=(healthy_rev,))
-    config = LoopConfig(app, repo, path, ns, policy=DEFAULT_POLICY)
-    learned = load_learned(repo, builtin_registry())
-    journal = Journal(tmp / f"journal-{n}.sqlite")
-    loop = Loop(config, cluster, LocalForge(repo), journal, list(learned.registry))
+    cluster = SimCluster(scene.repo, scene.path, scene.namespace, known_good=(healthy_rev,))
+    llm = LlmConfig(model="openai/scripted", max_steps=10) if model is not None else None
+    config = LoopConfig(
+        scene.app, scene.repo, scene.path, scene.namespace, policy=DEFAULT_POLICY, llm=llm
+    )
+    learned = load_learned(scene.repo, builtin_registry())
+    journal = Journal(scene.tmp / f"journal-{fault_class}-{n}.sqlite")
+    forge = LocalForge(scene.repo)
+    loop = Loop(config, cluster, forge, journal, list(learned.registry), completion=model)
     try:
-        healthy = loop.run_once()
+        healthy, approvals = _run(loop)
     finally:
         loop.lease.release()
     wall = time.perf_counter() - started
@@ -116,7 +157,8 @@ def _occurrence(
     txns = [t for r in reports for t in r.transactions]
     resolved = [r.resolved_at - r.incident.opened_at for r in reports if r.resolved_at]
     return Occurrence(
-        app=app,
+        fault_class=fault_class,
+        app=scene.app,
         memory=memory,
         n=n,
         target=target,
@@ -126,8 +168,30 @@ def _occurrence(
         attempts=len(txns),
         strategies=tuple(t.plan.strategy for t in txns),
         reverts=sum(1 for t in txns if t.revert_pr),
+        approvals=approvals,
         tokens=sum(t.plan.tokens for t in txns),
     )
+
+
+def _run(loop: Any, max_approvals: int = 3) -> tuple[bool, int]:
+    """``run_once``; a PR waiting for a person is approved at once and the run carries on."""
+    from gitmedic.reconciler.transaction import Phase
+    from gitmedic.reconciler.transaction.forge_ports import APPROVED_LABEL
+
+    healthy, approvals = loop.run_once(), 0
+    while not healthy and approvals < max_approvals:
+        waiting = [
+            t.pr
+            for t in loop.journal.transactions()
+            if t.phase is Phase.AWAITING_APPROVAL and t.pr is not None
+        ]
+        if not waiting:
+            break
+        for pr in waiting:
+            loop.forge.add_labels(pr, [APPROVED_LABEL])
+        approvals += len(waiting)
+        healthy = loop.run_once()
+    return healthy, approvals
 
 
 def _release(repo: Path, path: str, ns: str, target: str) -> None:
@@ -179,15 +243,15 @@ def _git(repo: Path, *args: str) -> str:
 
 def table(rows: list[Occurrence]) -> str:
     lines = [
-        "| app | memory | # | object | healthy | wall s | sim s to resolve | attempts "
-        "| strategies | reverts | tokens |",
-        "|---|---|---:|---|---|---:|---:|---:|---|---:|---:|",
+        "| class | app | memory | # | object | healthy | wall s | sim s to resolve | attempts "
+        "| strategies | reverts | approvals | tokens |",
+        "|---|---|---|---:|---|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r.app} | {'on' if r.memory else 'off'} | {r.n} | {r.target} | {r.healthy} "
-            f"| {r.wall_s} | {r.sim_resolution_s} | {r.attempts} | {', '.join(r.strategies)} "
-            f"| {r.reverts} | {r.tokens} |"
+            f"| {r.fault_class} | {r.app} | {'on' if r.memory else 'off'} | {r.n} | {r.target} "
+            f"| {r.healthy} | {r.wall_s} | {r.sim_resolution_s} | {r.attempts} "
+            f"| {', '.join(r.strategies)} | {r.reverts} | {r.approvals} | {r.tokens} |"
         )
     return "\n".join(lines)
 

@@ -63,23 +63,27 @@ def gitmedic_cmd() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "gitmedic"]
 
 
-def timed(cmd: Sequence[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+def timed(
+    cmd: Sequence[str], exits: tuple[int, ...] = (0, 1)
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
     elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in exits:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr}")
     return elapsed, proc
 
 
-def medians(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
+def medians(
+    commands: dict[str, list[str]], runs: int, exits: tuple[int, ...] = (0, 1)
+) -> dict[str, float]:
     """Median wall time per command; runs are interleaved round-robin."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     for cmd in commands.values():
-        timed(cmd)  # warm-up, untimed
+        timed(cmd, exits)  # warm-up, untimed
     for _ in range(runs):
         for name, cmd in commands.items():
-            times[name].append(timed(cmd)[0])
+            times[name].append(timed(cmd, exits)[0])
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 

@@ -150,13 +150,68 @@ def test_random_edit_and_inverse_round_trip_long(case: tuple[int, Edit]) -> None
     check(case)
 
 
+def _target(file: str, kind: str, name: str) -> int:
+    """The index in :func:`targets` of the one document of ``file`` that is ``kind/name``."""
+    (at,) = [
+        i
+        for i, (f, text, index) in enumerate(targets())
+        if f == file
+        and (chunk_identity(split_chunks(split_lines(text))[index], f) or ())[::2] == (kind, name)
+    ]
+    return at
+
+
 def test_a_block_scalar_whose_text_has_hash_lines_is_replaced_whole() -> None:
     """Found by the long property run: setting otel-demo's ``opensearch.yml`` (a ``|``
     block whose text ends in ``#`` lines) to '' kept those lines as if they were YAML
     comments, and the edit was refused. Inside a block scalar they are the value's text."""
     file = "fixtures/data/apps/astronomy-shop-otel-demo/kubernetes/opentelemetry-demo.yaml"
     ref = Resource("ConfigMap", "", "opensearch-config", "v1")
-    (at,) = [i for i, (f, text, index) in enumerate(targets())
-             if f == file and chunk_identity(split_chunks(split_lines(text))[index], f)
-             == ("ConfigMap", None, "opensearch-config")]  # fmt: skip
+    at = _target(file, "ConfigMap", "opensearch-config")
     check((at, Edit(Op.SET, file, ref, ("data", "opensearch.yml"), "")))
+
+
+MIXED = "fixtures/data/apps/social-network/openshift/url-shorten-mongodb.yaml"
+MIXED_REF = Resource("Deployment", "social-network", "url-shorten-mongodb", "apps/v1")
+CONTAINER = ("spec", "template", "spec", "containers", 0)
+
+
+@pytest.mark.parametrize("value", [5, "on", {"a": ["b", 1]}])
+def test_a_key_after_a_sequence_with_another_offset_is_indented_as_its_siblings(
+    value: Any,
+) -> None:
+    """Found by the long property run: in social-network's ``url-shorten-mongodb.yaml``
+    ``containers`` items sit at their key's column and the ``volumeMounts`` items under
+    them two columns in. A key inserted after ``volumeMounts`` was indented like its
+    items, so it read back inside the last mount and the edit was refused as "too
+    irregular". It goes at its sibling keys' column."""
+    at = _target(MIXED, "Deployment", "url-shorten-mongodb")
+    edit = Edit(Op.INSERT, MIXED, MIXED_REF, (*CONTAINER, "zz"), value, 3)
+    check((at, edit))
+    lines = apply_edit(targets()[at][1], edit).content.splitlines()
+    mount = lines.index('            mountPath: "/data/db"')
+    assert lines[mount + 1].startswith("        zz:"), "at the column of volumeMounts"
+
+
+@pytest.mark.parametrize(
+    ("path", "where", "changed"),
+    [
+        ((*CONTAINER, "volumeMounts", 0), None, 1),  # an item in the offset-2 sequence
+        ((*CONTAINER, "volumeMounts", 1), None, 1),
+        (("spec", "template", "spec", "containers", 1), None, 1),  # in the offset-0 one
+        # a key first in an item: the "- " moves to it, so the old first key's line changes
+        ((*CONTAINER, "zz"), 0, 2),
+        (("spec", "template", "spec", "volumes", 0, "zz"), 2, 1),
+    ],
+)
+def test_inserts_around_sequences_of_both_offsets_are_minimal(
+    path: tuple[Segment, ...], where: int | None, changed: int
+) -> None:
+    at = _target(MIXED, "Deployment", "url-shorten-mongodb")
+    value = "added item" if isinstance(path[-1], int) else 7
+    edit = Edit(Op.INSERT, MIXED, MIXED_REF, path, value, where)
+    check((at, edit))
+    applied = apply_edit(targets()[at][1], edit)
+    old, new = targets()[at][1].splitlines(), applied.content.splitlines()
+    assert len(new) == len(old) + 1
+    assert applied.last_line - applied.first_line + 1 == changed, "nothing else rewritten"

@@ -19,24 +19,15 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gitmedic.detectors.finding import MASK, Resource
+
+# re-exported: the snapshot is where detectors and readers have always found them
+from gitmedic.detectors.kinds import CLUSTER_SCOPED as CLUSTER_SCOPED
+from gitmedic.detectors.kinds import WORKLOAD_KINDS as WORKLOAD_KINDS
 from gitmedic.detectors.origin import FieldOrigin
 from gitmedic.detectors.schema import SchemaCheck
 
 JSON = Mapping[str, Any]
 T = TypeVar("T")
-
-CLUSTER_SCOPED = frozenset(
-    {
-        "Namespace", "Node", "PersistentVolume", "StorageClass", "ClusterRole",
-        "ClusterRoleBinding", "CustomResourceDefinition", "PriorityClass",
-        "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
-        "APIService", "IngressClass", "RuntimeClass", "CSIDriver", "VolumeAttachment",
-        "PodSecurityPolicy", "ClusterIssuer",
-    }
-)  # fmt: skip
-
-# Kinds that carry a pod template, and where it sits in the object.
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod")
 
 
 class Mode(enum.Enum):

@@ -92,15 +92,23 @@ def runtime_checks(
     count = max(1, int(window_s // interval_s))
 
     def judged(oracle: Oracle, described: str) -> NoWorse:
-        return NoWorse(oracle, interval=interval_s, count=count, described=described,
-                       failure_limit=failure_limit,
-                       baseline=_stored(baselines, described))  # fmt: skip
+        return NoWorse(
+            oracle,
+            interval=interval_s,
+            count=count,
+            described=described,
+            failure_limit=failure_limit,
+            baseline=_stored(baselines, described),
+        )
 
     cluster = ClusterStateOracle(snapshot, namespace)
     oracles = [
-        judged(cluster, f"cluster state of namespace {namespace}: no object newly Degraded, "
-                        "Missing or Unknown, no workload with fewer ready replicas"),
-    ]  # fmt: skip
+        judged(
+            cluster,
+            f"cluster state of namespace {namespace}: no object newly Degraded, "
+            "Missing or Unknown, no workload with fewer ready replicas",
+        ),
+    ]
     if alerts is not None:
         where = f"alerts of namespace {namespace} from {alerts.described}"
         oracles.append(judged(alerts, f"{where}: none firing that was not before"))

@@ -220,8 +220,13 @@ def _level(line: str, level: int, item: bool) -> str:
         return "deeper"
     if _indent_of(line) < level:
         return "parent"
-    # with offset 0, "- " items sit at their parent key's column
-    return "sibling" if line.lstrip().startswith("-") == item else "parent"
+    if line.lstrip().startswith("-") == item:
+        return "sibling"
+    # ruamel writes offset 0 or more: at a key's column, a "- " line is an item of a
+    # sibling key's sequence (deeper than the key), and a key line before "- " items is
+    # their parent. Taking a sibling's item for a parent put the new key at the item's
+    # original offset, which another sequence of the document may not share.
+    return "parent" if item else "deeper"
 
 
 def _paired(original: list[str], before: list[str], spans: list[tuple[int, int]], j: int) -> bool:

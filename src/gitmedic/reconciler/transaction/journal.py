@@ -109,12 +109,12 @@ class Journal:
 
     def create(self, plan: Plan, now: float) -> TxnState:
         """Record a new transaction; creating one that exists returns it unchanged."""
+        data = json.dumps(plan.to_json())
         with self._db() as db:
             db.execute(
                 "INSERT OR IGNORE INTO transactions VALUES (?, ?, ?, ?, ?, ?)",
-                (plan.txn_id, plan.app, plan.incident, plan.attempt,
-                 json.dumps(plan.to_json()), now),
-            )  # fmt: skip
+                (plan.txn_id, plan.app, plan.incident, plan.attempt, data, now),
+            )
         return self.load(plan.txn_id)
 
     def load(self, txn_id: str) -> TxnState:
@@ -130,13 +130,13 @@ class Journal:
         return TxnState.fold(plan, records)
 
     def append(self, txn_id: str, record: Record) -> None:
+        data = json.dumps(dict(record.data), sort_keys=True)
         try:
             with self._db() as db:
                 db.execute(
                     "INSERT INTO records VALUES (?, ?, ?, ?, ?)",
-                    (txn_id, record.seq, record.phase.value, record.at,
-                     json.dumps(dict(record.data), sort_keys=True)),
-                )  # fmt: skip
+                    (txn_id, record.seq, record.phase.value, record.at, data),
+                )
         except sqlite3.IntegrityError:
             raise JournalConflict(f"step {record.seq} of {txn_id} was already written") from None
 

@@ -152,9 +152,13 @@ def _merge(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> 
             return _refused(state, ports, now, config, f"merge refused: {exc}")
         refreshed = ports.refresh_branch(state.plan, state.pr)
         return _record(
-            state, Phase.PR_OPENED, now,
-            head_sha=refreshed.head_sha, regates=state.regates + 1, reason=f"re-gate: {exc}",
-        )  # fmt: skip
+            state,
+            Phase.PR_OPENED,
+            now,
+            head_sha=refreshed.head_sha,
+            regates=state.regates + 1,
+            reason=f"re-gate: {exc}",
+        )
     return _record(state, Phase.MERGED, now, merge_sha=merge_sha, merged_at=now, reason="")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from gitmedic.reconciler.transaction.window import Measurement, Stage, of_stage
@@ -83,19 +83,8 @@ class Plan:
     revert_auto_merge: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "txn_id": self.txn_id, "app": self.app, "incident": self.incident,
-            "attempt": self.attempt, "strategy": self.strategy, "branch": self.branch,
-            "title": self.title, "edits": [dict(e) for e in self.edits],
-            "base_sha": self.base_sha, "mu_pre": self.mu_pre, "targets": list(self.targets),
-            "auto_merge": self.auto_merge, "snapshot_digest": self.snapshot_digest,
-            "body": self.body, "feedback": list(self.feedback), "tokens": self.tokens,
-            "baselines": {k: dict(v) if v is not None else None
-                          for k, v in self.baselines.items()},
-            "firing": list(self.firing), "playbook": self.playbook,
-            "proposal": dict(self.proposal),
-            "revert_auto_merge": self.revert_auto_merge,
-        }  # fmt: skip
+        """Every field in declaration order, its containers as JSON lists and objects."""
+        return {f.name: _json_field(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Plan:
@@ -200,10 +189,16 @@ class TxnState:
         }
 
 
-_FOLDED = frozenset(
-    {
-        "pr", "head_sha", "gated_base", "merge_sha", "merged_at", "revert_pr", "revert_head_sha",
-        "revert_merge_sha", "reverted_at", "mu_post", "reason", "feedback", "regates", "alarm",
-        "caused", "announced", "closed_by_person",
-    }
-)  # fmt: skip
+def _json_field(value: Any) -> Any:
+    """A plan field as JSON data: tuples as lists, mappings (and those they hold) as dicts."""
+    if isinstance(value, tuple):
+        return [dict(v) if isinstance(v, Mapping) else v for v in value]
+    if isinstance(value, Mapping):
+        return {k: dict(v) if isinstance(v, Mapping) else v for k, v in value.items()}
+    return value
+
+
+# What a record's data may set: every field but the plan, the phase (the record's own)
+# and the two histories apply() appends to.
+_UNFOLDED = frozenset({"plan", "phase", "measurements", "records"})
+_FOLDED = frozenset(f.name for f in fields(TxnState)) - _UNFOLDED

@@ -122,5 +122,7 @@ def test_a_kind_rbac_withholds_is_left_out_and_said_once(
                     << 403 << {"message": "secrets is forbidden"})  # fmt: skip
         with caplog.at_level(logging.WARNING):
             assert list(cluster.snapshot()) == [] and list(cluster.snapshot()) == []
-    [warning] = [r.getMessage() for r in caplog.records if "without the Secret kind" in r.getMessage()]
+    [warning] = [
+        r.getMessage() for r in caplog.records if "without the Secret kind" in r.getMessage()
+    ]
     assert warning.startswith("reading the cluster without the Secret kind: listing secrets")

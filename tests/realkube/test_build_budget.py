@@ -62,6 +62,7 @@ def test_a_build_past_its_budget_is_stopped_and_says_the_tier_will_skip(tmp_path
     assert not marker.exists()
 
 
+@pytest.mark.integration  # a real build script waits out a real 2 s budget
 def test_argo_cd_waits_for_a_group_to_finish_and_gets_what_is_left_of_the_budget(
     tmp_path: Path,
 ) -> None:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from gitmedic.bot.responder.bisect import bisect_fix, find_introduction
 from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
-from gitmedic.bot.responder.levers import Evidence, SeenHealthy, lever_fix
+from gitmedic.bot.responder.levers import LEVER_PLAYBOOKS, Evidence, SeenHealthy, lever_fix
 from gitmedic.bot.responder.levers.node import not_ready_evidence
 from gitmedic.bot.responder.live_blame import recent_regression
 from gitmedic.bot.responder.llm import Completion
@@ -231,6 +231,10 @@ class Responder:
         learned = [b for b in books if b.source.startswith(".gitmedic/")]
         if learned:
             return _runtime_reason(learned)
+        # A lever's playbook is a hypothesis its lever tests on the evidence: the lever
+        # declined, so it shows no runtime cause and must not keep the model from a fault
+        # Git carries since long ago (an image tag never pushed, committed a month back).
+        books = [b for b in books if b.id not in LEVER_PLAYBOOKS]
         if books and not _changed_recently(ws, since, self.limits.max_commits):
             return f"no recent change to the app; {_runtime_reason(books)}"
         return None

@@ -50,6 +50,8 @@ LEVERS = registry(
     (RAISE_MEMORY_LIMIT, RESTART, SCALE_OUT, ROLLBACK_IMAGE, AVOID_NODE, LIFT_NODE_AVOIDANCE)
 )
 
+LEVER_PLAYBOOKS = frozenset(lever.playbook for lever in LEVERS)  # the levers' hypotheses
+
 
 def lever_fix(
     evidence: Evidence, playbooks: Collection[str], levers: Sequence[Lever] = LEVERS
@@ -67,6 +69,7 @@ def lever_fix(
 __all__ = [
     "AVOID_NODE",
     "LEVERS",
+    "LEVER_PLAYBOOKS",
     "LIFT_NODE_AVOIDANCE",
     "RAISE_MEMORY_LIMIT",
     "RESTART",

@@ -42,7 +42,6 @@ from gitmedic.detectors.registry import Registry
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.transaction import IncidentRow, TxnState
-from gitmedic.reconciler.transaction.signals import firing_key
 
 if TYPE_CHECKING:
     from gitmedic.bot.loop.loop import Loop
@@ -141,8 +140,7 @@ class Answerer:
                 incident, hand_over(proposal, why) if proposal.is_fix else proposal, attempts
             )
             return False
-        firing = frozenset(firing_key(f) for f in self.loop.findings)
-        plan = self.loop.txns.start(incident, proposal, attempt, attempts.feedback, firing)
+        plan = self.loop.txns.start(incident, proposal, attempt, attempts.feedback)
         decision = "auto-merge" if plan.auto_merge else "needs approval"
         self.loop.emit("txn", f"attempt {attempt}: {plan.title} ({decision})", txn=plan.txn_id)
         state = self.loop.txns.drive(plan.txn_id)

@@ -20,7 +20,15 @@ from gitmedic.bot.loop.checks import Checks, runtime_checks
 from gitmedic.bot.loop.config import LoopConfig
 from gitmedic.bot.loop.memory_txn import MemoryPorts, memory_plan
 from gitmedic.bot.loop.targets import preexisting
-from gitmedic.bot.loop.wiring import Cluster, build_ports, decision_for, git, plan_of, pr_body
+from gitmedic.bot.loop.wiring import (
+    Cluster,
+    build_ports,
+    decision_for,
+    git,
+    live_findings,
+    plan_of,
+    pr_body,
+)
 from gitmedic.bot.memory.reflection import MemoryChange
 from gitmedic.bot.memory_pr import decision_section, memory_decision
 from gitmedic.bot.render.pr_body import VerificationPlan
@@ -31,6 +39,7 @@ from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal, MachineConfig, Plan, Runner, TxnState
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
+from gitmedic.reconciler.transaction.signals import firing_key
 
 
 class Transactions:
@@ -122,11 +131,16 @@ class Transactions:
         proposal: Proposal,
         attempt: int,
         feedback: Sequence[str],
-        firing: frozenset[str],
     ) -> Plan:
-        """Plan attempt ``attempt`` at its checkpoint (base SHA, mu and baselines now)."""
+        """Plan attempt ``attempt`` at its checkpoint: base SHA, mu, baselines and what fires,
+        all read now. What fires is read here, not taken from the monitor's last evaluation:
+        a retry is planned right after its predecessor's revert, before the monitor looks
+        again, and the undone candidate's damage (a crash-looping pod its ReplicaSet has not
+        scaled down yet) is still there. Taken from the stale reading, that damage was
+        "absent at the checkpoint" and failed the retry fast as if the retry had caused it."""
         cfg = self.config
         now = self.cluster.clock.now()
+        firing = frozenset(firing_key(f) for f in live_findings(self.cluster, self.detectors))
         decision = decision_for(proposal, incident, cfg.policy, now)
         checks = self.checks()
         vplan = VerificationPlan(

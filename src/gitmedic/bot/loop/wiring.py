@@ -190,7 +190,7 @@ def build_ports(
     verifier = OracleVerifier(
         lambda: checks.oracles,
         cluster.clock,
-        lambda: list(run_detectors(detectors, cluster.snapshot()).findings),
+        lambda: live_findings(cluster, detectors),
         signals=lambda findings: counted_signals(cluster, findings),
     )
     return ForgePorts(
@@ -205,6 +205,11 @@ def build_ports(
         app_path=app_path,
         announced=announced,
     )
+
+
+def live_findings(cluster: Cluster, detectors: Sequence[Detector]) -> list[Finding]:
+    """What the detectors find on the cluster now: the window's and the checkpoint's reading."""
+    return list(run_detectors(detectors, cluster.snapshot()).findings)
 
 
 def counted_signals(cluster: Cluster, findings: Sequence[Finding]) -> tuple[Signal, ...]:

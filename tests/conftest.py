@@ -41,7 +41,11 @@ def isolate_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
 
 
-HELM_CACHE = Path("/root/.cache/gitmedic-tools/helm-v3.22.0")
+# Where .ci/tools.sh installs helm (its GITMEDIC_TOOLS, as `make test` sets it up).
+HELM_CACHE = (
+    Path(os.environ.get("GITMEDIC_TOOLS") or Path.home() / ".cache" / "gitmedic-tools")
+    / "helm-v3.22.0"
+)
 
 
 @pytest.fixture

@@ -127,7 +127,6 @@ def test_a_kubelet_only_fault_is_seen_through_pod_status_and_fixed(app: FluxApp)
 # Quarantined with its Argo CD twin: in session 5's final .ci/run both attempts were
 # reverted, the retry failing fast on the crash loop the undone first candidate had caused
 # (the checkpoint race named in test_loop_argocd.py). The first revert itself worked.
-@pytest.mark.quarantine
 def test_a_candidate_that_makes_things_worse_is_reverted_then_the_retry_commits(
     app: FluxApp,
 ) -> None:

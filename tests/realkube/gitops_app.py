@@ -12,12 +12,13 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.sim.faults import inject
 from gitmedic.sim.faults.git import commit_all, init_repo
 from tests.realkube.boutique import MANIFEST, gitmedic, wait_for
+from tests.realkube.kubelet import entrypoint_missing, fake_kubelet, image_missing
 from tests.realkube.tier import Tier
 from tests.transaction.e2e_world import git
 
@@ -63,9 +64,29 @@ def run_loop(
 
 def loop_report(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     """The run's JSON report; a failed run fails the test with the end of its log."""
-    assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-4000:]}"
+    assert done.returncode == 0, (
+        f"exit {done.returncode}\n{done.stderr[-4000:]}\nreport: {done.stdout[-6000:]}"
+    )
     report: dict[str, Any] = json.loads(done.stdout)
     return report
+
+
+def reverted_then_committed(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run ended healthy with one incident whose first attempt was reverted and whose
+    retry committed; (the reverted attempt, the retry) as the report tells them."""
+    assert report["healthy"] is True
+    (incident,) = report["incidents"]
+    statuses = [t["status"] for t in incident["transactions"]]
+    assert statuses == ["reverted", "committed"], statuses
+    first, retry = incident["transactions"]
+    return first, retry
+
+
+def assert_release_undone(repo: Path, release: Release) -> None:
+    """main deploys the catalog's old image with its old entrypoint again."""
+    fixed = git(repo, "show", f"main:{FILE}")
+    assert release.old_image in fixed and release.never not in fixed
+    assert release.command[0] not in fixed
 
 
 def commit_fault(repo: Path, namespace: str, fault: str, **params: object) -> tuple[str, str]:
@@ -103,6 +124,37 @@ def push_release(repo: Path, namespace: str, target: str) -> Release:
     git(repo, "merge", "-q", "--ff-only", "release")
     git(repo, "branch", "-q", "-D", "release")
     return Release(sha, old_image, never, command)
+
+
+class DeployedApp(Protocol):
+    """What the Flux and the Argo CD app of a test have in common."""
+
+    @property
+    def tier(self) -> Tier: ...
+
+    @property
+    def repo(self) -> Path: ...
+
+    @property
+    def namespace(self) -> str: ...
+
+    def wait_applied(self, sha: str) -> None: ...
+
+    def run_once(self) -> subprocess.CompletedProcess[str]: ...
+
+
+def run_on_release(app: DeployedApp, release: Release) -> dict[str, Any]:
+    """Once the engine applied ``release``, with a fake kubelet failing the pods as a real
+    one would (the tag never pushed cannot be pulled, the old image lacks the new
+    entrypoint), the loop's report of ``gitmedic run --once``."""
+    verdicts = [
+        image_missing({release.never}),
+        entrypoint_missing(release.old_image, release.command),
+    ]
+    with fake_kubelet(app.tier.plane, app.namespace, verdicts) as kubelet:
+        app.wait_applied(release.sha)
+        wait_for(lambda: bool(kubelet.reported), "the fake kubelet to report ImagePullBackOff")
+        return loop_report(app.run_once())
 
 
 def provide_load_balancer(tier: Tier, namespace: str) -> None:

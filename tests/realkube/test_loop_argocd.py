@@ -22,8 +22,15 @@ from tests.realkube.argocd_app import ArgoApp, argo_app, undeployed_app
 from tests.realkube.boutique import wait_for
 from tests.realkube.conftest import REALKUBE
 from tests.realkube.flux import Flux
-from tests.realkube.gitops_app import FILE, commit_fault, loop_report, push_release
-from tests.realkube.kubelet import entrypoint_missing, fake_kubelet, image_missing
+from tests.realkube.gitops_app import (
+    FILE,
+    assert_release_undone,
+    commit_fault,
+    loop_report,
+    push_release,
+    reverted_then_committed,
+    run_on_release,
+)
 from tests.realkube.tier import Tier
 from tests.transaction.e2e_world import git
 
@@ -88,9 +95,6 @@ def test_a_selector_typo_on_main_is_fixed_synced_by_argocd_and_committed(app: Ar
     wait_for(lambda: bool(catalog_endpoints(app)), "the catalog's Endpoints to fill again")
 
 
-# Quarantined: failed once in four runs (the fresh-clone .ci/run of session 5): the retry
-# failed fast on a pod-crashloop "absent at the checkpoint" that the undone first candidate
-# had caused, so both attempts were reverted. The race is in the checkpoint, not the test.
 def test_a_candidate_that_makes_things_worse_is_reverted_then_the_retry_commits(
     app: ArgoApp,
 ) -> None:
@@ -98,28 +102,14 @@ def test_a_candidate_that_makes_things_worse_is_reverted_then_the_retry_commits(
     the image alone crash-loops (the old image lacks the entrypoint): reverted, and
     the retry restores both."""
     release = push_release(app.repo, app.namespace, CATALOG)
-    verdicts = [
-        image_missing({release.never}),
-        entrypoint_missing(release.old_image, release.command),
-    ]
-    with fake_kubelet(app.tier.plane, app.namespace, verdicts) as kubelet:
-        app.wait_applied(release.sha)
-        wait_for(lambda: bool(kubelet.reported), "the fake kubelet to report ImagePullBackOff")
-        report = loop_report(app.run_once())
+    report = run_on_release(app, release)
 
-    assert report["healthy"] is True
-    (incident,) = report["incidents"]
-    statuses = [t["status"] for t in incident["transactions"]]
-    assert statuses == ["reverted", "committed"], statuses
-    first, retry = incident["transactions"]
-    forge = LocalForge(app.repo)
-    candidate = forge.get_pr(first["pr"])
+    first, retry = reverted_then_committed(report)
+    candidate = LocalForge(app.repo).get_pr(first["pr"])
     assert candidate.state.value == "merged" and candidate.merge_sha
     assert candidate.merge_sha in app.deployed_revisions(), "Argo CD synced the candidate"
     assert_deployed_at_main(app, retry["pr"])
-    fixed = git(app.repo, "show", f"main:{FILE}")
-    assert release.old_image in fixed and release.never not in fixed
-    assert release.command[0] not in fixed
+    assert_release_undone(app.repo, release)
 
 
 def test_a_token_argocd_refuses_stops_the_run_before_it_changes_anything(

@@ -7,7 +7,6 @@ candidate that makes things worse is reverted through the same path.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,41 +14,30 @@ from typing import Any
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.reconciler.manifests.load import load_desired
-from gitmedic.sim.faults import inject
-from gitmedic.sim.faults.git import commit_all
-from tests.realkube.boutique import MANIFEST, wait_for
+from tests.realkube.boutique import wait_for
 from tests.realkube.conftest import REALKUBE
 from tests.realkube.flux import Flux
 from tests.realkube.flux_app import APP, FluxApp, flux_app
-from tests.realkube.kubelet import entrypoint_missing, fake_kubelet, image_missing
+from tests.realkube.gitops_app import (
+    FILE,
+    assert_release_undone,
+    commit_fault,
+    loop_report,
+    push_release,
+    reverted_then_committed,
+    run_on_release,
+)
+from tests.realkube.kubelet import fake_kubelet, image_missing
 from tests.realkube.tier import Tier
 from tests.transaction.e2e_world import git
 
 pytestmark = REALKUBE
 CATALOG = "productcatalogservice"
-FILE = f"{APP}/{MANIFEST.name}"
 
 
 @pytest.fixture
 def app(tier: Tier, flux: Flux, namespace: str, tmp_path: Path) -> Iterator[FluxApp]:
     yield flux_app(tier, flux, namespace, tmp_path)
-
-
-def commit_fault(app: FluxApp, fault: str, **params: object) -> tuple[str, str]:
-    """Commit ``fault`` to main; (the commit, what it changed)."""
-    snapshot = load_desired(app.repo / APP, namespace=app.namespace).snapshot
-    injection = inject(fault, app.repo, snapshot, **params)
-    return commit_all(app.repo, f"{fault}: a bad change"), injection.detail
-
-
-def run(app: FluxApp) -> dict[str, Any]:
-    done = app.run_once()
-    assert done.returncode == 0, (
-        f"exit {done.returncode}\n{done.stderr[-4000:]}\nreport: {done.stdout[-6000:]}"
-    )
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
 
 
 def assert_deployed_at_main(app: FluxApp, pr: int) -> None:
@@ -91,10 +79,10 @@ def test_a_service_fault_on_main_is_fixed_synced_by_flux_and_committed(
 ) -> None:
     fault, params, detector = FAULTS[case]
     healthy = git(app.repo, "show", f"main:{FILE}")
-    sha, _ = commit_fault(app, fault, **params)
+    sha, _ = commit_fault(app.repo, app.namespace, fault, **params)
     app.wait_applied(sha)
 
-    report = run(app)
+    report = loop_report(app.run_once())
 
     assert report["healthy"] is True
     (incident,) = report["incidents"]
@@ -107,13 +95,13 @@ def test_a_service_fault_on_main_is_fixed_synced_by_flux_and_committed(
 
 
 def test_a_kubelet_only_fault_is_seen_through_pod_status_and_fixed(app: FluxApp) -> None:
-    sha, detail = commit_fault(app, "bad-image", target="cartservice")
+    sha, detail = commit_fault(app.repo, app.namespace, "bad-image", target="cartservice")
     missing = detail.rsplit(" -> ", 1)[1]
     with fake_kubelet(app.tier.plane, app.namespace, [image_missing({missing})]) as kubelet:
         app.wait_applied(sha)
         wait_for(lambda: bool(kubelet.reported), "the fake kubelet to report ImagePullBackOff")
 
-        report = run(app)
+        report = loop_report(app.run_once())
 
     assert report["healthy"] is True
     (incident,) = report["incidents"]
@@ -124,47 +112,16 @@ def test_a_kubelet_only_fault_is_seen_through_pod_status_and_fixed(app: FluxApp)
     assert_deployed_at_main(app, txn["pr"])
 
 
-# Quarantined with its Argo CD twin: in session 5's final .ci/run both attempts were
-# reverted, the retry failing fast on the crash loop the undone first candidate had caused
-# (the checkpoint race named in test_loop_argocd.py). The first revert itself worked.
 def test_a_candidate_that_makes_things_worse_is_reverted_then_the_retry_commits(
     app: FluxApp,
 ) -> None:
     """A release as two commits: a new entrypoint, then a tag never pushed. Restoring
     the image alone crash-loops (the old image lacks the entrypoint): reverted, and
     the retry restores both."""
-    manifest = app.repo / FILE
-    old_image = next(
-        line.split("image: ", 1)[1]
-        for line in manifest.read_text().splitlines()
-        if "productcatalogservice:" in line and "image: " in line
-    )
-    command = ["/catalog-v2"]
-    never = f"{old_image.rsplit(':', 1)[0]}:v9.9.9-never"
-    # both commits reach main at once (a push), so Flux never deploys the first alone
-    git(app.repo, "checkout", "-q", "-b", "release")
-    commit_fault(app, "wrong-command", target=CATALOG, command=command[0])
-    manifest.write_text(manifest.read_text().replace(old_image, never, 1))
-    sha = commit_all(app.repo, "catalog: release v9.9.9")
-    git(app.repo, "checkout", "-q", "main")
-    git(app.repo, "merge", "-q", "--ff-only", "release")
-    git(app.repo, "branch", "-q", "-D", "release")
-    verdicts = [
-        image_missing({never}),
-        entrypoint_missing(old_image, command),
-    ]
-    with fake_kubelet(app.tier.plane, app.namespace, verdicts) as kubelet:
-        app.wait_applied(sha)
-        wait_for(lambda: bool(kubelet.reported), "the fake kubelet to report ImagePullBackOff")
-        report = run(app)
+    release = push_release(app.repo, app.namespace, CATALOG)
+    report = run_on_release(app, release)
 
-    assert report["healthy"] is True
-    (incident,) = report["incidents"]
-    statuses = [t["status"] for t in incident["transactions"]]
-    assert statuses == ["reverted", "committed"], statuses
-    first, retry = incident["transactions"]
-    forge = LocalForge(app.repo)
-    assert forge.get_pr(first["pr"]).state.value == "merged"
+    first, retry = reverted_then_committed(report)
+    assert LocalForge(app.repo).get_pr(first["pr"]).state.value == "merged"
     assert_deployed_at_main(app, retry["pr"])
-    fixed = git(app.repo, "show", f"main:{FILE}")
-    assert old_image in fixed and never not in fixed and command[0] not in fixed
+    assert_release_undone(app.repo, release)

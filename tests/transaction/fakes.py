@@ -46,6 +46,8 @@ class World:
     window_interval_s: float = 10.0
     # What fires at a measurement of the fix's deployment (time -> signals): fail fast's input.
     signals: Callable[[float], Sequence[Signal]] = lambda now: ()
+    # What fires that did not at the checkpoint (time -> findings as JSON): ports.caused.
+    new_findings: Callable[[float], Sequence[Mapping[str, Any]]] = lambda now: ()
     prs: dict[int, dict[str, object]] = field(default_factory=dict)
     deployed: dict[str, float] = field(default_factory=dict)  # sha -> merge time
 
@@ -153,7 +155,7 @@ class World:
 
     def caused(self, plan: Plan) -> tuple[Mapping[str, Any], ...]:
         self.calls.append("caused")
-        return ()
+        return tuple(self.new_findings(self.clock.now()))
 
     def announce(self, state: TxnState, message: str) -> None:
         self.calls.append(f"announce:{message}")

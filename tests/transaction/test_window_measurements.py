@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.oracles import MetricSpec, Reading
 from gitmedic.reconciler.transaction import (
@@ -15,6 +17,7 @@ from gitmedic.reconciler.transaction import (
     Phase,
     Plan,
     Runner,
+    TxnState,
     drive,
 )
 from gitmedic.reconciler.transaction.verdict import Decision, fail_fast
@@ -168,3 +171,67 @@ def test_the_verifier_judges_recorded_measurements_alone(tmp_path: Path) -> None
     assert verdict.verdict is not None and verdict.verdict.phase.value == "failed"
     assert "detectors failed: 2 failed measurements (limit 1)" in verdict.verdict.findings
     assert verdict.verdict.summary == "oracles Failed after 20s, mu 0"
+
+
+CRASH_FINDING = Finding(
+    "pod-crashloop",
+    "crashloop",
+    Severity.CRITICAL,
+    Resource("Deployment", "shop", "catalog"),
+    "container server is crash-looping",
+).to_json()
+
+
+def _reverted(tmp_path: Path, linger_until: float) -> TxnState:
+    """A candidate that crash-loops from 20 s after its merge (undone at 30 s); the crash
+    loop still fires until ``linger_until``, after the revert deployed (30 s after it)."""
+    clock = FakeClock(1000.0)
+
+    def new(now: float) -> list[dict[str, Any]]:
+        return [CRASH_FINDING] if 1020 <= now < linger_until else []
+
+    def crashing(now: float) -> tuple[Signal, ...]:
+        return (CRASH,) if now >= 1020 else ()
+
+    world = World(clock, sync_never=True, signals=crashing, new_findings=new)
+    journal = Journal(tmp_path / "j.sqlite")
+    p = _plan()
+    journal.create(p, clock.now())
+    return drive(journal, p.txn_id, world, clock, CONFIG)
+
+
+def _revert_synced_after_revert(state: TxnState) -> float:
+    reverted = next(r for r in state.records if r.phase is Phase.REVERTED)
+    synced = next(r for r in state.records if r.phase is Phase.REVERT_SYNCED)
+    return synced.at - reverted.at
+
+
+def test_a_revert_is_synced_only_once_what_the_candidate_caused_has_gone(
+    tmp_path: Path,
+) -> None:
+    """The engine applied the revert 30 s after its merge, but the candidate's crash-looping
+    pods are scaled down later (a controller's next sync): the restore is judged, and the
+    retry checkpointed, on the cluster after they went, not on them."""
+    state = _reverted(tmp_path, linger_until=1120)
+    assert state.outcome is Outcome.REVERTED
+    assert [f["detector"] for f in state.caused] == ["pod-crashloop"]
+    reverted = next(r for r in state.records if r.phase is Phase.REVERTED)
+    synced = next(r for r in state.records if r.phase is Phase.REVERT_SYNCED)
+    assert synced.at >= 1120 > reverted.at + 30, "waited past the engine's sync for the pods"
+    assert synced.at - 1120 <= CONFIG.poll_s, "and no longer than one poll after they went"
+
+
+def test_a_revert_whose_candidate_s_damage_never_goes_is_judged_at_the_sync_timeout(
+    tmp_path: Path,
+) -> None:
+    state = _reverted(tmp_path, linger_until=float("inf"))
+    assert _revert_synced_after_revert(state) == CONFIG.sync_timeout_s
+    assert state.outcome is Outcome.REVERTED  # the fake's restore window: mu back
+
+
+def test_a_revert_of_a_candidate_that_caused_nothing_is_synced_when_applied(
+    tmp_path: Path,
+) -> None:
+    state = _reverted(tmp_path, linger_until=0.0)
+    assert state.caused == ()
+    assert _revert_synced_after_revert(state) == 30, "the fake engine's sync delay"

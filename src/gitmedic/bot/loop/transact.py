@@ -136,11 +136,18 @@ class Transactions:
         all read now. What fires is read here, not taken from the monitor's last evaluation:
         a retry is planned right after its predecessor's revert, before the monitor looks
         again, and the undone candidate's damage (a crash-looping pod its ReplicaSet has not
-        scaled down yet) is still there. Taken from the stale reading, that damage was
-        "absent at the checkpoint" and failed the retry fast as if the retry had caused it."""
+        scaled down yet) may still be there. Taken from the stale reading, that damage was
+        "absent at the checkpoint" and failed the retry fast as if the retry had caused it.
+
+        The incident's own findings count as firing at the checkpoint even when absent at
+        this instant: a fix cannot cause the fault it fixes. The revert's pods, started only
+        once the candidate's are gone, had not pulled yet, so the image pull the incident
+        was about fired again during the retry's sync and failed it fast. Whether the fix
+        clears them is the window's question (its targets), not fail fast's."""
         cfg = self.config
         now = self.cluster.clock.now()
-        firing = frozenset(firing_key(f) for f in live_findings(self.cluster, self.detectors))
+        live = live_findings(self.cluster, self.detectors)
+        firing = frozenset(firing_key(f) for f in (*live, *incident.findings))
         decision = decision_for(proposal, incident, cfg.policy, now)
         checks = self.checks()
         vplan = VerificationPlan(

@@ -51,6 +51,7 @@ from gitmedic.reconciler.transaction.ports import (
     PrState,
     SyncPhase,
 )
+from gitmedic.reconciler.transaction.signals import caused_key
 from gitmedic.reconciler.transaction.verdict import Decision, fail_fast, judge, judge_restore
 from gitmedic.reconciler.transaction.window import Measurement, Stage
 
@@ -276,17 +277,30 @@ def _merge_revert(state: TxnState, ports: Ports, now: float, config: MachineConf
 
 
 def _await_revert_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    """The revert is synced once the engine applied it and what the undone candidate caused
+    has gone (within the sync timeout): the engine applying the revert is not the cluster
+    back. A Deployment controller scales the candidate's crash-looping ReplicaSet down on a
+    later sync, and within maxSurge the revert's own pods wait for that; a restore judged
+    before then is judged on the candidate's pods, and the retry is checkpointed on them."""
     status = ports.sync_status(state.revert_merge_sha)
     assert state.reverted_at is not None
-    if status.phase is SyncPhase.DEPLOYED or status.applied:
-        return _record(state, Phase.REVERT_SYNCED, now)
     waited = now - state.reverted_at
+    if status.phase is SyncPhase.DEPLOYED or status.applied:
+        if waited >= config.sync_timeout_s or not _lingering(state, ports):
+            return _record(state, Phase.REVERT_SYNCED, now)
+        return Step(None, min(config.poll_s, config.sync_timeout_s - waited))
     if status.phase is SyncPhase.FAILED or waited >= config.sync_timeout_s:
         detail = status.message if status.phase is SyncPhase.FAILED else "timed out"
         return _alarm(
             state, now, f"the revert {state.revert_merge_sha[:12]} did not deploy: {detail}"
         )
     return Step(None, min(config.poll_s, config.sync_timeout_s - waited))
+
+
+def _lingering(state: TxnState, ports: Ports) -> bool:
+    """Does a finding the undone candidate caused still fire (new since the checkpoint)?"""
+    caused = {caused_key(f) for f in state.caused}
+    return bool(caused) and any(caused_key(f) in caused for f in ports.caused(state.plan))
 
 
 def _verify_restored(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:

@@ -15,7 +15,8 @@ alerts oracle's baseline), so "absent at the checkpoint" is a lookup.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from gitmedic.detectors.builtin._references import references
 from gitmedic.detectors.finding import Finding, Resource, Severity
@@ -36,6 +37,11 @@ _LABEL_KINDS = {
 def firing_key(finding: Finding) -> str:
     """What a plan's ``firing`` records of a finding: its detector on its object."""
     return f"{finding.detector} {finding.resource}"
+
+
+def caused_key(finding: Mapping[str, Any]) -> str:
+    """:func:`firing_key` of a finding in its JSON form (a transaction's ``caused``)."""
+    return firing_key(Finding.from_json(finding))
 
 
 def critical_signals(

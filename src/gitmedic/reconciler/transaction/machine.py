@@ -19,6 +19,11 @@ and those measurements. Before each measurement :func:`fail_fast` may end the
 wait: what the candidate caused, for more than ``failure_limit`` measurements in
 a row, undoes it at once.
 
+A revert counts as synced once the engine applied it and what the undone
+candidate caused has gone (or the sync timeout passed): a controller scales the
+candidate's pods down later than the engine applies, and a restore judged, or a
+retry checkpointed, on those pods is judged on the candidate, not on the revert.
+
 Undo is always allowed and never gated: a failed verification, a sync that
 fails or never finishes, all lead to a revert PR, merged at once unless the
 plan says the team approves reverts too (``policy.revert_regressions:

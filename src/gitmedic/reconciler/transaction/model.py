@@ -74,8 +74,9 @@ class Plan:
     # What each oracle saw at the checkpoint (its description -> problems, None when it
     # could not see): the window compares with this, also after a restart.
     baselines: Mapping[str, Mapping[str, int] | None] = field(default_factory=dict)
-    # What fired at the checkpoint (detector and object, ``forge_ports.firing_key``): what
-    # fires once the change is deployed and not here, the change caused (for the retry).
+    # What fired at the checkpoint (detector and object, ``signals.firing_key``), and the
+    # incident's own findings (a fix cannot cause its fault): what fires once the change is
+    # deployed and not here, the change caused (fail fast; the retry's extension).
     firing: tuple[str, ...] = ()
     playbook: str = ""  # the playbook the change came from (a failed one is set aside)
     proposal: Mapping[str, Any] = field(default_factory=dict)  # the proposal's JSON

@@ -41,6 +41,9 @@ STAGING_VALUES = """    image:
       requests:
         memory: 32Mi
     nodeSelector: {}
+    probes:
+      liveness:
+        periodSeconds: 10
 """
 FAULTS = {
     "memory-limit-too-small": ("memory: 128Mi", "memory: 1Mi"),
@@ -48,13 +51,9 @@ FAULTS = {
     "bad-image": ("tag: 6.14.1", "tag: 0.0.0-missing"),
     "nonexistent-node": ("nodeSelector: {}", "nodeSelector: {kubernetes.io/hostname: extra-node}"),
     "env-wrong-port": ("http://podinfo:9898/echo", "http://podinfo:8080/echo"),
+    "liveness-probe-aggressive": ("periodSeconds: 10", "periodSeconds: 1"),
 }
-KNOWN_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="known bug: the env restore targets the chart's values.yaml (production's too) "
-    "instead of staging's patch, and escalates",
-)
-CASES = [pytest.param(f, marks=KNOWN_BUG) if f == "env-wrong-port" else f for f in sorted(FAULTS)]
+CASES = sorted(FAULTS)
 
 
 def flux_repo(tmp_path: Path) -> Path:
@@ -76,10 +75,15 @@ def flux_repo(tmp_path: Path) -> Path:
 def test_detect_on_each_environment_names_the_patch_line(tmp_path: Path) -> None:
     repo = flux_repo(tmp_path)
     patch = repo / STAGING
-    patch.write_text(patch.read_text().replace("memory: 128Mi", "memory: 1Mi"))
-    line = 1 + patch.read_text().splitlines().index("        memory: 1Mi")
+    text = patch.read_text().replace("memory: 128Mi", "memory: 1Mi")
+    patch.write_text(text.replace(*FAULTS["env-wrong-port"]))
+    lines = patch.read_text().splitlines()
+    memory = 1 + lines.index("        memory: 1Mi")
+    backend = 1 + lines.index("    backend: http://podinfo:8080/echo")
     found = gitmedic("detect", repo / "charts/podinfo", "--namespace", "podinfo-staging")
-    assert f"set by resources.limits.memory at {STAGING}:{line}" in found.out, found.out
+    assert f"set by resources.limits.memory at {STAGING}:{memory}" in found.out, found.out
+    # the env finding at the value of the variable it names, not at the container's first
+    assert f"set by backend at {STAGING}:{backend}" in found.out, found.out
     other = gitmedic("detect", repo / "charts/podinfo", "--namespace", "podinfo-production")
     assert "memory-limit-too-small" not in other.out, other.out
 

@@ -64,8 +64,8 @@ def finding_origin(obj: Obj | None, params: Mapping[str, Any]) -> FieldOrigin | 
 
 
 def finding_path(obj: Obj, params: Mapping[str, Any]) -> str:
-    """The field a finding is about: ``params["path"]``, else the container (or its
-    resource limit) its params name; '' when they name no field."""
+    """The field a finding is about: ``params["path"]``, else the container (its resource
+    limit, or the env variable holding a port) its params name; '' when they name none."""
     path = params.get("path") or _container_field(obj, params)
     return path if isinstance(path, str) else ""
 
@@ -75,8 +75,21 @@ def _container_field(obj: Obj, params: Mapping[str, Any]) -> str:
 
     field = str(params.get("container_field") or "containers")
     base = "spec" if obj.kind == "Pod" else "spec.template.spec"
-    names = [c.get("name") for c in as_list(pod_spec_of(obj).get(field)) if isinstance(c, dict)]
+    containers = [c for c in as_list(pod_spec_of(obj).get(field)) if isinstance(c, dict)]
+    names = [c.get("name") for c in containers]
     if params.get("container") not in names:
         return ""
-    at = f"{base}.{field}[{names.index(params.get('container'))}]"
-    return f"{at}.resources.limits.{params.get('resource', 'memory')}" if "limit" in params else at
+    index = names.index(params.get("container"))
+    at = f"{base}.{field}[{index}]"
+    if "limit" in params:
+        return f"{at}.resources.limits.{params.get('resource', 'memory')}"
+    env = _env_index(as_list(containers[index].get("env")), params.get("port_var"))
+    return f"{at}.env[{env}].value" if env is not None else at
+
+
+def _env_index(env: list[Any], name: Any) -> int | None:
+    """The entry of ``env`` that sets ``name`` (the last one: a later duplicate wins)."""
+    names = [e.get("name") if isinstance(e, dict) else None for e in env]
+    if not name or name not in names:
+        return None
+    return len(names) - 1 - names[::-1].index(name)

@@ -143,9 +143,13 @@ class DesiredStates:
     def _render(self, sha: str) -> Snapshot:
         files = self._app_files(sha)
         if _rendered(files):
-            state = load_desired(self.repo.root / self.repo.path, rev=sha,
-                                 namespace=self.repo.namespace)  # fmt: skip
-            return Snapshot([*state.snapshot, *self.context], mode=Mode.DESIRED, revision=sha)
+            ns = self.repo.namespace
+            state = load_desired(self.repo.root / self.repo.path, rev=sha, namespace=ns)
+            # with the loader's schema check, as :meth:`with_files` has it: a finding only
+            # one of them can see (a custom kind's "not validated") reads as new to a fix
+            rendered = [*state.snapshot, *self.context]
+            schema = state.snapshot.schema
+            return Snapshot(rendered, mode=Mode.DESIRED, revision=sha, schema=schema)
         explicit = len(files) == 1 and next(iter(files)) == self.repo.path
         objects: list[Obj] = list(self.context)
         for file, blob in sorted(files.items()):

@@ -110,6 +110,8 @@ def _note_healthy(loop: Loop) -> None:
 def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
     config = _config(repo)
     app = _app(config, args, repo)
+    if config is not None:
+        _own_objects(repo, config, app)
     for flag, key in (("interval", "interval_s"), ("settle", "settle_s")):
         if getattr(args, flag, None) is not None:
             extra.setdefault(key, float(getattr(args, flag)))
@@ -210,6 +212,17 @@ def _app(config: Config | None, args: argparse.Namespace, repo: Path) -> AppConf
         if not path or app.path.strip("/") == path:
             return app
     raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
+
+
+def _own_objects(repo: Path, config: Config, app: AppConfig) -> None:
+    """Refuses an app whose objects another app of its namespace renders too: which one
+    the cluster holds is not in Git, so neither could be judged or fixed."""
+    from gitmedic.bot.cli import UsageError
+    from gitmedic.reconciler.manifests.shared_namespace import shared_with
+
+    clash = shared_with(repo, config, app)
+    if clash is not None:
+        raise UsageError(f"{CONFIG_PATH}: {clash.message()}")
 
 
 def _app_config(config: LoopConfig) -> AppConfig:

@@ -65,7 +65,8 @@ def finding_origin(obj: Obj | None, params: Mapping[str, Any]) -> FieldOrigin | 
 
 def finding_path(obj: Obj, params: Mapping[str, Any]) -> str:
     """The field a finding is about: ``params["path"]``, else the container (its resource
-    limit, or the env variable holding a port) its params name; '' when they name none."""
+    limit, its image, or the env variable holding a port) its params name; '' when they
+    name none."""
     path = params.get("path") or _container_field(obj, params)
     return path if isinstance(path, str) else ""
 
@@ -83,6 +84,8 @@ def _container_field(obj: Obj, params: Mapping[str, Any]) -> str:
     at = f"{base}.{field}[{index}]"
     if "limit" in params:
         return f"{at}.resources.limits.{params.get('resource', 'memory')}"
+    if isinstance(params.get("image"), str):  # an image that does not pull
+        return f"{at}.image"
     env = _env_index(as_list(containers[index].get("env")), params.get("port_var"))
     return f"{at}.env[{env}].value" if env is not None else at
 

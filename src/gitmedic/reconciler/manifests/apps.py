@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Snapshot
-from gitmedic.reconciler.config import AppConfig, Config, find_config, load_config
+from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, find_config, load_config
 from gitmedic.reconciler.manifests.app_charts import chart_spec
 from gitmedic.reconciler.manifests.duplicates import unique_objects
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired
+from gitmedic.reconciler.manifests.parse import ManifestError
+from gitmedic.reconciler.manifests.shared_namespace import Collision, collisions
 from gitmedic.reconciler.manifests.tree import git_toplevel
 
 
@@ -67,7 +70,7 @@ def load_apps_desired(
         )
         for app, part in chosen
     ]
-    return _merge(states)
+    return _merge(states, _collisions([app for app, _ in chosen], states, namespace))
 
 
 def _chart(app: AppConfig, namespace: str) -> dict[str, ChartSpec]:
@@ -85,9 +88,29 @@ def _overlap(app: AppConfig, rel: PurePosixPath) -> str:
     return ""
 
 
-def _merge(states: list[DesiredState]) -> DesiredState:
-    # Two apps whose folders overlap declare the same objects: they are counted once.
-    objects, repeats = unique_objects(o for s in states for o in s.snapshot)
+def _collisions(
+    apps: list[AppConfig], states: list[DesiredState], namespace: str | None
+) -> list[Collision]:
+    """Apps of one namespace rendering the same object (not when ``--namespace`` reads
+    apps of several namespaces into one: that is the reader's choice, not the config's)."""
+    if namespace is not None and any(a.namespace != namespace for a in apps):
+        return []
+    return collisions(apps, [list(s.snapshot) for s in states])
+
+
+def _merge(states: list[DesiredState], clashes: list[Collision]) -> DesiredState:
+    # Two apps whose folders overlap declare the same objects: they are counted once. Two
+    # apps of one namespace rendering one object are one config error, not one per object.
+    again = {r for c in clashes for r in c.objects}
+    seen: set[Resource] = set()
+    kept = []
+    for o in (o for s in states for o in s.snapshot):
+        if o.ref in again and o.ref in seen:
+            continue
+        seen.add(o.ref)
+        kept.append(o)
+    objects, repeats = unique_objects(kept)
+    errors = [ManifestError(CONFIG_PATH, 0, c.message()) for c in clashes]
     merged = DesiredState(
         Snapshot(
             objects,
@@ -95,7 +118,7 @@ def _merge(states: list[DesiredState]) -> DesiredState:
             revision=states[0].snapshot.revision,
             schema=states[0].snapshot.schema,
         ),
-        repeats,
+        [*errors, *repeats],
     )
     for s in states:
         # two environments of one chart fail to render for the same reason: say it once

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from gitmedic.detectors.snapshot import Obj
 from gitmedic.reconciler.manifests.parse import ManifestError
 
-__all__ = ["unique_objects"]
+__all__ = ["object_key", "unique_objects"]
 
 
 def unique_objects(objects: Iterable[Obj]) -> tuple[list[Obj], list[ManifestError]]:
@@ -24,11 +24,15 @@ def unique_objects(objects: Iterable[Obj]) -> tuple[list[Obj], list[ManifestErro
     first: dict[tuple[str, str, str, str], Obj] = {}
     errors: list[ManifestError] = []
     for obj in objects:
-        key = (_group(obj.ref.api_version), obj.kind, obj.namespace, obj.name)
-        kept = first.setdefault(key, obj)
+        kept = first.setdefault(object_key(obj), obj)
         if kept is not obj:
             errors.append(_repeat(kept, obj))
     return list(first.values()), errors
+
+
+def object_key(obj: Obj) -> tuple[str, str, str, str]:
+    """What makes two documents one object: API group, kind, namespace, name."""
+    return (_group(obj.ref.api_version), obj.kind, obj.namespace, obj.name)
 
 
 def _repeat(kept: Obj, again: Obj) -> ManifestError:

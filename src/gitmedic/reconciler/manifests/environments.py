@@ -38,6 +38,7 @@ class Environment:
     def differs(self, obj: Obj, path: FieldPath) -> bool:
         """Does ``path`` of this environment's twin of ``obj`` render to another value?"""
         twin = next((o for o in self.snapshot if _twins(o, obj)), None)
+        twin = twin or next((o for o in self.snapshot if _declared_alike(o, obj)), None)
         if twin is None:
             return True
         a, b = lookup(twin.body, path), lookup(obj.body, path)
@@ -82,5 +83,13 @@ def _files(snapshot: Snapshot) -> frozenset[str]:
 
 
 def _twins(a: Obj, b: Obj) -> bool:
-    """The same object in two environments: kind and name (namespaces differ by design)."""
+    """The same object in two environments: kind and name (their namespaces differ)."""
     return a.kind == b.kind and a.ref.name == b.ref.name
+
+
+def _declared_alike(a: Obj, b: Obj) -> bool:
+    """The same object renamed per environment (a namePrefix or nameSuffix in each
+    overlay, for two environments in one namespace): one kind, declared by one document."""
+    if a.kind != b.kind or a.source is None or b.source is None:
+        return False
+    return (a.source.file, a.source.document) == (b.source.file, b.source.document)

@@ -12,6 +12,15 @@ in that patch; one to any other field, in the resource file.
 
 Items of a list a strategic-merge patch merges by ``name`` (containers, env,
 ports) are matched by that name, so the origin's path uses the rendered index.
+
+``namePrefix`` and ``nameSuffix`` rename what a kustomization renders (its
+resources, and every nested kustomization's): two environments in one
+namespace stay apart as ``dev-frontend`` and ``staging-frontend``. Each
+declared object and each patch is keyed by the name it renders as (a patch
+names an object as it is before its own kustomization's affixes), and also by
+the name it is declared with, for the kinds kustomize does not rename (a
+Namespace). A patch's origins name the object as the patch declares it, so a
+fix is addressed to the patch's document, not to the rendered name.
 Generators and transformers are not traced: what they produce points at the
 kustomization file, and the responder escalates instead of editing it.
 """
@@ -25,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.origin import FieldOrigin
 from gitmedic.detectors.snapshot import Source
 from gitmedic.reconciler.manifests.parse import parse_text
@@ -32,6 +42,8 @@ from gitmedic.reconciler.manifests.paths import format_path
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 Identity = tuple[str, str]  # (kind, name)
+# the (namePrefix, nameSuffix) of each kustomization from the one declaring an object out
+Affixes = tuple[tuple[str, str], ...]
 _NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _IDENTITY_KEYS = {"apiVersion", "kind"}
 
@@ -39,41 +51,60 @@ _IDENTITY_KEYS = {"apiVersion", "kind"}
 @dataclass
 class Traced:
     sources: dict[Identity, Source] = field(default_factory=dict)
-    # per object: (patch path with list items as their name, file, line), outer last
-    patched: dict[Identity, list[tuple[tuple[Any, ...], str, int]]] = field(default_factory=dict)
+    # per object, as it renders: the leaves its patches set, outer last
+    patched: dict[Identity, list[PatchLeaf]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PatchLeaf:
+    path: tuple[Any, ...]  # list items a strategic merge matches by name as ("name", value)
+    file: str
+    line: int
+    holder: Resource | None = None  # the patch's object, when it names it otherwise
 
 
 def trace(tree: Tree, root: str) -> Traced:
     out = Traced()
-    _walk(tree, root, out, seen=set())
+    _walk(tree, root, out, seen=set(), outer=())
     return out
 
 
-def _walk(tree: Tree, folder: str, out: Traced, seen: set[str]) -> None:
+def _walk(tree: Tree, folder: str, out: Traced, seen: set[str], outer: Affixes) -> None:
     kfile = next((_join(folder, n) for n in _NAMES if tree.is_file(_join(folder, n))), None)
     if kfile is None or kfile in seen:
         return
     seen.add(kfile)
     spec = _read(tree, kfile)
+    affixes = ((_text(spec.get("namePrefix")), _text(spec.get("nameSuffix"))), *outer)
     for entry in _strings(spec.get("resources")) + _strings(spec.get("bases")):
         target = _join(folder, entry)
         if tree.is_file(target):
-            _declare(tree, target, out)
+            _declare(tree, target, out, affixes)
         else:
-            _walk(tree, target, out, seen)
+            _walk(tree, target, out, seen, affixes)
     patches = [p.get("path") for p in _maps(spec.get("patches"))]
     patches += _strings(spec.get("patchesStrategicMerge"))
     for patch in patches:
         if isinstance(patch, str) and tree.is_file(_join(folder, patch)):
-            _patch(tree, _join(folder, patch), out)
+            _patch(tree, _join(folder, patch), out, affixes)
 
 
-def _declare(tree: Tree, file: str, out: Traced) -> None:
+def _declare(tree: Tree, file: str, out: Traced, affixes: Affixes) -> None:
     for body, line, document in _documents(tree, file):
-        out.sources.setdefault(_identity(body), Source(file, line, document))
+        for ident in _rendered_as(_identity(body), affixes):
+            out.sources.setdefault(ident, Source(file, line, document))
 
 
-def _patch(tree: Tree, file: str, out: Traced) -> None:
+def _rendered_as(ident: Identity, affixes: Affixes) -> list[Identity]:
+    """The names an object renders as: with every affix, then as declared (kinds that
+    kustomize does not rename)."""
+    kind, name = ident
+    for prefix, suffix in affixes:
+        name = f"{prefix}{name}{suffix}"
+    return list(dict.fromkeys([(kind, name), ident]))
+
+
+def _patch(tree: Tree, file: str, out: Traced, affixes: Affixes) -> None:
     try:
         text = tree.read_text(file)
         nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
@@ -85,8 +116,11 @@ def _patch(tree: Tree, file: str, out: Traced) -> None:
         body = yaml.safe_load(yaml.serialize(node))
         if not isinstance(body, dict) or "kind" not in body:
             continue
-        leaves = out.patched.setdefault(_identity(body), [])
-        leaves.extend((path, file, line) for path, line in _leaf_lines(node, ()))
+        declared = _identity(body)
+        for ident in _rendered_as(declared, affixes):
+            holder = None if ident == declared else _resource(body)
+            leaves = out.patched.setdefault(ident, [])
+            leaves.extend(PatchLeaf(p, file, n, holder) for p, n in _leaf_lines(node, ()))
 
 
 def _leaf_lines(node: yaml.Node, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], int]]:
@@ -120,16 +154,15 @@ def _item_key(item: yaml.Node, index: int) -> Any:
     return index
 
 
-def origins_for(
-    body: Any, patched: list[tuple[tuple[Any, ...], str, int]]
-) -> tuple[FieldOrigin, ...]:
+def origins_for(body: Any, patched: list[PatchLeaf]) -> tuple[FieldOrigin, ...]:
     """The patch leaves as field origins on the rendered ``body`` (names to indexes)."""
     by_path: dict[str, FieldOrigin] = {}
-    for path, file, line in patched:
-        concrete = _concrete(body, path)
+    for leaf in patched:
+        concrete = _concrete(body, leaf.path)
         if concrete is not None:
             text = format_path(concrete)
-            by_path[text] = FieldOrigin(text, file, line, text)  # later (outer) patches win
+            # later (outer) patches win
+            by_path[text] = FieldOrigin(text, leaf.file, leaf.line, text, holder=leaf.holder)
     return tuple(by_path.values())
 
 
@@ -172,6 +205,17 @@ def _read(tree: Tree, file: str) -> dict[str, Any]:
 def _identity(body: dict[str, Any]) -> Identity:
     meta = body.get("metadata")
     return str(body.get("kind")), str(meta.get("name") if isinstance(meta, dict) else None)
+
+
+def _resource(body: dict[str, Any]) -> Resource:
+    meta = body.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    kind, name = _identity(body)
+    return Resource(kind, str(meta.get("namespace") or ""), name, str(body.get("apiVersion")))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _strings(value: Any) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmedic.detectors.finding import Resource
-from gitmedic.detectors.origin import FieldOrigin, finding_path
+from gitmedic.detectors.origin import FieldOrigin, finding_path, origin_of
 from gitmedic.detectors.snapshot import Obj
 from gitmedic.reconciler.manifests.documents import EditError, same, values_ref
 from gitmedic.reconciler.manifests.edit import Edit
@@ -70,7 +70,10 @@ def field_targets(obj: Obj, path: Path) -> list[Target]:
             "or transformer: namePrefix, nameSuffix, commonLabels, images, replicas, "
             "configMapGenerator...), not by a resource or patch file; change it there by hand"
         )
-    return [Target(file, obj.ref, path)]
+    # a patch naming the object before a namePrefix or nameSuffix is addressed by that name
+    origin = origin_of(src.origins, format_path(indexed(obj.body, path)))
+    holder = origin.holder if origin is not None and origin.file == file else None
+    return [Target(file, holder or obj.ref, path)]
 
 
 def _values_targets(obj: Obj, path: Path) -> list[Target]:

@@ -1,0 +1,97 @@
+"""Two configured apps in one namespace: fine while their objects are distinct.
+
+A team may run two environments in one namespace (podinfo's dev and staging
+overlays, kept apart by a ``namePrefix`` or ``nameSuffix`` each): each app is
+evaluated on its own objects, and their fixes are kept apart as for any two
+environments (:mod:`.environments`). When both apps render the same object
+(kind, name and namespace), the cluster holds one of them, whichever was synced
+last, and neither app's desired state says what runs: that is a configuration
+error naming both apps and the object, never a silent merge.
+
+Apps whose folders overlap (one inside the other) declare the same files and
+are reported per object as defined twice (:mod:`.duplicates`), as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from gitmedic.detectors.finding import Resource
+from gitmedic.detectors.snapshot import Obj
+from gitmedic.reconciler.config import AppConfig, Config
+from gitmedic.reconciler.manifests.duplicates import object_key
+from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.reconciler.manifests.tree import LoadFailure
+
+__all__ = ["Collision", "collisions", "shared_with"]
+
+
+@dataclass(frozen=True)
+class Collision:
+    first: str  # app names, in config order
+    second: str
+    namespace: str
+    objects: tuple[Resource, ...]  # what both render, sorted
+
+    def message(self) -> str:
+        shown = ", ".join(str(r) for r in self.objects[:3])
+        more = f" and {len(self.objects) - 3} more" if len(self.objects) > 3 else ""
+        return (
+            f"apps {self.first} and {self.second} both render {shown}{more} "
+            f"into namespace {self.namespace}: the cluster would hold one app's objects "
+            "under the other's; give them distinct names (a namePrefix or nameSuffix in "
+            "each overlay) or each its own namespace"
+        )
+
+
+def collisions(apps: Sequence[AppConfig], objects: Sequence[Sequence[Obj]]) -> list[Collision]:
+    """Every pair of apps (non-overlapping folders, one namespace) rendering one object;
+    ``objects[i]`` is what ``apps[i]`` renders."""
+    keys = [{object_key(o): o.ref for o in objs} for objs in objects]
+    out = []
+    for i, a in enumerate(apps):
+        for j in range(i + 1, len(apps)):
+            b = apps[j]
+            if a.namespace != b.namespace or _overlap(a.path, b.path):
+                continue
+            both = sorted((keys[i][k] for k in keys[i].keys() & keys[j].keys()), key=_shown)
+            if both:
+                out.append(Collision(a.name, b.name, a.namespace, tuple(both)))
+    return out
+
+
+def shared_with(root: Path, config: Config, app: AppConfig) -> Collision | None:
+    """The first app of ``app``'s namespace that renders one of its objects (at the work
+    tree), or None; apps in other namespaces are not rendered."""
+    siblings = [a for a in config.apps if a.namespace == app.namespace and a.name != app.name]
+    siblings = [a for a in siblings if not _overlap(a.path, app.path)]
+    if not siblings:
+        return None
+    mine = _rendered(root, app)
+    for other in siblings:
+        found = collisions([app, other], [mine, _rendered(root, other)])
+        if found:
+            return found[0]
+    return None
+
+
+def _rendered(root: Path, app: AppConfig) -> list[Obj]:
+    try:
+        return list(load_desired(root / app.path, namespace=app.namespace).snapshot)
+    except LoadFailure:
+        return []  # an app that does not load says so when it runs
+
+
+def _shown(ref: Resource) -> tuple[bool, str]:
+    """Workloads and Services first: the objects a reader recognises the app by."""
+    return ref.kind not in _FIRST, str(ref)
+
+
+_FIRST = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Service"})
+
+
+def _overlap(a: str, b: str) -> bool:
+    pa, pb = PurePosixPath(a.strip("/") or "."), PurePosixPath(b.strip("/") or ".")
+    return str(pa) == "." or str(pb) == "." or pa.is_relative_to(pb) or pb.is_relative_to(pa)

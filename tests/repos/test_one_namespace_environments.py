@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA
 from tests.manifests.helpers import commit_all, git, init_repo, write
 from tests.repos.conftest import fixed_from_history, gitmedic, one_hunk
+from tests.repos.test_overlay_fixes import DEPLOY, HEALTHY
 
-DEPLOY = DATA / "gitops-repos/podinfo/deploy"
 ENVS = ("dev", "staging")
 CONFIG = """version: 1
 apps:
@@ -46,27 +45,8 @@ patches:
   - path: frontend-patch.yaml
   - path: warm-cache-patch.yaml
 """
-FRONTEND = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: frontend
-spec:
-  template:
-    spec:
-      containers:
-        - name: frontend
-          env:
-            - name: PODINFO_BACKEND_URL
-              value: http://{env}-backend:9898/echo
-          livenessProbe:
-            periodSeconds: 10
-            failureThreshold: 3
-          resources:
-            limits:
-              memory: 256Mi
-            requests:
-              memory: 64Mi
-"""
+# the production patch of tests/repos/test_overlay_fixes.py, each environment's backend
+FRONTEND = HEALTHY.replace("http://backend:", "http://{env}-backend:")
 WARM_CACHE = """apiVersion: batch/v1
 kind: CronJob
 metadata:

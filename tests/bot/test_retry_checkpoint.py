@@ -92,8 +92,8 @@ def _run(tmp_path: Path, linger_s: float) -> tuple[Loop, SlowScaleDown, Path, by
     healthy = git(repo, "rev-parse", "HEAD~2")
     cluster = SlowScaleDown(repo, path, namespace, healthy, linger_s)
     config = LoopConfig("shop", repo, path, namespace, policy=DEFAULT_POLICY)
-    loop = Loop(config, cluster, LocalForge(repo), Journal(tmp_path / "j.sqlite"),
-                list(builtin_registry()))  # fmt: skip
+    journal = Journal(tmp_path / "j.sqlite")
+    loop = Loop(config, cluster, LocalForge(repo), journal, list(builtin_registry()))
     return loop, cluster, file, original
 
 

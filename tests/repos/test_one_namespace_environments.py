@@ -101,8 +101,8 @@ def team_repo(tmp_path: Path) -> Path:
 
 
 def run_app(repo: Path, env: str) -> list[str]:
-    return ["run", str(repo), "--path", f"deploy/overlays/{env}", "--cluster", "sim",
-            "--forge", "local", "--once", "--json"]  # fmt: skip
+    where = ["run", str(repo), "--path", f"deploy/overlays/{env}"]
+    return [*where, "--cluster", "sim", "--forge", "local", "--once", "--json"]
 
 
 @pytest.mark.integration

@@ -271,10 +271,13 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
         _runtime_faults(sim, os.environ.get(SIM_FAULTS_ENV, ""))
         return sim
     from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
+    from gitmedic.bot.loop.siblings import sibling_keys
 
+    found = _config(config.repo)
+    siblings = sibling_keys(config.repo, found, app) if found else frozenset()
     try:
-        cluster = KubeCluster(config.namespace, app.engine, app.oracles, os.environ,
-                              app=config.app)  # fmt: skip
+        cluster = KubeCluster(config.namespace, app.engine, app.oracles, os.environ, app=config.app)
+        cluster.siblings = siblings
         preflight(cluster.watcher)
     except KubeSetupError as exc:
         raise UsageError(f"--cluster kube: {exc}") from None

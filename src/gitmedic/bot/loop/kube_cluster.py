@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gitmedic.bot.loop.siblings import without_siblings
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.clock import Clock, SystemClock
 from gitmedic.reconciler.config import EngineConfig, OracleConfig, ProbeConfig
@@ -68,6 +69,8 @@ class KubeCluster:
         self.watcher, self.engine_name = engine_watcher(engine, env, self.api, app, self.clock)
         self.alerts_source = _alerts(oracles, namespace)
         self.denied_kinds: set[str] = set()
+        # What the other apps of a shared namespace render: not this app's to see
+        self.siblings: frozenset[tuple[str, str]] = frozenset()
 
     def snapshot(self) -> Snapshot:
         from gitmedic.reconciler.live import read_live
@@ -78,7 +81,7 @@ class KubeCluster:
             if refused.kind not in self.denied_kinds:
                 self.denied_kinds.add(refused.kind)
                 log.warning("reading the cluster without the %s kind: %s", refused.kind, refused)
-        return snapshot
+        return without_siblings(snapshot, self.siblings)
 
     def alerts(self) -> list[dict[str, object]]:
         if self.alerts_source is None:

@@ -25,7 +25,7 @@ from gitmedic.reconciler.manifests.duplicates import object_key
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.tree import LoadFailure
 
-__all__ = ["Collision", "collisions", "shared_with"]
+__all__ = ["Collision", "collisions", "shared_with", "siblings_rendered"]
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,21 @@ def collisions(apps: Sequence[AppConfig], objects: Sequence[Sequence[Obj]]) -> l
     return out
 
 
+def siblings_rendered(root: Path, config: Config, app: AppConfig) -> list[Obj]:
+    """What the other apps of ``app``'s namespace render (at the work tree); apps whose
+    folders overlap ``app``'s are left out (their objects are ``app``'s own too)."""
+    return [o for other in _siblings(config, app) for o in _rendered(root, other)]
+
+
+def _siblings(config: Config, app: AppConfig) -> list[AppConfig]:
+    siblings = [a for a in config.apps if a.namespace == app.namespace and a.name != app.name]
+    return [a for a in siblings if not _overlap(a.path, app.path)]
+
+
 def shared_with(root: Path, config: Config, app: AppConfig) -> Collision | None:
     """The first app of ``app``'s namespace that renders one of its objects (at the work
     tree), or None; apps in other namespaces are not rendered."""
-    siblings = [a for a in config.apps if a.namespace == app.namespace and a.name != app.name]
-    siblings = [a for a in siblings if not _overlap(a.path, app.path)]
+    siblings = _siblings(config, app)
     if not siblings:
         return None
     mine = _rendered(root, app)

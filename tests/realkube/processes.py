@@ -117,11 +117,14 @@ def _recorded(pids: Path) -> list[tuple[int, str]]:
 
 
 def _runs(pid: int, program: str) -> bool:
+    """Is ``pid`` still ``program``? A program may rewrite its title over its arguments
+    (redis-server shows ``/usr/bin/redis-server 127.0.0.1:PORT`` as one argument), so
+    the program is the title's first word too: each Argo CD run left a redis behind."""
     try:
         argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
     except OSError:
         return False
-    return argv0 == program and _running(pid)
+    return program in (argv0, argv0.split(" ", 1)[0]) and _running(pid)
 
 
 def _running(pid: int) -> bool:

@@ -3,7 +3,10 @@ bot's generated RBAC rules, and what the fake kubelet reports. These run everywh
 
 from __future__ import annotations
 
+import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from tests.realkube.bot_identity import chart_rules
 from tests.realkube.kubelet import entrypoint_missing, image_missing, kubelet_status
 from tests.realkube.pki import make_pki
+from tests.realkube.processes import Processes, stop_recorded
 from tests.realkube.tools import (
     ARGOCD_KEY_FILES,
     FLUX_KEY_FILES,
@@ -94,3 +98,23 @@ def test_the_pki_serves_loopback_and_lists_one_token_per_identity(tmp_path: Path
     lines = (tmp_path / "tokens.csv").read_text().splitlines()
     assert [line.split(",")[0] for line in lines] == list(pki.tokens.values())
     assert lines[0].endswith(',"system:masters"')
+
+
+def test_a_process_that_rewrites_its_title_is_still_stopped(tmp_path: Path) -> None:
+    """As redis-server does: its argv[0] becomes "PROGRAM ADDRESS", one argument."""
+    procs = Processes(tmp_path / "run")
+    bash = shutil.which("bash") or "/bin/bash"
+    process = procs.start("titled", [bash, "-c", f'exec -a "{bash} 127.0.0.1:6379" sleep 600'])
+    titled = f"{bash} 127.0.0.1:6379"
+    for _ in range(200):  # until the exec is done (the title is empty in between)
+        title = Path(f"/proc/{process.pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        if title == titled:
+            break
+        time.sleep(0.05)
+    assert title == titled
+    try:
+        stop_recorded(tmp_path / "run", grace_s=5)
+    finally:
+        process.kill()  # never left behind, whatever stop_recorded did
+        process.wait()
+    assert process.returncode == -signal.SIGTERM, "stopped by stop_recorded's SIGTERM"

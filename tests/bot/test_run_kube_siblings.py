@@ -24,6 +24,7 @@ from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.reconciler.config import load_config
 from gitmedic.reconciler.live import connect, read_live
+from gitmedic.reconciler.manifests.shared_namespace import neighbours
 from tests.live.kmock_thread import KmockThread, kmock_server
 from tests.sync.conftest import velero
 from tests.transaction.e2e_world import APP, NAMESPACE, baseline_repo, git
@@ -181,9 +182,9 @@ def test_the_batch_app_s_view_keeps_its_own_crash_loop(shared: tuple[Path, Kmock
     snapshot, _ = read_live(connect(), namespace=NAMESPACE)
     seen = {}
     for app in (shop, batch):
-        view = without_siblings(snapshot, sibling_keys(repo, config, app))
+        view = without_siblings(snapshot, sibling_keys(neighbours(repo, config, app).rendered))
         found = run_detectors(list(builtin_registry()), view).findings
         seen[app.name] = {(f.detector, f.resource.name) for f in found}
     assert ("pod-crashloop", "batch-worker") in seen["batch"]
     assert not {name for _, name in seen["shop"]} & {"batch-worker", "batch-worker-7d4-x2"}
-    assert sibling_keys(repo, config, batch) >= {("Deployment", "catalog")}
+    assert sibling_keys(neighbours(repo, config, batch).rendered) >= {("Deployment", "catalog")}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.realkube.processes import _running  # alive and not a zombie
-from tests.realkube.tools import K8S_KEY_FILES, WRAPPERS, cache_key
+from tests.realkube.tools import FLUX_KEY_FILES, K8S_KEY_FILES, WRAPPERS, cache_key
 
 BUDGET_S = 10
 
@@ -73,8 +73,8 @@ def test_a_build_past_its_budget_is_stopped_and_says_the_tier_will_skip(tmp_path
 def test_argo_cd_waits_for_a_group_to_finish_and_gets_what_is_left_of_the_budget(
     tmp_path: Path,
 ) -> None:
-    """Argo CD starts after the first of the tier's own groups: a budget spent on them
-    leaves it unstarted, which is said, and the tier skips its tests."""
+    """Argo CD starts after the tier's own groups: a budget spent on them leaves it
+    unstarted, which is said, and the tier skips its tests."""
     marker = tmp_path / "argocd-started"
     env = fake_toolchain(tmp_path, f'case "$PWD" in */argocd) touch {marker};; esac; sleep 30')
 
@@ -87,6 +87,26 @@ def test_argo_cd_waits_for_a_group_to_finish_and_gets_what_is_left_of_the_budget
     assert [p.name for p in (tmp_path / "tools").iterdir()] == [
         f"kube-k8s-{cache_key(K8S_KEY_FILES)}.partial"
     ]
+
+
+@pytest.mark.integration  # a real build script waits out a real 4 s budget
+def test_argo_cd_waits_for_every_group_not_the_first_done(tmp_path: Path) -> None:
+    """Flux is present (a warm machine's) and Kubernetes still building: Argo CD does not
+    start beside it. Session 7's cold .ci/run started it when Flux was done, and the
+    two builds shared the cores until the budget stopped both, so neither finished."""
+    marker = tmp_path / "argocd-started"
+    env = fake_toolchain(tmp_path, f'case "$PWD" in */argocd) touch {marker};; esac; sleep 30')
+    flux = tmp_path / "tools" / f"kube-flux-{cache_key(FLUX_KEY_FILES)}"
+    flux.mkdir(parents=True)
+    (flux / ".complete").touch()
+
+    done = build(env, "--budget", "4", "k8s", "flux", "argocd")
+
+    assert done.returncode == 0, done.stderr
+    assert f"flux present in {flux}" in done.stdout
+    assert "k8s not built within the budget of 4 s" in done.stderr
+    assert "argocd not built within the budget of 4 s (not started)" in done.stderr
+    assert not marker.exists(), "Argo CD's build started beside Kubernetes'"
 
 
 def test_a_build_that_fails_within_its_budget_exits_1_with_its_log(tmp_path: Path) -> None:

@@ -111,7 +111,7 @@ def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopCo
     config = _config(repo)
     app = _app(config, args, repo)
     if config is not None:
-        _own_objects(repo, config, app)
+        extra.setdefault("siblings", _own_objects(repo, config, app))
     for flag, key in (("interval", "interval_s"), ("settle", "settle_s")):
         if getattr(args, flag, None) is not None:
             extra.setdefault(key, float(getattr(args, flag)))
@@ -214,15 +214,18 @@ def _app(config: Config | None, args: argparse.Namespace, repo: Path) -> AppConf
     raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
 
 
-def _own_objects(repo: Path, config: Config, app: AppConfig) -> None:
-    """Refuses an app whose objects another app of its namespace renders too: which one
-    the cluster holds is not in Git, so neither could be judged or fixed."""
+def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[str, str]]:
+    """What the other apps of ``app``'s namespace render (bot.loop.siblings). Refuses an
+    app whose objects one of them renders too: which one the cluster holds is not in
+    Git, so neither could be judged or fixed."""
     from gitmedic.bot.cli import UsageError
-    from gitmedic.reconciler.manifests.shared_namespace import shared_with
+    from gitmedic.bot.loop.siblings import sibling_keys
+    from gitmedic.reconciler.manifests.shared_namespace import neighbours
 
-    clash = shared_with(repo, config, app)
-    if clash is not None:
-        raise UsageError(f"{CONFIG_PATH}: {clash.message()}")
+    found = neighbours(repo, config, app)
+    if found.collision is not None:
+        raise UsageError(f"{CONFIG_PATH}: {found.collision.message()}")
+    return sibling_keys(found.rendered)
 
 
 def _app_config(config: LoopConfig) -> AppConfig:
@@ -271,13 +274,10 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
         _runtime_faults(sim, os.environ.get(SIM_FAULTS_ENV, ""))
         return sim
     from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
-    from gitmedic.bot.loop.siblings import sibling_keys
 
-    found = _config(config.repo)
-    siblings = sibling_keys(config.repo, found, app) if found else frozenset()
     try:
         cluster = KubeCluster(config.namespace, app.engine, app.oracles, os.environ, app=config.app)
-        cluster.siblings = siblings
+        cluster.siblings = config.siblings
         preflight(cluster.watcher)
     except KubeSetupError as exc:
         raise UsageError(f"--cluster kube: {exc}") from None

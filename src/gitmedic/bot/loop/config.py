@@ -28,4 +28,7 @@ class LoopConfig:
     llm: LlmConfig | None = None
     levers: LeversConfig = field(default_factory=LeversConfig)  # the runtime levers' ceilings
     lock_ttl_s: float = 120.0  # the writer lease (wall clock), renewed at every step
+    # What the other apps of the namespace render (kind, name; bot.loop.siblings): read once
+    # at start, with the collision check, so a live read leaves them out without rendering again
+    siblings: frozenset[tuple[str, str]] = frozenset()
     settle_s: float = 300.0  # --once: healthy this long (alerts' for-windows) is healthy

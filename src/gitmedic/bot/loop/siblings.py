@@ -16,18 +16,16 @@ objects no app renders (a Node, a PVC made by hand) are still this app's to see.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from gitmedic.detectors.snapshot import Obj, Snapshot
-from gitmedic.reconciler.config import AppConfig, Config
-from gitmedic.reconciler.manifests.shared_namespace import siblings_rendered
 
 Key = tuple[str, str]  # kind, name (one namespace)
 
 
-def sibling_keys(root: Path, config: Config, app: AppConfig) -> frozenset[Key]:
-    """The objects the other apps of ``app``'s namespace render (none: a namespace of its own)."""
-    return frozenset((o.kind, o.name) for o in siblings_rendered(root, config, app))
+def sibling_keys(rendered: Iterable[Obj]) -> frozenset[Key]:
+    """The keys of what the other apps of the namespace render
+    (:func:`~gitmedic.reconciler.manifests.shared_namespace.neighbours`)."""
+    return frozenset((o.kind, o.name) for o in rendered)
 
 
 def without_siblings(snapshot: Snapshot, siblings: frozenset[Key]) -> Snapshot:

@@ -25,7 +25,7 @@ from gitmedic.reconciler.manifests.duplicates import object_key
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.tree import LoadFailure
 
-__all__ = ["Collision", "collisions", "shared_with", "siblings_rendered"]
+__all__ = ["Collision", "Neighbours", "collisions", "neighbours"]
 
 
 @dataclass(frozen=True)
@@ -62,29 +62,25 @@ def collisions(apps: Sequence[AppConfig], objects: Sequence[Sequence[Obj]]) -> l
     return out
 
 
-def siblings_rendered(root: Path, config: Config, app: AppConfig) -> list[Obj]:
-    """What the other apps of ``app``'s namespace render (at the work tree); apps whose
-    folders overlap ``app``'s are left out (their objects are ``app``'s own too)."""
-    return [o for other in _siblings(config, app) for o in _rendered(root, other)]
+@dataclass(frozen=True)
+class Neighbours:
+    """The other apps of one app's namespace, as the work tree renders them."""
+
+    rendered: tuple[Obj, ...]  # what they render (apps overlapping this one's folder left out)
+    collision: Collision | None  # the first of them rendering one of this app's objects
 
 
-def _siblings(config: Config, app: AppConfig) -> list[AppConfig]:
+def neighbours(root: Path, config: Config, app: AppConfig) -> Neighbours:
+    """Renders each app of ``app``'s namespace once (apps in other namespaces not at all):
+    what they render, for the live reading, and whether one renders ``app``'s objects."""
     siblings = [a for a in config.apps if a.namespace == app.namespace and a.name != app.name]
-    return [a for a in siblings if not _overlap(a.path, app.path)]
-
-
-def shared_with(root: Path, config: Config, app: AppConfig) -> Collision | None:
-    """The first app of ``app``'s namespace that renders one of its objects (at the work
-    tree), or None; apps in other namespaces are not rendered."""
-    siblings = _siblings(config, app)
+    siblings = [a for a in siblings if not _overlap(a.path, app.path)]
     if not siblings:
-        return None
+        return Neighbours((), None)
     mine = _rendered(root, app)
-    for other in siblings:
-        found = collisions([app, other], [mine, _rendered(root, other)])
-        if found:
-            return found[0]
-    return None
+    theirs = [(other, _rendered(root, other)) for other in siblings]
+    found = [c for other, objs in theirs for c in collisions([app, other], [mine, objs])]
+    return Neighbours(tuple(o for _, objs in theirs for o in objs), found[0] if found else None)
 
 
 def _rendered(root: Path, app: AppConfig) -> list[Obj]:

@@ -15,9 +15,9 @@
 # same key to find them. A directory is complete once it holds `.complete`; a
 # complete one is skipped, so a warm machine pays nothing. The groups build in
 # parallel, niced, each with its own log (build.log in its directory); Argo CD
-# starts once both are done (present or built), with what is left of the budget:
-# on a cold machine it stays out of the way of the tier's own groups (a cold
-# .ci/run that started it after Flux finished neither it nor Kubernetes). Argo CD needs Go 1.27: its
+# starts once both are done (present or built), with what is left of the budget,
+# so on a cold machine the tier's own groups have the cores (started beside
+# Kubernetes, it left both unfinished at the budget). Argo CD needs Go 1.27: its
 # wrapper's go.mod names the toolchain, which the Go module proxy serves
 # (GOTOOLCHAIN is set to it for that group only). Its redis is Debian's
 # `redis-server` (installed when missing, as etcd is).
@@ -208,7 +208,6 @@ command -v go >/dev/null || { echo "kube tools: go is not on PATH" >&2; exit 1; 
 ensure_etcd
 [[ " ${groups[*]} " == *" argocd "* ]] && ensure_redis
 pids=()
-waited=()  # the pids already waited for (the tier's own groups, before Argo CD)
 deferred=""
 for group in "${groups[@]}"; do
     # Argo CD waits for the others: within a budget the tier's own (Kubernetes, Flux)
@@ -219,11 +218,10 @@ done
 # stopped (CI's run ended early): each group stops its build and all its processes
 trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait; exit 143' TERM
 status=0
+for pid in "${pids[@]}"; do
+    wait "$pid" || status=1
+done
 if [[ -n $deferred ]]; then
-    for pid in "${pids[@]}"; do
-        wait "$pid" || status=1
-    done
-    waited=("${pids[@]}")
     remaining=$(( ${budget:-0} - (SECONDS - began) ))
     if [[ -n $budget && $remaining -le 0 ]]; then
         echo "kube tools: argocd not built within the budget of $budget s (not started):" \
@@ -231,10 +229,7 @@ if [[ -n $deferred ]]; then
     else
         [[ -n $budget ]] && budget=$remaining
         start_group argocd
+        wait "${pids[-1]}" || status=1
     fi
 fi
-for pid in "${pids[@]}"; do
-    [[ " ${waited[*]:-} " == *" $pid "* ]] && continue
-    wait "$pid" || status=1
-done
 exit "$status"

@@ -110,8 +110,7 @@ def _note_healthy(loop: Loop) -> None:
 def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
     config = _config(repo)
     app = _app(config, args, repo)
-    if config is not None:
-        extra.setdefault("siblings", _own_objects(repo, config, app))
+    siblings = _own_objects(repo, config, app) if config is not None else frozenset()
     for flag, key in (("interval", "interval_s"), ("settle", "settle_s")):
         if getattr(args, flag, None) is not None:
             extra.setdefault(key, float(getattr(args, flag)))
@@ -129,6 +128,7 @@ def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopCo
         policy=config.policy if config else DEFAULT_POLICY,  # the policy as written: law
         llm=config.llm if config and config.llm.model else None,
         levers=config.levers if config else LeversConfig(),
+        siblings=siblings,
         **extra,
     )
 

@@ -109,6 +109,27 @@ def test_argo_cd_waits_for_every_group_not_the_first_done(tmp_path: Path) -> Non
     assert not marker.exists(), "Argo CD's build started beside Kubernetes'"
 
 
+@pytest.mark.integration  # a real build script waits out a real 4 s budget
+def test_flux_builds_after_kubernetes_not_beside_it_whatever_the_order_asked(
+    tmp_path: Path,
+) -> None:
+    """One wrapper module holds both: Flux, built after Kubernetes, finds the packages
+    they share compiled (side by side, the two builds compiled them twice). A budget
+    that Kubernetes' build spends leaves Flux unstarted, which is said."""
+    calls = tmp_path / "go-calls"
+    env = fake_toolchain(
+        tmp_path, f'echo "$*" >> {calls}; case "$*" in *kube-apiserver*) sleep 30;; esac'
+    )
+
+    done = build(env, "--budget", "4", "flux", "k8s")
+
+    assert done.returncode == 0, done.stderr
+    assert "k8s not built within the budget of 4 s" in done.stderr
+    assert "flux not built within the budget of 4 s (not started)" in done.stderr
+    builds = [line for line in calls.read_text().splitlines() if line.startswith("build")]
+    assert len(builds) == 1 and "k8s.io/kubernetes/cmd/kube-apiserver" in builds[0]
+
+
 def test_a_build_that_fails_within_its_budget_exits_1_with_its_log(tmp_path: Path) -> None:
     env = fake_toolchain(tmp_path, 'echo "go: module lookup refused" >&2; exit 1')
 

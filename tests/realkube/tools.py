@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WRAPPERS = Path(__file__).parents[2] / "tools" / "kube"
-K8S_KEY_FILES = ("kubernetes/go.mod", "kubernetes/go.sum")
-FLUX_KEY_FILES = ("flux/go.mod", "flux/go.sum", "flux/gitserver/main.go")
+K8S_KEY_FILES = ("tier/go.mod", "tier/go.sum")
+FLUX_KEY_FILES = ("tier/go.mod", "tier/go.sum", "tier/gitserver/main.go")
 K8S_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 FLUX_BINARIES = ("source-controller", "kustomize-controller", "gitserver")
 ARGOCD_KEY_FILES = ("argocd/go.mod", "argocd/go.sum")

@@ -10,17 +10,22 @@
 #                                     application-controller, API server),
 #                                     git-verify-wrapper.sh; Argo CD's CRDs
 #
+# Kubernetes, kwok and Flux come from one wrapper module (tier/): the packages they
+# share are one version and compiled once, so Flux, built after Kubernetes, finds
+# them in the build cache. Argo CD has its own (argocd/): it needs Go 1.27, whose
+# compiler shares nothing with 1.26's cache; its go.mod names the toolchain, which
+# the Go module proxy serves (GOTOOLCHAIN is set to it for that group only). Its
+# redis is Debian's `redis-server` (installed when missing, as etcd is).
+#
 # <key> is the first 12 hex digits of the sha256 of the wrapper's go.mod, go.sum
 # (and the gitserver's source for Flux): tests/realkube/tools.py computes the
 # same key to find them. A directory is complete once it holds `.complete`; a
-# complete one is skipped, so a warm machine pays nothing. The groups build in
-# parallel, niced, each with its own log (build.log in its directory); Argo CD
-# starts once both are done (present or built), with what is left of the budget,
-# so on a cold machine the tier's own groups have the cores (started beside
-# Kubernetes, it left both unfinished at the budget). Argo CD needs Go 1.27: its
-# wrapper's go.mod names the toolchain, which the Go module proxy serves
-# (GOTOOLCHAIN is set to it for that group only). Its redis is Debian's
-# `redis-server` (installed when missing, as etcd is).
+# complete one is skipped, so a warm machine pays nothing. The groups build one
+# after the other, niced, each with its own log (build.log in its directory) and
+# what is left of the budget, in the order the tier needs them: Kubernetes (every
+# test), Flux (the Flux loop), Argo CD (the Argo loop). Built side by side they
+# compiled the shared packages twice, and on a cold .ci/run Argo CD took a core
+# from Kubernetes and neither finished (bench/RESULTS.md).
 #
 # etcd is not built: the Debian package `etcd-server` provides /usr/bin/etcd
 # (installed here when missing and apt-get is available).
@@ -28,8 +33,9 @@
 # Usage: tools/kube/build.sh [--print-dirs | [--budget SECONDS] GROUP...]
 #   GROUP         k8s, flux and/or argocd (default: all three)
 #   --print-dirs  print the three directories and exit (no build)
-#   --budget S    stop a group still building after S seconds of wall time (CI's
-#                 cap on a cold machine): what it finished is kept for the next
+#   --budget S    S seconds of wall time for the whole build (CI's cap on a cold
+#                 machine): the group still building then is stopped and those
+#                 after it are not started; what it finished is kept for the next
 #                 run, the reason is printed, and the exit status is 0, since the
 #                 realkube tier then skips what is missing and says why. A build
 #                 that fails (rather than runs out of time) exits 1.
@@ -48,9 +54,9 @@ done
 key() {  # sha256 of the files, in this order, concatenated (as tools.py does)
     cat "$@" | sha256sum | cut -c1-12
 }
-k8s_dir="$tools/kube-k8s-$(key "$here/kubernetes/go.mod" "$here/kubernetes/go.sum")"
-flux_dir="$tools/kube-flux-$(key "$here/flux/go.mod" "$here/flux/go.sum" \
-    "$here/flux/gitserver/main.go")"
+k8s_dir="$tools/kube-k8s-$(key "$here/tier/go.mod" "$here/tier/go.sum")"
+flux_dir="$tools/kube-flux-$(key "$here/tier/go.mod" "$here/tier/go.sum" \
+    "$here/tier/gitserver/main.go")"
 argocd_dir="$tools/kube-argocd-$(key "$here/argocd/go.mod" "$here/argocd/go.sum")"
 
 if [[ ${1:-} == --print-dirs ]]; then
@@ -65,7 +71,7 @@ module_dir() {  # where the module cache holds a dependency of the wrapper in $P
 }
 
 build_k8s() {
-    cd "$here/kubernetes"
+    cd "$here/tier"
     # One binary at a time, the API server first: an interrupted build has left
     # whole binaries behind, and the shared packages are compiled once (build cache).
     local cmd
@@ -84,7 +90,7 @@ build_k8s() {
 }
 
 build_flux() {
-    cd "$here/flux"
+    cd "$here/tier"
     go build -trimpath -ldflags "-s -w" -o "$1/bin/" \
         github.com/fluxcd/source-controller \
         github.com/fluxcd/kustomize-controller \
@@ -123,8 +129,9 @@ if [[ ${1:-} == --group ]]; then  # one group, into a directory: build_once's ch
     exit 0
 fi
 
-# Builds group $1 into directory $2 unless it is complete; the log and the
-# time (CPU and wall, from /usr/bin/time -v when present) go to $2/build.log.
+# Builds group $1 into directory $2 unless it is complete, stopping it after
+# $timeout_s seconds (none when empty); the log and the time (CPU and wall, from
+# /usr/bin/time -v when present) go to $2/build.log.
 build_once() {
     local name=$1 dir=$2
     if [[ -f $dir/.complete ]]; then
@@ -135,10 +142,10 @@ build_once() {
     echo "kube tools: building $name into $dir (log: $dir.partial/build.log)"
     local timer=()
     [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v)
-    echo "=== $(date -u +%FT%TZ) build.sh $name${budget:+ (budget $budget s)}" >>"$dir.partial/build.log"
+    echo "=== $(date -u +%FT%TZ) build.sh $name${budget:+ (budget $budget s, $timeout_s s left)}" >>"$dir.partial/build.log"
     # timeout (0: none) leads its own process group and, at the budget or on TERM,
     # signals all of it: the go build and its compilers too
-    CGO_ENABLED=0 timeout --kill-after=20 "${budget:-0}" "${timer[@]}" nice -n 19 \
+    CGO_ENABLED=0 timeout --kill-after=20 "${timeout_s:-0}" "${timer[@]}" nice -n 19 \
         "$here/build.sh" --group "$name" "$dir.partial" >>"$dir.partial/build.log" 2>&1 &
     local child=$! status=0
     trap 'kill -TERM "$child" 2>/dev/null; wait "$child"; exit 143' TERM
@@ -182,15 +189,6 @@ ensure_redis() {  # Argo CD's cache
     fi
 }
 
-start_group() {  # builds group $1 in the background; its pid joins $pids
-    case $1 in
-        k8s) build_once k8s "$k8s_dir" & ;;
-        flux) build_once flux "$flux_dir" & ;;
-        argocd) build_once argocd "$argocd_dir" & ;;
-    esac
-    pids+=($!)
-}
-
 began=$SECONDS
 budget=""
 if [[ ${1:-} == --budget ]]; then
@@ -207,29 +205,20 @@ done
 command -v go >/dev/null || { echo "kube tools: go is not on PATH" >&2; exit 1; }
 ensure_etcd
 [[ " ${groups[*]} " == *" argocd "* ]] && ensure_redis
-pids=()
-deferred=""
-for group in "${groups[@]}"; do
-    # Argo CD waits for the others: within a budget the tier's own (Kubernetes, Flux)
-    # get both cores first (bench/RESULTS.md, the cold .ci/run of session 7)
-    if [[ $group == argocd && ${#groups[@]} -gt 1 ]]; then deferred=argocd; continue; fi
-    start_group "$group"
-done
-# stopped (CI's run ended early): each group stops its build and all its processes
-trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait; exit 143' TERM
+# stopped (CI's run ended early): build_once stops its group's build and all of it
 status=0
-for pid in "${pids[@]}"; do
-    wait "$pid" || status=1
-done
-if [[ -n $deferred ]]; then
-    remaining=$(( ${budget:-0} - (SECONDS - began) ))
-    if [[ -n $budget && $remaining -le 0 ]]; then
-        echo "kube tools: argocd not built within the budget of $budget s (not started):" \
-            "the realkube tier skips what needs it" >&2
-    else
-        [[ -n $budget ]] && budget=$remaining
-        start_group argocd
-        wait "${pids[-1]}" || status=1
+for group in k8s flux argocd; do  # the tier's order, whatever the command line's
+    [[ " ${groups[*]} " == *" $group "* ]] || continue
+    dir_var=${group}_dir
+    timeout_s=""
+    if [[ -n $budget && ! -f ${!dir_var}/.complete ]]; then
+        timeout_s=$(( budget - (SECONDS - began) ))  # what the groups before it left
+        if [[ $timeout_s -le 0 ]]; then
+            echo "kube tools: $group not built within the budget of $budget s (not started):" \
+                "the realkube tier skips what needs it" >&2
+            continue
+        fi
     fi
-fi
+    build_once "$group" "${!dir_var}" || status=1
+done
 exit "$status"

@@ -35,6 +35,10 @@ NOT_LISTED_LIVE = {
     "EndpointSlice": "the live reader lists Endpoints, which carry the same readiness",
     "Namespace": "read in desired state (namespace labels of NetworkPolicy selectors)",
     "ReplicationController": "read in desired state; live, the Pods it owns are listed",
+    **{
+        kind: "read in desired state (who in the app may create a ConfigMap or Secret)"
+        for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+    },
     "Rollout": "an Argo Rollouts custom resource; read in desired state (live: its Pods)",
 }
 HEADER = """\

@@ -32,6 +32,7 @@ NOT_LISTED_LIVE = {
     "Certificate": "a cert-manager custom resource; read in desired state (it produces a Secret)",
     "ExternalSecret": "an External Secrets custom resource; read in desired state",
     "SealedSecret": "a Sealed Secrets custom resource; read in desired state",
+    "ScaledObject": "a KEDA custom resource; read in desired state (it scales from zero)",
     "EndpointSlice": "the live reader lists Endpoints, which carry the same readiness",
     "Namespace": "read in desired state (namespace labels of NetworkPolicy selectors)",
     "ReplicationController": "read in desired state; live, the Pods it owns are listed",

@@ -22,6 +22,16 @@ from gitmedic.detectors.snapshot import JSON, Obj, Snapshot, Workload, as_list, 
 
 RBAC_KINDS = frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"})
 _RESOURCE = {"ConfigMap": "configmaps", "Secret": "secrets"}
+# Kubernetes' default user-facing ClusterRoles exist in every cluster, so a binding to
+# one needs no ClusterRole in the manifests (what they grant on these two resources).
+_WRITE = ["create", "update", "patch", "delete"]
+_DEFAULT_CLUSTER_ROLES: dict[str, list[JSON]] = {
+    "cluster-admin": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+    **{
+        name: [{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": _WRITE}]
+        for name in ("admin", "edit")
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -80,12 +90,10 @@ def _may(
 
 def _grants(snapshot: Snapshot) -> Iterable[Grant]:
     for binding in snapshot.of_kind("RoleBinding") + snapshot.of_kind("ClusterRoleBinding"):
-        role = _role(snapshot, binding)
-        if role is None:
-            continue
+        rules = _rules(snapshot, binding)
         scope = binding.namespace if binding.kind == "RoleBinding" else ""
         for account in _accounts(binding):
-            for rule in map(mapping, as_list(role.body.get("rules"))):
+            for rule in rules:
                 if not {"", "*"} & {str(g) for g in as_list(rule.get("apiGroups"))}:
                     continue
                 verbs = frozenset(str(v) for v in as_list(rule.get("verbs")))
@@ -93,14 +101,18 @@ def _grants(snapshot: Snapshot) -> Iterable[Grant]:
                     yield Grant(account, scope, str(resource), verbs)
 
 
-def _role(snapshot: Snapshot, binding: Obj) -> Obj | None:
+def _rules(snapshot: Snapshot, binding: Obj) -> list[JSON]:
+    """The rules of the Role or ClusterRole a binding grants ([] when it names none)."""
     ref = mapping(binding.body.get("roleRef"))
     kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
+    role = None
     if kind == "ClusterRole":
-        return snapshot.get("ClusterRole", "", name)
-    if kind == "Role" and binding.kind == "RoleBinding":
-        return snapshot.get("Role", binding.namespace, name)
-    return None
+        role = snapshot.get("ClusterRole", "", name)
+        if role is None:
+            return _DEFAULT_CLUSTER_ROLES.get(name, [])
+    elif kind == "Role" and binding.kind == "RoleBinding":
+        role = snapshot.get("Role", binding.namespace, name)
+    return [mapping(r) for r in as_list(role.body.get("rules"))] if role else []
 
 
 def _accounts(binding: Obj) -> Iterable[tuple[str, str]]:

@@ -25,6 +25,7 @@ SPEC = DetectorSpec(
     severity=Severity.WARNING,
     remediation="Point scaleTargetRef at the workload's current kind and name (or delete the HPA).",
     scope=Scope.BOTH,
+    certain_because=("never critical (a warning)"),
     playbooks=("hpa-target-missing",),
 )
 

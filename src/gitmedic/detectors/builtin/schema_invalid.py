@@ -25,6 +25,7 @@ SPEC = DetectorSpec(
     severity=Severity.CRITICAL,
     remediation="Correct the field the message names (its type, spelling or place).",
     scope=Scope.DESIRED,
+    certain_because=("the API server rejects an object its schema refuses"),
 )
 
 

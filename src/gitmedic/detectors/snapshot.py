@@ -22,6 +22,7 @@ from gitmedic.detectors.finding import MASK, Resource
 
 # re-exported: the snapshot is where detectors and readers have always found them
 from gitmedic.detectors.kinds import CLUSTER_SCOPED as CLUSTER_SCOPED
+from gitmedic.detectors.kinds import LISTED_DESIRED_ONLY
 from gitmedic.detectors.kinds import WORKLOAD_KINDS as WORKLOAD_KINDS
 from gitmedic.detectors.origin import FieldOrigin
 from gitmedic.detectors.pod_owners import rollout_template_ref
@@ -327,6 +328,10 @@ class Snapshot:
                 owner = _controller(obj)
                 if owner is None or owner[0] not in WORKLOAD_KINDS:
                     yield obj
+                elif owner[0] in LISTED_DESIRED_ONLY and not self.has(
+                    owner[0], obj.namespace, owner[1]
+                ):
+                    yield obj  # its owner is not read live: what it owns stands for it
 
     def _workload(self, obj: Obj) -> Workload | None:
         if obj.kind == "Pod":

@@ -7,10 +7,11 @@ themselves. Critical only when that is certain. In desired state it is not when
 
 - a custom resource of the namespace may own pods its operator creates (a
   ``Prometheus``, ``Alertmanager``, an unknown CR): a warning naming them;
-- no workload of the app shares even one selector pair: the pods may run outside
-  the repository (a cluster add-on's DaemonSet, another app): a warning. A
-  selector that drifted from a workload of the app (shares some pairs) stays
-  critical.
+- no workload of the app shares even one selector pair, nor is named like the
+  Service (or labelled with its name): the pods may run outside the repository
+  (a cluster add-on's DaemonSet, another app): a warning. A selector that
+  drifted from a workload of the app (shares some pairs, or the workload is the
+  Service's namesake: ``frontend`` selecting ``app: frontend-v2``) stays critical.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ CUSTOM_OWNER = Uncertainty(
 OUTSIDE_APP = Uncertainty(
     id="pods-outside-app",
     unseen="pods run outside the repository (a cluster add-on's DaemonSet, another app)",
-    certain_if="no pod of the namespace carries the selector's labels (check them live)",
+    certain_if="no pod of the namespace carries the selector's labels (check them live), or a "
+    "workload of the app is named like the Service",
 )
 
 SPEC = DetectorSpec(
@@ -79,7 +81,8 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             }
             related.append(best.ref)
             evidence += f"; closest is {best.ref} whose labels differ on {_fmt(mismatched)}"
-        severity, summary = _certainty(snapshot, svc, drifted=bool(related))
+        drifted = bool(related) or _named_for_a_workload(snapshot, svc)
+        severity, summary = _certainty(snapshot, svc, drifted=drifted)
         yield SPEC.finding(
             svc.ref,
             summary,
@@ -88,6 +91,15 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             related=related,
             params=params,
         )
+
+
+def _named_for_a_workload(snapshot: Snapshot, svc: Obj) -> bool:
+    """A workload of the app is named like the Service, or carries its name as a label value
+    (``app: frontend``): the Service fronts it, and a selector matching nothing drifted."""
+    return any(
+        w.ref.name == svc.name or svc.name in {str(v) for v in w.template_labels.values()}
+        for w in snapshot.workloads(svc.namespace)
+    )
 
 
 def _certainty(snapshot: Snapshot, svc: Obj, *, drifted: bool) -> tuple[Severity, str]:

@@ -4,7 +4,8 @@ Install Jobs, Helm and Argo CD hooks and init containers often create the
 Secret (or ConfigMap) a workload references: a certificate generator, a
 password bootstrapper. The manifests then lack it, yet the app works. The rule,
 precise enough that a plain reference to something nobody could create stays
-critical: a workload of the app *may create* objects of a resource in a
+critical: a Job, CronJob or bare Pod of the app (install Jobs, hooks), or a
+workload with init containers, *may create* objects of a resource in a
 namespace when its pods' ServiceAccount is a subject of a RoleBinding in that
 namespace, or of a ClusterRoleBinding, whose Role or ClusterRole has a rule
 granting one of the verbs on that resource (``""`` or ``*`` API group,
@@ -22,6 +23,8 @@ from gitmedic.detectors.snapshot import JSON, Obj, Snapshot, Workload, as_list, 
 
 RBAC_KINDS = frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"})
 _RESOURCE = {"ConfigMap": "configmaps", "Secret": "secrets"}
+# What bootstraps an app: Jobs (install and hook Jobs), CronJobs, bare Pods (hooks).
+_RUN_ONCE = frozenset({"Job", "CronJob", "Pod"})
 # Kubernetes' default user-facing ClusterRoles exist in every cluster, so a binding to
 # one needs no ClusterRole in the manifests (what they grant on these two resources).
 _WRITE = ["create", "update", "patch", "delete"]
@@ -57,6 +60,8 @@ def creators(
     for other in snapshot.workloads():
         if other.ref == wl.ref and not (_has_init(wl) and via in ("env", "envFrom")):
             continue
+        if other.obj.kind not in _RUN_ONCE and not _has_init(other):
+            continue  # a long-running controller's writes are its own business
         if _may(snapshot, other, namespace, resource, wanted):
             out.append(other)
     return out

@@ -52,7 +52,12 @@ def custom_pod_owners(snapshot: Snapshot, namespace: str) -> list[Obj]:
     return list(snapshot.derived("services.custom-pod-owners", build).get(namespace, []))
 
 
-def named(objs: list[Obj], limit: int = 3) -> str:
-    """``Prometheus k8s, Alertmanager main`` (and how many more), for summaries."""
-    shown = ", ".join(f"{o.kind} {o.name}" for o in sorted(objs, key=lambda o: o.ref)[:limit])
+def named(objs: list[Obj], limit: int = 3, hints: frozenset[str] = frozenset()) -> str:
+    """``Prometheus k8s, Alertmanager main`` (and how many more), for summaries; those
+    whose name or kind is among ``hints`` (a selector's values, say) first."""
+
+    def order(o: Obj) -> tuple[bool, Resource]:
+        return not ({o.name, o.kind.lower()} & hints), o.ref
+
+    shown = ", ".join(f"{o.kind} {o.name}" for o in sorted(objs, key=order)[:limit])
     return shown + (f" and {len(objs) - limit} more" if len(objs) > limit else "")

@@ -25,18 +25,18 @@ from gitmedic.detectors.builtin._services import (
     selecting_services,
 )
 from gitmedic.detectors.finding import Finding, Severity
-from gitmedic.detectors.snapshot import Obj, Snapshot
+from gitmedic.detectors.snapshot import Obj, Snapshot, mapping
 from gitmedic.detectors.spec import DetectorSpec, Scope, Uncertainty
 
 CUSTOM_OWNER = Uncertainty(
     id="pods-from-custom-resource",
     unseen="pods an operator creates from a custom resource of the namespace",
-    certain_if="the operator's pods do not carry the selector's labels (check them live)",
+    certain_if="the operator's pods do not carry the selector's labels, as a live check shows",
 )
 OUTSIDE_APP = Uncertainty(
     id="pods-outside-app",
     unseen="pods run outside the repository (a cluster add-on's DaemonSet, another app)",
-    certain_if="no pod of the namespace carries the selector's labels (check them live), or a "
+    certain_if="no pod of the namespace carries the selector's labels, as a live check shows, or a "
     "workload of the app is named like the Service",
 )
 
@@ -102,6 +102,11 @@ def _named_for_a_workload(snapshot: Snapshot, svc: Obj) -> bool:
     )
 
 
+def _hints(svc: Obj) -> frozenset[str]:
+    selector = mapping(svc.spec.get("selector"))
+    return frozenset({svc.name, *(str(v).lower() for v in selector.values())})
+
+
 def _certainty(snapshot: Snapshot, svc: Obj, *, drifted: bool) -> tuple[Severity, str]:
     """Critical when the snapshot proves no pod matches; else a warning saying why not."""
     plain = f"Service {svc.name} selects no pods"
@@ -110,7 +115,8 @@ def _certainty(snapshot: Snapshot, svc: Obj, *, drifted: bool) -> tuple[Severity
     owners = custom_pod_owners(snapshot, svc.namespace)
     if owners:
         return Severity.WARNING, (
-            f"{plain} in the manifests; {named(owners)} may own pods its operator creates "
+            f"{plain} in the manifests; {named(owners, hints=_hints(svc))} may own pods its "
+            "operator creates "
             f"(certain if {CUSTOM_OWNER.certain_if})"
         )
     if not drifted:

@@ -57,7 +57,6 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
         workloads = sorted((w for w in selected if w.replicas != 0), key=lambda w: w.ref)
         if len(workloads) < 2:
             continue
-        versions = _versions(workloads)
         images = {_images(w) for w in workloads}
         intended = next((w for w in workloads if w.ref.name == svc.name), None)
         params: dict[str, object] = {
@@ -70,14 +69,7 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             params["intended_workload"] = intended.ref.to_json()
             params["distinguishing_labels"] = own
             evidence += f"; only {intended.ref} carries {_fmt(own) or 'no extra label'}"
-        summary = f"Service {svc.name} selects pods of {len(workloads)} workloads"
-        severity = Severity.CRITICAL if len(images) > 1 else Severity.WARNING
-        if versions:
-            severity = Severity.INFO
-            summary += (
-                f", versions {', '.join(versions)} of one app (deliberate when a service mesh "
-                f"routes by version; polluted only if {VERSIONS.certain_if})"
-            )
+        severity, summary = _verdict(svc.name, workloads, images)
         yield SPEC.finding(
             svc.ref,
             summary,
@@ -86,6 +78,19 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             related=[w.ref for w in workloads],
             params=params,
         )
+
+
+def _verdict(
+    service: str, workloads: list[Workload], images: set[tuple[str, ...]]
+) -> tuple[Severity, str]:
+    summary = f"Service {service} selects pods of {len(workloads)} workloads"
+    versions = _versions(workloads)
+    if versions:
+        return Severity.INFO, (
+            f"{summary}, versions {', '.join(versions)} of one app (deliberate when a service "
+            "mesh routes by version)"
+        )
+    return (Severity.CRITICAL if len(images) > 1 else Severity.WARNING), summary
 
 
 def _versions(workloads: list[Workload]) -> list[str]:

@@ -25,7 +25,7 @@ from gitmedic.detectors.builtin._services import (
     selecting_services,
 )
 from gitmedic.detectors.finding import Finding, Severity
-from gitmedic.detectors.snapshot import Obj, Snapshot, mapping
+from gitmedic.detectors.snapshot import WORKLOAD_KINDS, Obj, Snapshot, mapping
 from gitmedic.detectors.spec import DetectorSpec, Scope, Uncertainty
 
 CUSTOM_OWNER = Uncertainty(
@@ -43,16 +43,13 @@ OUTSIDE_APP = Uncertainty(
 SPEC = DetectorSpec(
     id="service-selector-unmatched",
     description="A Service's selector matches the pod labels of no workload in its namespace.",
-    kinds=frozenset(
-        {"Service", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "Job",
-         "CronJob", "ReplicationController", "Rollout"}
-    ),
+    kinds=frozenset({"Service", *WORKLOAD_KINDS}),
     severity=Severity.CRITICAL,
     remediation="Restore the selector to the labels of the workload the Service fronts.",
     scope=Scope.BOTH,
     playbooks=("service-selector-mismatch",),
     uncertain_when=(CUSTOM_OWNER, OUTSIDE_APP),
-)  # fmt: skip
+)
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
@@ -116,8 +113,7 @@ def _certainty(snapshot: Snapshot, svc: Obj, *, drifted: bool) -> tuple[Severity
     if owners:
         return Severity.WARNING, (
             f"{plain} in the manifests; {named(owners, hints=_hints(svc))} may own pods its "
-            "operator creates "
-            f"(certain if {CUSTOM_OWNER.certain_if})"
+            f"operator creates (certain if {CUSTOM_OWNER.certain_if})"
         )
     if not drifted:
         return Severity.WARNING, (

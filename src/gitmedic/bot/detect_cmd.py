@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from gitmedic.bot.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from gitmedic.detectors.builtin import builtin_registry
-from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.finding import Finding, Severity, sort_findings
 from gitmedic.detectors.registry import Registry, UnknownDetectorError
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
@@ -60,6 +60,7 @@ def run_detect(args: argparse.Namespace) -> int:
 
 
 def collect(args: argparse.Namespace) -> Report:
+    found: list[Finding] = []  # what reading found (variants of one object)
     if args.live:
         if args.rev:
             raise UsageError("--rev reads manifests; it cannot be combined with --live")
@@ -67,15 +68,39 @@ def collect(args: argparse.Namespace) -> Report:
         snapshot = _live_snapshot(args, registry)
         files: list[str] = []
         errors: list[ManifestError] = []
+        apps = [snapshot]
     else:
         if not args.path:
             raise UsageError("detect needs a PATH (or --live)")
         state, config = _desired(args)
         snapshot, files, errors = state.snapshot, state.files, state.errors
         registry = _registry(args.detector, config, _learned(Path(args.path)))
-    evaluation = run_detectors(registry, snapshot)
-    errors += [ManifestError(f"detector:{e.detector}", 0, e.message) for e in evaluation.errors]
-    return Report(list(evaluation.findings), errors, registry, snapshot, files)
+        found = [] if args.detector else list(state.findings)
+        apps = state.apps()
+    findings, detector_errors = _evaluate(registry, apps)
+    errors += detector_errors
+    return Report(sort_findings(_unique([*found, *findings])), errors, registry, snapshot, files)
+
+
+def _evaluate(
+    registry: Registry, apps: list[Snapshot]
+) -> tuple[list[Finding], list[ManifestError]]:
+    """Each app of the walk on its own (the dev and prod overlays of one base are two)."""
+    findings: list[Finding] = []
+    errors: list[ManifestError] = []
+    for snapshot in apps:
+        evaluation = run_detectors(registry, snapshot)
+        findings.extend(evaluation.findings)
+        for failed in evaluation.errors:
+            error = ManifestError(f"detector:{failed.detector}", 0, failed.message)
+            if error not in errors:
+                errors.append(error)
+    return findings, errors
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    """One finding per fingerprint: a base's object in two overlays of one namespace."""
+    return list({f.fingerprint: f for f in reversed(findings)}.values())[::-1]
 
 
 def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:

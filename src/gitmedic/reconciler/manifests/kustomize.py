@@ -27,7 +27,7 @@ from gitmedic.reconciler.manifests.kustomize_refs import (
     remote_allowed,
 )
 from gitmedic.reconciler.manifests.kustomize_trace import origins_for, trace
-from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
+from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 KUSTOMIZE_TIMEOUT_S = 60
@@ -91,8 +91,7 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
     parsed = parse_text(proc.stdout, kfile)
     out.errors.extend(parsed.errors)
     for p in parsed.objects:
-        meta = p.body.get("metadata")
-        ident = (str(p.body.get("kind")), str(meta.get("name") if isinstance(meta, dict) else None))
+        ident = (str(p.body.get("kind")), object_name(p.body["metadata"]))
         src = traced.sources.get(ident) or origins.get(ident) or Source(kfile, 1, p.document)
         src = replace(src, renderer="kustomize", render_root=kfile)
         patched = traced.patched.get(ident)
@@ -112,8 +111,8 @@ def _origins(tree: Tree, root: str, kfile: str) -> dict[tuple[str, str], Source]
         except LoadFailure:  # an unreadable side file only costs us a line number
             continue
         for p in parsed.objects:
-            name = p.body["metadata"]["name"]
-            found.setdefault((str(p.body["kind"]), str(name)), Source(f, p.line, p.document))
+            name = object_name(p.body["metadata"])
+            found.setdefault((str(p.body["kind"]), name), Source(f, p.line, p.document))
     return found
 
 

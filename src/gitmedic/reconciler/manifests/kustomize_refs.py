@@ -26,8 +26,15 @@ import yaml
 
 from gitmedic.reconciler.manifests.parse import ManifestError
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+from gitmedic.reconciler.manifests.yaml_loader import ValueAsStrLoader
 
-__all__ = ["KUSTOMIZATION_FILES", "check_references", "remote_allowed"]
+__all__ = [
+    "KUSTOMIZATION_FILES",
+    "check_references",
+    "kustomization_file",
+    "local_references",
+    "remote_allowed",
+]
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 # Fields whose entries are paths, or objects with a path, a kustomization loads.
@@ -72,6 +79,26 @@ def check_references(tree: Tree, root: str, *, allow_remote: bool) -> list[Manif
                 if _kustomization(tree, target) is not None:
                     pending.append(target)
     return problems
+
+
+def local_references(tree: Tree, folder: str) -> list[str]:
+    """The repository paths (files or folders) the kustomization in ``folder`` names;
+    remote, absolute and escaping references are left out (:func:`check_references`
+    reports them)."""
+    kfile = kustomization_file(tree, folder)
+    if kfile is None:
+        return []
+    out = []
+    for _, ref in _references(_load(tree, kfile)[1]):
+        target = _join(folder, ref)
+        if not (_remote(ref) or posixpath.isabs(ref) or target == ".." or target.startswith("../")):
+            out.append(target)
+    return out
+
+
+def kustomization_file(tree: Tree, folder: str) -> str | None:
+    """The kustomization file of ``folder``, if it has one."""
+    return _kustomization(tree, folder)
 
 
 def _check(tree: Tree, folder: str, field: str, ref: str, allow_remote: bool) -> str:
@@ -145,7 +172,7 @@ def _load(tree: Tree, kfile: str) -> tuple[str, Any]:
     """The file's text and data; what does not parse is left for kustomize to report."""
     try:
         text = tree.read_text(kfile)
-        return text, yaml.safe_load(text)
+        return text, yaml.load(text, Loader=ValueAsStrLoader)
     except (LoadFailure, yaml.YAMLError):
         return "", None
 

@@ -25,6 +25,7 @@ from gitmedic.reconciler.manifests.app_charts import configured_chart
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
+from gitmedic.reconciler.manifests.kustomize_refs import outside_reach
 from gitmedic.reconciler.manifests.layout import (
     MANIFEST_SUFFIXES,
     deployed_folders,
@@ -80,7 +81,7 @@ def open_tree(path: str | os.PathLike[str], rev: str | None = None) -> tuple[Tre
     if rev is None:
         if not p.exists():
             raise LoadFailure(f"{path}: no such file or directory")
-        return FsTree.around(p)
+        return FsTree.around(p, reach=outside_reach)
     return GitTree.at(p, rev)
 
 

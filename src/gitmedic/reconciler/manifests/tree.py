@@ -12,7 +12,7 @@ import os
 import tarfile
 import tempfile
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -67,12 +67,20 @@ class FsTree:
         self.revision = ""
 
     @classmethod
-    def around(cls, path: Path) -> tuple[FsTree, str]:
+    def around(
+        cls, path: Path, reach: Callable[[Path], list[Path]] | None = None
+    ) -> tuple[FsTree, str]:
+        """The git work tree holding ``path``. Outside one, the current folder when it
+        holds ``path``, else ``path``'s folder, widened to the common folder of what
+        ``reach(folder)`` names (an overlay's ``../../base``)."""
         path = path.resolve()
         root = git_toplevel(path)
         if root is None:
             cwd = Path.cwd().resolve()
             root = cwd if path.is_relative_to(cwd) else (path if path.is_dir() else path.parent)
+            reached = reach(path if path.is_dir() else path.parent) if reach else []
+            if reached:
+                root = Path(os.path.commonpath([root, *(p.resolve() for p in reached)]))
         rel = path.relative_to(root).as_posix()
         return cls(root), "" if rel == "." else rel
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import tarfile
 import tempfile
 import weakref
@@ -146,6 +147,7 @@ class GitTree:
             elif kind == b"blob":
                 self._entries[name.decode()] = (sha.decode(), int(size))
         self._batch: Popen[bytes] | None = None
+        self._extracted: Path | None = None  # the commit's files, once kustomize needs them
 
     @classmethod
     def at(cls, path: Path, rev: str) -> tuple[GitTree, str]:
@@ -211,12 +213,16 @@ class GitTree:
 
     @contextmanager
     def materialize(self, rel: str) -> Iterator[Path]:
-        # kustomize may reach ../base, so the whole commit is extracted.
-        archive = _git(self.root, "archive", "--format=tar", self.revision).stdout
-        with tempfile.TemporaryDirectory(prefix="gitmedic-rev-") as tmp:
+        # kustomize may reach ../base, so the whole commit is extracted: once per tree,
+        # however many kustomize roots a whole-repo read renders from it.
+        if self._extracted is None:
+            archive = _git(self.root, "archive", "--format=tar", self.revision).stdout
+            tmp = tempfile.mkdtemp(prefix="gitmedic-rev-")
+            weakref.finalize(self, shutil.rmtree, tmp, ignore_errors=True)
             with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
                 tar.extractall(tmp, filter=_no_links)
-            yield Path(tmp) / rel
+            self._extracted = Path(tmp)
+        yield self._extracted / rel
 
     def _cat_file(self) -> Popen[bytes]:
         if self._batch is None:

@@ -174,7 +174,9 @@ def test_a_build_error_is_blamed_on_the_innermost_reference(tmp_path: Path) -> N
     write(
         tmp_path,
         {
-            "base/kustomization.yaml": "resources:\n- cm.yaml  # ok\n- 'gone.yaml'\n",
+            "base/kustomization.yaml": (
+                "resources:\n- cm.yaml  # ok\n- 'gone.yaml'\nnamePrefix: [x]\n"
+            ),
             "prod/kustomization.yaml": "resources:\n  - ../base\n",
         },
     )
@@ -182,6 +184,11 @@ def test_a_build_error_is_blamed_on_the_innermost_reference(tmp_path: Path) -> N
     message = "accumulating resources from '../base': from 'gone.yaml': no such file"
     error = build_error(tree, "prod", "prod/kustomization.yaml", message)
     assert (error.file, error.line) == ("base/kustomization.yaml", 3)
+    typed = "cannot unmarshal array into Go struct field Kustomization.{} of type string"
+    error = build_error(tree, "prod", "prod/kustomization.yaml", typed.format("namePrefix"))
+    assert (error.file, error.line) == ("base/kustomization.yaml", 4)  # the one setting it
+    both = build_error(tree, "prod", "prod/kustomization.yaml", typed.format("resources"))
+    assert (both.file, both.line) == ("prod/kustomization.yaml", 0)  # which one is unknown
     vague = build_error(tree, "prod", "prod/kustomization.yaml", "invalid Kustomization")
     assert (vague.file, vague.line) == ("prod/kustomization.yaml", 0)
     assert vague.message == "render error of prod: kustomize build failed: invalid Kustomization"

@@ -239,20 +239,25 @@ def test_a_failed_build_names_the_base_line_at_fault(tmp_path: Path) -> None:
     assert "gone.yaml" in error["message"]
 
 
-def test_a_failed_build_with_no_line_to_blame_says_it_is_a_render_error(tmp_path: Path) -> None:
+def test_a_field_of_the_wrong_type_is_blamed_on_its_line_else_on_the_root(tmp_path: Path) -> None:
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
     write(
         tmp_path,
         {
-            "app/kustomization.yaml": "resources:\n- cm.yaml\nnamePrefix: [not, a, string]\n",
-            "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+            "named/kustomization.yaml": "resources:\n- cm.yaml\nnamePrefix: [not, a, string]\n",
+            "named/cm.yaml": cm,
+            "vague/kustomization.yaml": "resources:\n- cm.yaml\nreplicas:\n- {name: a, count: x}\n",
+            "vague/cm.yaml": cm,
         },
     )
     init_repo(tmp_path)
-    run = gitmedic("detect", tmp_path / "app", "--format", "json")
-    [error] = report(run)["errors"]
-    assert run.rc == 2
-    assert (error["file"], error["line"]) == ("app/kustomization.yaml", 0)
-    assert error["message"].startswith("render error of app: kustomize build failed")
+    named = gitmedic("detect", tmp_path / "named", "--format", "json")
+    [error] = report(named)["errors"]
+    assert named.rc == 2 and (error["file"], error["line"]) == ("named/kustomization.yaml", 3)
+    vague = gitmedic("detect", tmp_path / "vague", "--format", "json")
+    [error] = report(vague)["errors"]
+    assert vague.rc == 2 and (error["file"], error["line"]) == ("vague/kustomization.yaml", 0)
+    assert error["message"].startswith("render error of vague: kustomize build failed")
 
 
 def overlay_tree(root: Path) -> Path:

@@ -7,8 +7,9 @@ Neither is a place in the repository. So:
 
 - a failed build is blamed on the kustomization, among the one rendered and every
   local one it includes, whose line names the innermost quoted reference (the
-  base's ``- gone.yaml``, not the overlay's ``- ../base``); when none does, the
-  error is the render root's, at no line, and says so;
+  base's ``- gone.yaml``, not the overlay's ``- ../base``), or, for a field of the
+  wrong type, on the one kustomization setting that field; else the error is the
+  render root's, at no line, and says so;
 - output gitmedic cannot read is traced to the source files kustomize read (a
   resource file of the root or of a base it includes that fails to parse is named
   at its own line); otherwise it is a render error of the root, at no line, naming
@@ -26,17 +27,24 @@ from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 __all__ = ["build_error", "output_errors"]
 
 _QUOTED = re.compile(r"'([^'\s]+)'")
+_FIELD = re.compile(r"Go struct field Kustomization\.(\w+)")
 _YAML = (".yaml", ".yml", ".json")
 _RENDERS_IT = "kustomize renders it; gitmedic cannot read it"
 
 
 def build_error(tree: Tree, root: str, kfile: str, message: str) -> ManifestError:
     """A failed ``kubectl kustomize`` of ``root``, at the line its message points to."""
+    files = _kustomizations(tree, root)
     for quoted in reversed(_QUOTED.findall(message)):
-        for file in _kustomizations(tree, root):
+        for file in files:
             line = _line_naming(tree, file, quoted)
             if line:
                 return ManifestError(file, line, f"kustomize build failed: {message}")
+    field = _FIELD.search(message)
+    if field:  # "cannot unmarshal ... into Go struct field Kustomization.namePrefix"
+        keyed = [(f, n) for f in files if (n := _key_line(tree, f, field.group(1)))]
+        if len(keyed) == 1:
+            return ManifestError(*keyed[0], f"kustomize build failed: {message}")
     return ManifestError(
         kfile, 0, f"render error of {root or '.'}: kustomize build failed: {message}"
     )
@@ -101,6 +109,15 @@ def _unreadable(tree: Tree, file: str) -> list[ManifestError]:
         )
         for e in parsed.errors
     ]
+
+
+def _key_line(tree: Tree, kfile: str, key: str) -> int:
+    """The line of a top-level ``key:`` of a kustomization, or 0."""
+    try:
+        lines = tree.read_text(kfile).splitlines()
+    except LoadFailure:
+        return 0
+    return next((n for n, text in enumerate(lines, 1) if text.startswith(f"{key}:")), 0)
 
 
 def _line_naming(tree: Tree, kfile: str, quoted: str) -> int:

@@ -294,7 +294,8 @@ def test_a_base_outside_the_repository_says_why_and_what_to_do(tmp_path: Path) -
 
 
 def overlays_of_one_base(root: Path) -> Path:
-    patch = "- op: replace\n  path: /spec/selector/app\n  value: web-v2\n"
+    patch = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+    patch += "spec:\n  selector:\n    app: web-v2\n"
     return write(
         root,
         {
@@ -305,7 +306,6 @@ def overlays_of_one_base(root: Path) -> Path:
             "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n",
             "overlays/prod/kustomization.yaml": (
                 "resources:\n- ../../base\npatches:\n- path: selector.yaml\n"
-                "  target: {kind: Service, name: web}\n"
             ),
             "overlays/prod/selector.yaml": patch,
         },
@@ -348,3 +348,27 @@ def test_gitops_objects_split_a_repo_into_the_apps_they_deploy(tmp_path: Path) -
     run = gitmedic("detect", tmp_path, "--format", "json")
     data = report(run)
     assert (run.rc, data["errors"], detectors(data)) == (0, [], [])
+
+
+@pytest.mark.usefixtures("helm_on_path")
+def test_a_finding_points_at_the_app_that_has_it(tmp_path: Path) -> None:
+    """A chart and a kustomization of one Deployment name are two apps; the chart's
+    finding is located in the chart, not at the kustomization's copy."""
+    unsafe = DEPLOY.format(config="cfg").replace(
+        "  replicas: 2\n", "  replicas: 1\n  strategy:\n    rollingUpdate: {maxUnavailable: 1}\n"
+    )
+    config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n"
+    write(
+        tmp_path,
+        {
+            "chart/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+            "chart/templates/web.yaml": unsafe + "---\n" + config,
+            "kustomize/kustomization.yaml": "resources:\n- web.yaml\n",
+            "kustomize/web.yaml": DEPLOY.format(config="cfg") + "---\n" + config,
+        },
+    )
+    init_repo(tmp_path)
+    run = gitmedic("detect", tmp_path, "--format", "github")
+    assert run.rc == 1, run.out + run.err
+    [warning] = [line for line in run.out.splitlines() if "rollout-strategy-unsafe" in line]
+    assert "file=chart/templates/web.yaml" in warning

@@ -6,6 +6,11 @@ user's files. Folders holding a ``kustomization.yaml`` are rendered by
 ``kubectl kustomize`` and their objects are traced back to the resource file
 that declared them, so findings still point at a file and line.
 
+A folder is read as the apps it holds (:mod:`.layout`): each kustomize root and chart
+rendered once, loose files split by the folders GitOps objects deploy; each app is
+evaluated on its own (:attr:`DesiredState.parts`), and one object declared twice in
+one app is a warning (:mod:`.variants`), not an error.
+
 In a folder walk, YAML files that hold no Kubernetes object at all (CI configs,
 app config files next to the manifests) are skipped; an explicitly named file
 must be a manifest.

@@ -133,7 +133,8 @@ def load_tree(
         parts = _load_dir(tree, rel, namespace, state, helm or {})
     settled = settle(parts)
     state.findings.extend(settled.findings)
-    register_objects(o.body for o in settled.objects)  # before any text about them leaves
+    # before any text about them leaves; every app's copy (the prod overlay's Secret too)
+    register_objects(o.body for objs in settled.parts for o in objs)
     schema = KubernetesSchemas(kubernetes_version) if schemas_installed() else None
 
     def snapshot(objects: list[Obj]) -> Snapshot:

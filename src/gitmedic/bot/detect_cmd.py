@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from gitmedic.bot.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from gitmedic.detectors.builtin import builtin_registry
-from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.finding import Finding, Resource, Severity, sort_findings
 from gitmedic.detectors.registry import Registry, UnknownDetectorError
 from gitmedic.detectors.runner import run_detectors
-from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.detectors.snapshot import Obj, Snapshot
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.manifests.parse import ManifestError
 
@@ -60,6 +60,7 @@ def run_detect(args: argparse.Namespace) -> int:
 
 
 def collect(args: argparse.Namespace) -> Report:
+    found: list[Finding] = []  # what reading found (variants of one object)
     if args.live:
         if args.rev:
             raise UsageError("--rev reads manifests; it cannot be combined with --live")
@@ -67,15 +68,56 @@ def collect(args: argparse.Namespace) -> Report:
         snapshot = _live_snapshot(args, registry)
         files: list[str] = []
         errors: list[ManifestError] = []
+        apps = [snapshot]
     else:
         if not args.path:
             raise UsageError("detect needs a PATH (or --live)")
         state, config = _desired(args)
         snapshot, files, errors = state.snapshot, state.files, state.errors
         registry = _registry(args.detector, config, _learned(Path(args.path)))
-    evaluation = run_detectors(registry, snapshot)
-    errors += [ManifestError(f"detector:{e.detector}", 0, e.message) for e in evaluation.errors]
-    return Report(list(evaluation.findings), errors, registry, snapshot, files)
+        found = [] if args.detector else list(state.findings)
+        apps = state.apps()
+    findings, detector_errors, snapshot = _evaluate(registry, apps, snapshot)
+    errors += detector_errors
+    return Report(sort_findings(_unique([*found, *findings])), errors, registry, snapshot, files)
+
+
+def _evaluate(
+    registry: Registry, apps: list[Snapshot], whole: Snapshot
+) -> tuple[list[Finding], list[ManifestError], Snapshot]:
+    """Each app of the walk on its own (the dev and prod overlays of one base are two),
+    and the snapshot that locates the findings (see :func:`_locating`)."""
+    findings: list[Finding] = []
+    errors: list[ManifestError] = []
+    owners: dict[Resource, Snapshot] = {}
+    for snapshot in apps:
+        evaluation = run_detectors(registry, snapshot)
+        findings.extend(evaluation.findings)
+        for f in evaluation.findings:
+            owners.setdefault(f.resource, snapshot)
+        for failed in evaluation.errors:
+            error = ManifestError(f"detector:{failed.detector}", 0, failed.message)
+            if error not in errors:
+                errors.append(error)
+    return findings, errors, _locating(whole, apps, owners) if len(apps) > 1 else whole
+
+
+def _locating(whole: Snapshot, apps: list[Snapshot], owners: dict[Resource, Snapshot]) -> Snapshot:
+    """The walk's objects, each identity taken from the app that found something about it:
+    a chart's and a kustomization's Deployment of one name are two objects, and the
+    chart's finding points at the chart's file."""
+    chosen: dict[Resource, Obj] = {}
+    for app in apps:
+        for obj in app:
+            owner = owners.get(obj.ref)
+            if owner is None or owner is app:
+                chosen.setdefault(obj.ref, obj)
+    return Snapshot(chosen.values(), mode=whole.mode, revision=whole.revision, schema=whole.schema)
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    """One finding per fingerprint: a base's object in two overlays of one namespace."""
+    return list({f.fingerprint: f for f in reversed(findings)}.values())[::-1]
 
 
 def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:

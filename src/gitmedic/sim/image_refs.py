@@ -123,20 +123,23 @@ def _mapping(key: str, node: Mapping[object, object], parts: Parts) -> None:
 
 
 def _values_map(key: str, node: Mapping[object, object], parts: Parts) -> None:
+    """``{registry?, repository, tag?, digest?}``; a map of a tag alone overrides one
+    (``image: {tag: 6.14.2}`` in an environment's values file)."""
+    tag = node.get("tag")
+    tagged = isinstance(tag, _SCALAR) and bool(str(tag).strip())
+    if tagged:
+        parts.tags[key].add(str(tag).strip())
     repo = node.get("repository")
     if not isinstance(repo, str) or not plausible(repo.strip()):
         return
-    repo = repo.strip()
+    repos = {repo.strip()}
     registry = node.get("registry")
-    repos = {repo}
     if isinstance(registry, str) and registry.strip():
-        repos.add(f"{registry.strip().rstrip('/')}/{repo}")
+        repos.add(f"{registry.strip().rstrip('/')}/{repo.strip()}")
     parts.repositories[key] |= repos
-    tag, digest = node.get("tag"), node.get("digest")
-    if isinstance(tag, _SCALAR) and str(tag).strip():
-        parts.tags[key].add(str(tag).strip())
-    else:
+    if not tagged:  # the chart's template defaults it (its appVersion, or latest)
         parts.untagged.add(key)
+    digest = node.get("digest")
     if isinstance(digest, str) and digest.strip():
         parts.full |= {f"{r}@{digest.strip()}" for r in repos}
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gitmedic.reconciler import gitcmd
-from gitmedic.reconciler.manifests.tree import LoadFailure
+from gitmedic.reconciler.manifests.tree import LoadFailure, git_toplevel
 from gitmedic.sim.image_refs import Parts, references
 
 MAX_BLOB_BYTES = 4 * 1024 * 1024  # a file version bigger than this is not read for images
@@ -81,7 +81,8 @@ def known_images(
     if not shas:
         return KnownImages()
     tip = _commit(where, head or "HEAD") or shas[0]
-    return _known(where.resolve(), shas, tip, tuple(app_paths))
+    root = git_toplevel(where)
+    return _known(root.resolve() if root else where.resolve(), shas, tip, tuple(app_paths))
 
 
 @lru_cache(maxsize=32)
@@ -122,7 +123,7 @@ def _written_outside(
     if not excluded or len(excluded) != len(app_paths):
         return set()  # the app's paths are unknown: nothing later is safely outside it
     args = ["--format=", "--raw", "--no-abbrev", "--no-renames", head, "--not", *base]
-    proc = gitcmd.run(where, "log", *args, "--", ":(top).", *excluded)
+    proc = gitcmd.run(where, "log", *args, "--", ":(top)", *excluded)
     if proc.returncode != 0:
         raise RegistryError(f"git log in {where}: {proc.stderr.strip()}")
     out: set[tuple[str, str]] = set()

@@ -8,8 +8,10 @@ without rendering anything:
 - a Helm values map ``{registry?, repository, tag?, digest?}`` under any key
   (``image:``, ``redis:``): its repository and tag may sit in different files (the
   chart's ``values.yaml`` names the repository, ``values-prod.yaml`` overrides the
-  tag), so they are kept apart, by the key that holds them, and paired later
-  (:class:`Parts`); an empty tag defaults to a chart's ``appVersion``;
+  tag), so they are kept apart, by the key that holds them (:class:`Parts`), and a
+  repository takes any tag of its keys when an image is looked up, never multiplied
+  out (a monorepo's charts would make millions); an empty tag defaults to a chart's
+  ``appVersion``;
 - an Argo CD ``helm.parameters`` item ``{name: redis.tag, value: 8.8.0}``;
 - kustomize ``images:`` entries ``{name, newName?, newTag?, digest?}`` (a
   kustomization, a Flux Kustomization's ``spec.images``) and Argo CD's
@@ -63,17 +65,33 @@ class Parts:
         self.app_versions |= other.app_versions
         self.renames |= other.renames
 
-    def images(self) -> set[str]:
-        """Every full reference these parts name, repositories paired with tags by key."""
-        out = set(self.full)
-        for key, repos in self.repositories.items():
-            tags = set(self.tags.get(key, ()))
-            if key in self.untagged or not tags:
-                tags |= self.app_versions | {"latest"}
-            out |= {_join(repo, tag) for repo in repos for tag in tags}
+    def references(self) -> set[str]:
+        """The full references named, each kustomize rename applied to them too."""
+        out = {ref for ref in self.full if plausible(ref)}
         for old, new in self.renames:
             out |= {new + ref[len(old) :] for ref in list(out) if _same_repository(ref, old)}
-        return {ref for ref in out if plausible(ref)}
+        return out
+
+    def tags_by_key(self) -> dict[str, set[str]]:
+        """The tags each key's repositories may take: those named under that key, and
+        where a map named no tag, what a chart's template defaults it to."""
+        out = {key: set(self.tags.get(key, ())) for key in self.repositories}
+        for key, tags in out.items():
+            if key in self.untagged or not tags:
+                tags |= self.app_versions | {"latest"}
+        return out
+
+    def repository_keys(self) -> dict[str, set[str]]:
+        """Each repository named in a values map -> the keys it was named under (a
+        kustomize rename of it, under the same keys)."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for key, repos in self.repositories.items():
+            for repo in repos:
+                out[repo].add(key)
+        for old, new in self.renames:
+            if old in out:
+                out[new] |= out[old]
+        return dict(out)
 
 
 def references(name: str, text: str) -> Parts:
@@ -81,7 +99,7 @@ def references(name: str, text: str) -> Parts:
     parts = Parts()
     try:
         docs = list(yaml.load_all(text, Loader=_LOADER))
-    except (yaml.YAMLError, ValueError, RecursionError):
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
         parts.full |= {m for m in _IMAGE_LINE.findall(text) if plausible(m)}
         return parts
     for doc in docs:
@@ -189,10 +207,6 @@ def _argo_image(spec: str, parts: Parts) -> None:
         parts.full.add(ref)
     if eq and plausible(old):
         parts.renames.add((old, _repository_of(new)))
-
-
-def _join(repo: str, tag: str) -> str:
-    return f"{repo}@{tag}" if tag.startswith("sha256:") else f"{repo}:{tag}"
 
 
 def _repository_of(ref: str) -> str:

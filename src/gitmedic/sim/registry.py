@@ -23,10 +23,12 @@ for the process (``sim status`` and each app's loop ask for the same sets).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.manifests.tree import LoadFailure, git_toplevel
@@ -51,25 +53,56 @@ def canonical(image: str) -> str:
 
 @dataclass(frozen=True)
 class KnownImages:
-    """The images the sim's registry holds (canonical references)."""
+    """The images the sim's registry holds: full references (canonical), and the
+    repositories of values maps with the tags each may take (see image_refs)."""
 
     images: frozenset[str] = frozenset()
+    repository_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    key_tags: Mapping[str, frozenset[str]] = field(default_factory=dict)
     blobs: int = 0  # file versions read to learn them (for people and tests)
 
     def knows(self, image: str) -> bool:
-        return canonical(image) in self.images
+        ref = canonical(image)
+        if ref in self.images:
+            return True
+        name = ref.split("@", 1)[0]
+        repo, colon, tag = name.rpartition(":")
+        if not colon or "/" in tag:
+            return False
+        keys = self.repository_keys.get(repo, frozenset())
+        return any(tag in self.key_tags.get(key, frozenset()) for key in keys)
 
     @classmethod
     def of(cls, images: Iterable[str], blobs: int = 0) -> KnownImages:
-        out: set[str] = set()
-        for image in images:
-            ref = canonical(image)
-            out.add(ref)
-            name, at, digest = ref.partition("@")
-            if at and ":" in name.rsplit("/", 1)[-1]:  # name:tag@digest: both pull it
-                repo = name.rpartition(":")[0]
-                out |= {name, f"{repo}@{digest}"}
-        return cls(frozenset(out), blobs)
+        return cls(frozenset(_spellings(images)), blobs=blobs)
+
+    @classmethod
+    def from_parts(cls, parts: Parts, blobs: int) -> KnownImages:
+        keys: dict[str, set[str]] = defaultdict(set)
+        for repo, named in parts.repository_keys().items():
+            keys[canonical_repository(repo)] |= named
+        return cls(
+            frozenset(_spellings(parts.references())),
+            {repo: frozenset(k) for repo, k in keys.items()},
+            {key: frozenset(tags) for key, tags in parts.tags_by_key().items()},
+            blobs,
+        )
+
+
+def canonical_repository(repo: str) -> str:
+    return canonical(f"{repo}:_").removesuffix(":_")
+
+
+def _spellings(images: Iterable[str]) -> set[str]:
+    """Canonical references; ``name:tag@digest`` pulls by either, so both are added."""
+    out: set[str] = set()
+    for image in images:
+        ref = canonical(image)
+        out.add(ref)
+        name, at, digest = ref.partition("@")
+        if at and ":" in name.rsplit("/", 1)[-1]:
+            out |= {name, f"{name.rpartition(':')[0]}@{digest}"}
+    return out
 
 
 def known_images(
@@ -93,7 +126,7 @@ def _known(
     parts = Parts()
     for path, text in _read(where, blobs):
         parts.merge(references(path, text))
-    return KnownImages.of(parts.images(), len(blobs))
+    return KnownImages.from_parts(parts, len({sha for sha, _ in blobs}))
 
 
 def _commit(where: Path, rev: str) -> str:
@@ -151,13 +184,25 @@ def _read(where: Path, blobs: set[tuple[str, str]]) -> Iterable[tuple[str, str]]
             header = proc.stdout.readline().split()
             if len(header) != 3:  # "<sha> missing": a pruned or shallow history
                 continue
-            data = proc.stdout.read(int(header[2]) + 1)[:-1]  # the content, then a newline
-            if header[1] == b"blob" and len(data) <= MAX_BLOB_BYTES:
-                yield path, data.decode("utf-8", errors="replace")
+            size = int(header[2])
+            if header[1] != b"blob" or size > MAX_BLOB_BYTES:
+                _skip(proc.stdout, size + 1)
+                continue
+            data = proc.stdout.read(size + 1)[:-1]  # the content, then a newline
+            yield path, data.decode("utf-8", errors="replace")
     finally:
         proc.stdin.close()
         proc.stdout.close()
         proc.wait()
+
+
+def _skip(stream: IO[bytes], size: int) -> None:
+    """Read past ``size`` bytes without keeping them (a file version too big to read)."""
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            return
+        size -= len(chunk)
 
 
 class RegistryError(LoadFailure):

@@ -13,7 +13,7 @@ from gitmedic.bot.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.registry import Registry, UnknownDetectorError
-from gitmedic.detectors.runner import run_detectors
+from gitmedic.detectors.runner import DetectorError, run_detectors
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.manifests.parse import ManifestError
@@ -74,8 +74,17 @@ def collect(args: argparse.Namespace) -> Report:
         snapshot, files, errors = state.snapshot, state.files, state.errors
         registry = _registry(args.detector, config, _learned(Path(args.path)))
     evaluation = run_detectors(registry, snapshot)
-    errors += [ManifestError(f"detector:{e.detector}", 0, e.message) for e in evaluation.errors]
+    errors += [_failure(e) for e in evaluation.errors]
     return Report(list(evaluation.findings), errors, registry, snapshot, files)
+
+
+def _failure(error: DetectorError) -> ManifestError:
+    """A detector that raised: exit 2 naming it (its findings are unknown, not none)."""
+    if error.detector in {d.id for d in builtin_registry()}:
+        what = f"built-in detector {error.detector} failed (a bug in gitmedic: please report it)"
+    else:
+        what = f"learned rule {error.detector} failed"
+    return ManifestError(f"detector:{error.detector}", 0, f"{what}: {error.message}")
 
 
 def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,7 +49,8 @@ def run_detect(args: argparse.Namespace) -> int:
         for det in _registry(args.detector, None, detectors):
             print(f"{det.id:34} {det.spec.scope.value:8} {det.spec.description}")
         return EXIT_OK
-    report = collect(args)
+    with _without_cyclic_gc():
+        report = collect(args)
     if args.write_baseline:
         return _write_baseline(report, Path(args.write_baseline))
     note = _apply_baseline(report, args.baseline) if args.baseline else ""
@@ -57,6 +61,24 @@ def run_detect(args: argparse.Namespace) -> int:
     if note and args.format == "text":
         sys.stderr.write(note)
     return exit_code(report, Severity(args.fail_on))
+
+
+@contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """Reading and judging the manifests with Python's cycle collector paused.
+
+    Loading 10,000 objects allocates about a million dicts, lists and strings, all kept
+    until the end and none in a cycle; every full collection on the way walks all of
+    them again, a fifth of detect's CPU on such a stream. Reference counting still frees
+    what is dropped; the collector resumes afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def collect(args: argparse.Namespace) -> Report:

@@ -13,15 +13,23 @@ import functools
 import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 _VERSION = re.compile(r"^v(\d+(?:\.\d+)*)-")
 
 
-@functools.cache
 def schema_root() -> Path | None:
-    """``kubernetes_validate/kubernetes-json-schema``, or None when not installed."""
+    """``kubernetes_validate/kubernetes-json-schema``, or None when not installed (or its
+    import is blocked, as ``sys.modules[name] = None`` does)."""
+    if "kubernetes_validate" in sys.modules and sys.modules["kubernetes_validate"] is None:
+        return None
+    return _installed_root()
+
+
+@functools.cache
+def _installed_root() -> Path | None:
     spec = importlib.util.find_spec("kubernetes_validate")
     if spec is None or not spec.submodule_search_locations:
         return None

@@ -82,24 +82,21 @@ class Gate:
         return GateReport(not problems, tuple(problems), schema_problems is not None)
 
     def _schema_problems(self, state: DesiredState) -> list[str] | None:
-        """What fails strict validation; None when the schemas are not installed."""
-        try:
-            import kubernetes_validate
-        except ModuleNotFoundError:
-            return None
+        """What fails strict validation; None when the schemas are not installed. The
+        schemas are those ``detect`` validates with, compiled once per kind."""
+        from gitmedic.reconciler.manifests.schema import KubernetesSchemas, schemas_installed
 
-        version = self.schema_version or kubernetes_validate.latest_version()
+        if not schemas_installed():
+            return None
+        schemas = KubernetesSchemas(self.schema_version)
         out = []
         for obj in state.snapshot:
-            try:
-                kubernetes_validate.validate(dict(obj.body), version, strict=True)
-            except kubernetes_validate.SchemaNotFoundError:
-                continue  # a custom resource: its schema is the CRD's business
-            except kubernetes_validate.ValidationError as exc:
-                first = str(exc).splitlines()[0]
-                out.append(f"{obj.ref} does not validate: {first}")
-            except kubernetes_validate.InvalidSchemaError as exc:
-                out.append(f"{obj.ref}: {exc}")
+            verdict = schemas.check(obj.body)  # a custom resource: its CRD's business
+            if verdict.problems:
+                first = verdict.problems[0]
+                out.append(
+                    f"{obj.ref} does not validate: {first.path or '(object)'}: {first.message}"
+                )
         return out
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from gitmedic.bot.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.location import finding_location
 from gitmedic.detectors.registry import Registry, UnknownDetectorError
 from gitmedic.detectors.runner import DetectorError, run_detectors
 from gitmedic.detectors.snapshot import Snapshot
@@ -38,8 +39,17 @@ class Report:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "findings": [f.to_json() for f in self.findings],
+            "findings": [self._finding_json(f) for f in self.findings],
             "errors": [e.to_json() for e in self.errors],
+        }
+
+    def _finding_json(self, finding: Finding) -> dict[str, object]:
+        """The finding's shape, with the file and line of its field (null: none, live)."""
+        where = finding_location(self.snapshot, finding)
+        return {
+            **finding.to_json(),
+            "file": where.file if where else None,
+            "line": where.line if where and where.line else None,
         }
 
 

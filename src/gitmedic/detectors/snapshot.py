@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gitmedic.detectors.finding import MASK, Resource
@@ -23,7 +23,7 @@ from gitmedic.detectors.finding import MASK, Resource
 # re-exported: the snapshot is where detectors and readers have always found them
 from gitmedic.detectors.kinds import CLUSTER_SCOPED as CLUSTER_SCOPED
 from gitmedic.detectors.kinds import WORKLOAD_KINDS as WORKLOAD_KINDS
-from gitmedic.detectors.origin import FieldOrigin
+from gitmedic.detectors.origin import FieldLines, FieldOrigin
 from gitmedic.detectors.schema import SchemaCheck
 
 JSON = Mapping[str, Any]
@@ -47,6 +47,8 @@ class Source:
     # a rendered object: "helm" or "kustomize", and the Chart.yaml or kustomization file
     renderer: str = ""
     render_root: str = ""
+    # the line of each field of a plain YAML object, read from its file on demand
+    fields: FieldLines | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -63,12 +63,15 @@ class FileFields:
         return next((n for n in nodes if n is not None), None)
 
 
-@dataclass(frozen=True)
 class ObjectFields:
-    """:class:`~gitmedic.detectors.origin.FieldLines` of one object of a file."""
+    """:class:`~gitmedic.detectors.origin.FieldLines` of one object of a file (one per
+    object loaded, so a plain slotted class: cheaper to make than a frozen dataclass)."""
 
-    file: FileFields
-    line: int
+    __slots__ = ("file", "line")
+
+    def __init__(self, file: FileFields, line: int) -> None:
+        self.file = file
+        self.line = line
 
     def line_of(self, path: str) -> int | None:
         node = self.file.object_node(self.line)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gitmedic.detectors.finding import MASK, Resource
@@ -24,7 +24,7 @@ from gitmedic.detectors.finding import MASK, Resource
 from gitmedic.detectors.kinds import CLUSTER_SCOPED as CLUSTER_SCOPED
 from gitmedic.detectors.kinds import LISTED_DESIRED_ONLY
 from gitmedic.detectors.kinds import WORKLOAD_KINDS as WORKLOAD_KINDS
-from gitmedic.detectors.origin import FieldOrigin
+from gitmedic.detectors.origin import FieldLines, FieldOrigin
 from gitmedic.detectors.pod_owners import rollout_template_ref
 from gitmedic.detectors.schema import SchemaCheck
 from gitmedic.detectors.selection import label_index, select, select_pod_owners
@@ -51,6 +51,8 @@ class Source:
     # a rendered object: "helm" or "kustomize", and the Chart.yaml or kustomization file
     renderer: str = ""
     render_root: str = ""
+    # the line of each field of a plain YAML object, read from its file on demand
+    fields: FieldLines | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

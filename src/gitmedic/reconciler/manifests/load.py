@@ -27,6 +27,7 @@ from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
 from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
 from gitmedic.reconciler.manifests.app_charts import configured_chart
+from gitmedic.reconciler.manifests.field_lines import FileFields
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
@@ -239,8 +240,10 @@ def _load_file(
         return
     state.files.append(rel)
     state.errors.extend(parsed.errors)
+    located = FileFields(text)  # each finding's field line, found when asked
     objects.extend(
-        _to_obj(p.body, Source(rel, p.line, p.document), namespace) for p in parsed.objects
+        _to_obj(p.body, Source(rel, p.line, p.document, fields=located.at(p.line)), namespace)
+        for p in parsed.objects
     )
 
 

@@ -21,18 +21,16 @@ from pathlib import Path, PurePosixPath
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
 from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
-from gitmedic.reconciler.manifests.app_charts import configured_chart
+from gitmedic.reconciler.manifests.app_charts import configured_chart, tree_config
+from gitmedic.reconciler.manifests.chart_sources import allowed_repositories, deployed_charts
 from gitmedic.reconciler.manifests.duplicates import unique_objects
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
+from gitmedic.reconciler.manifests.kube_version import render_version
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
-from gitmedic.reconciler.manifests.schema import (
-    KubernetesSchemas,
-    chart_kube_version,
-    schemas_installed,
-)
+from gitmedic.reconciler.manifests.schema import KubernetesSchemas, schemas_installed
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
 from gitmedic.reconciler.redact import register_objects
 
@@ -112,6 +110,7 @@ def load_tree(
         _load_file(tree, rel, namespace, objects, state, explicit=True)
     else:
         _load_dir(tree, rel, namespace, objects, state, helm or {})
+    _load_deployed_charts(tree, objects, state)
     objects, repeats = unique_objects(objects)
     state.errors.extend(repeats)
     register_objects(o.body for o in objects)  # before any text about them leaves
@@ -181,10 +180,30 @@ def _load_chart(
             state.errors.append(ManifestError(CONFIG_PATH, 0, str(exc)))
             return
     spec = spec or ChartSpec(chart, namespace=namespace)
-    rendered = render_chart(tree, spec, chart_kube_version(state.kubernetes_version))
+    rendered = render_chart(tree, spec, _kube_version(tree, state))
     state.errors.extend(rendered.errors)
     state.files.append(rendered.file)
     objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
+
+
+def _load_deployed_charts(tree: Tree, objects: list[Obj], state: DesiredState) -> None:
+    """The charts that HelmReleases and Applications among ``objects`` take from a repository:
+    rendered, or an error saying why not (never a release standing for its chart unseen)."""
+    specs, errors = deployed_charts(tree, objects, allowed_repositories(tree.root))
+    state.errors.extend(errors)
+    for spec in specs:
+        rendered = render_chart(tree, spec, _kube_version(tree, state))
+        state.errors.extend(rendered.errors)
+        objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
+
+
+def _kube_version(tree: Tree, state: DesiredState) -> str:
+    """What charts render for: asked, else the live cluster's, else the config's."""
+    try:
+        config = tree_config(tree)
+    except (ConfigError, LoadFailure):
+        config = None  # said where the config is read for the apps
+    return render_version(state.kubernetes_version, config.kubernetes_version if config else None)
 
 
 def _load_file(

@@ -19,7 +19,7 @@ from gitmedic.reconciler.manifests.chart_pull import (
 )
 from gitmedic.reconciler.manifests.chart_sources import deployed_charts
 from gitmedic.reconciler.manifests.deployed_by import ChartSource, read_deployer
-from gitmedic.reconciler.manifests.helm import ChartSpec, HelmError, refuse_remote_dependencies
+from gitmedic.reconciler.manifests.helm import ChartSpec, HelmError, remote_dependencies
 from gitmedic.reconciler.manifests.parse import parse_text
 from gitmedic.reconciler.manifests.tree import FsTree
 from tests.manifests.helpers import write
@@ -244,15 +244,41 @@ def test_a_dependency_vendored_under_charts_renders(
     tmp_path: Path, vendored: dict[str, str]
 ) -> None:
     tree = FsTree(write(tmp_path, {"app/Chart.yaml": DEPENDENT, **vendored}))
-    refuse_remote_dependencies(tree, ChartSpec("app"))
+    assert remote_dependencies(tree, ChartSpec("app")) == []
 
 
 @pytest.mark.parametrize(
     "other",
     [{}, {"app/charts/redis-cache/Chart.yaml": "name: redis-cache\n"}, {"app/charts/x.tgz": ""}],
 )
-def test_a_dependency_not_vendored_is_refused(tmp_path: Path, other: dict[str, str]) -> None:
+def test_a_dependency_not_vendored_is_pulled_from_the_repository_chart_yaml_names(
+    tmp_path: Path, other: dict[str, str]
+) -> None:
     tree = FsTree(write(tmp_path, {"app/Chart.yaml": DEPENDENT, **other}))
-    refused = r"'redis' comes from https://charts\.example\.com and is not vendored"
-    with pytest.raises(HelmError, match=refused):
-        refuse_remote_dependencies(tree, ChartSpec("app"))
+    assert remote_dependencies(tree, ChartSpec("app")) == [
+        RemoteChart("https://charts.example.com", "redis", "1.2.3", "app/Chart.yaml")
+    ]
+
+
+def test_a_dependency_from_a_repository_alias_is_refused(tmp_path: Path) -> None:
+    aliased = DEPENDENT.replace("https://charts.example.com", "'@stable'")
+    tree = FsTree(write(tmp_path, {"app/Chart.yaml": aliased}))
+    with pytest.raises(HelmError, match="comes from @stable, a name in a helm config"):
+        remote_dependencies(tree, ChartSpec("app"))
+
+
+def test_an_app_deployed_by_a_release_of_a_remote_chart_is_read_at_its_overlay() -> None:
+    files = {
+        "apps/base/release.yaml": RELEASE,
+        "apps/base/kustomization.yaml": "resources: [release.yaml]\n",
+        "apps/staging/kustomization.yaml": "resources: [../base]\n",
+    }
+
+    def read(rel: str) -> str:
+        if rel not in files:
+            raise FileNotFoundError(2, "No such file or directory", rel)
+        return files[rel]
+
+    data = {"version": 1, "apps": [{"name": "staging", "deployed_by": {"file": "apps/staging"}}]}
+    [app] = parse_config(data, read=read).apps
+    assert (app.path, app.namespace, app.helm) == ("apps/staging", "podinfo", None)

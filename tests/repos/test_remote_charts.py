@@ -295,3 +295,37 @@ def test_a_dependency_vendored_under_charts_renders_with_its_parent(
         ("Service", "release-podinfo"),
         ("ConfigMap", "vendored-memo"),
     }
+
+
+UMBRELLA = """apiVersion: v2
+name: umbrella
+version: 1.0.0
+dependencies:
+  - name: podinfo
+    version: 6.14.1
+    repository: REPOSITORY
+"""
+
+
+@pytest.mark.parametrize("served_by", ["helm repository", "oci registry"])
+def test_a_dependency_from_the_repository_chart_yaml_declares_is_pulled_and_renders(
+    tmp_path: Path, packages: Path, served_by: str
+) -> None:
+    from gitmedic.reconciler.manifests.load import load_desired
+
+    def render(repository: str) -> set[tuple[str, str]]:
+        chart = write(
+            tmp_path / "umbrella", {"Chart.yaml": UMBRELLA.replace("REPOSITORY", repository)}
+        )
+        run = gitmedic("detect", chart, "--format", "json")
+        assert (CHART_WARNING, "Deployment", "default", "release-podinfo") in resources(run)
+        assert not (chart / "charts").exists()  # pulled into a copy, never into the repository
+        return {(o.kind, o.ref.name) for o in load_desired(chart).snapshot}
+
+    if served_by == "helm repository":
+        with helm_repository(packages) as url:
+            rendered = render(url)
+    else:
+        with oci_registry(tmp_path / "registry.log") as address:
+            rendered = render(push(tmp_path / "pusher", packages / "podinfo-6.14.1.tgz", address))
+    assert rendered == {("Deployment", "release-podinfo"), ("Service", "release-podinfo")}

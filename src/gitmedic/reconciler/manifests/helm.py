@@ -7,9 +7,10 @@ user's are read) and ``KUBECONFIG`` pointing nowhere; ``helm template`` talks to
 no cluster and runs no hooks (``--no-hooks --skip-tests`` leave hooks and tests
 out of the desired state). A chart whose dependency names a remote repository
 renders when the dependency is vendored under ``charts/`` (as ``helm dependency
-build`` leaves it), else it is refused: ``helm template`` never reaches the
-network. A chart from a repository is pulled first (:mod:`.chart_pull`) and
-rendered from its package.
+build`` leaves it), else it is pulled from the repository ``Chart.yaml`` names
+into a copy of the chart: ``helm template`` never reaches the network. A chart
+from a repository is pulled first (:mod:`.chart_pull`) and rendered from its
+package.
 
 Each rendered object's source is its template (``# Source:`` comments). Which
 values feed which fields is found with one more render (:mod:`.helm_trace`).
@@ -83,24 +84,35 @@ def helm_path() -> str:
     return found
 
 
-def refuse_remote_dependencies(tree: Tree, spec: ChartSpec) -> None:
-    """A dependency from a repository must be vendored under ``charts/``."""
+def remote_dependencies(tree: Tree, spec: ChartSpec) -> list[RemoteChart]:
+    """The dependencies to pull: those from a repository that are not vendored under
+    ``charts/`` (as ``helm dependency build`` leaves them), each from the repository its
+    ``Chart.yaml`` declares. A repository named by an alias of the user's helm config
+    (``@stable``) is refused: gitmedic reads no helm config."""
+    from gitmedic.reconciler.manifests.chart_pull import RemoteChart
+
     if spec.remote is not None:
-        return  # a package from a repository carries its dependencies
+        return []  # a package from a repository carries its dependencies
+    out = []
     for name in ("Chart.yaml", "requirements.yaml"):
         rel = str(PurePosixPath(spec.chart, name))
         if not tree.is_file(rel):
             continue
         data = yaml.safe_load(tree.read_text(rel)) or {}
-        for dep in data.get("dependencies") or []:
+        for dep in data.get("dependencies") or [] if isinstance(data, dict) else []:
             dep = dep if isinstance(dep, dict) else {}
             repo = str(dep.get("repository") or "")
-            if repo and not repo.startswith("file://") and not _vendored(tree, spec, dep):
+            if not repo or repo.startswith("file://") or _vendored(tree, spec, dep):
+                continue
+            if not repo.startswith(("https://", "http://", "oci://")):
                 raise HelmError(
-                    f"{rel}: dependency {dep.get('name')!r} comes from {repo} and is not "
-                    f"vendored; gitmedic renders offline and never fetches charts (vendor it "
-                    f"under {spec.chart}/charts/ with helm dependency build, or use file://)"
+                    f"{rel}: dependency {dep.get('name')!r} comes from {repo}, a name in a "
+                    "helm config gitmedic does not read; give its URL, or vendor it under "
+                    f"{spec.chart}/charts/ (helm dependency build)"
                 )
+            version = str(dep.get("version") or "")
+            out.append(RemoteChart(repo, str(dep.get("name") or ""), version, rel))
+    return out
 
 
 def _vendored(tree: Tree, spec: ChartSpec, dep: dict[str, object]) -> bool:

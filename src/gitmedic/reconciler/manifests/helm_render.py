@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -15,7 +16,7 @@ from gitmedic.reconciler.manifests.helm import (
     ChartSpec,
     HelmError,
     helm_template,
-    refuse_remote_dependencies,
+    remote_dependencies,
 )
 from gitmedic.reconciler.manifests.helm_trace import (
     Marked,
@@ -43,9 +44,11 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
     out = Rendered(chart_file)
     try:
         package = pull_chart(spec.remote) if spec.remote else None
-        refuse_remote_dependencies(tree, spec)
+        dependencies = [pull_chart(d) for d in remote_dependencies(tree, spec)]
         layers = _layers(tree, spec)
         with tree.materialize("") as root, tempfile.TemporaryDirectory() as held:
+            if dependencies:
+                package = _with_dependencies(root / spec.chart, dependencies, Path(held))
             files = _layer_files(layers, root, Path(held))
             stream = helm_template(tree, spec, files, kube_version, root, package)
             marked = _marked_render(tree, spec, layers, kube_version, root, package)
@@ -73,6 +76,21 @@ def _layer_files(layers: list[ValuesLayer], root: Path, held: Path) -> list[Path
         files.append(held / f"source-{n}.yaml")
         files[-1].write_text(yaml.safe_dump(layer.data, sort_keys=False))
     return files
+
+
+def _with_dependencies(chart: Path, packages: list[Path], held: Path) -> Path:
+    """A copy of the chart with the pulled dependencies in its ``charts/``, as ``helm
+    dependency build`` would leave it (the repository's own folder is never written)."""
+    copy = held / "chart"
+    shutil.copytree(chart, copy, ignore=_links)
+    (copy / "charts").mkdir(exist_ok=True)
+    for package in packages:
+        shutil.copyfile(package, copy / "charts" / package.name)
+    return copy
+
+
+def _links(folder: str, names: list[str]) -> list[str]:
+    return [n for n in names if Path(folder, n).is_symlink()]
 
 
 def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:

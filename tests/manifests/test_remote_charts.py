@@ -282,3 +282,41 @@ def test_an_app_deployed_by_a_release_of_a_remote_chart_is_read_at_its_overlay()
     data = {"version": 1, "apps": [{"name": "staging", "deployed_by": {"file": "apps/staging"}}]}
     [app] = parse_config(data, read=read).apps
     assert (app.path, app.namespace, app.helm) == ("apps/staging", "podinfo", None)
+
+
+def test_a_field_from_a_pulled_chart_s_defaults_is_not_edited_and_says_where_it_comes_from() -> (
+    None
+):
+    from gitmedic.reconciler.manifests.rendered import NotEditable, field_targets
+
+    body: dict[str, object] = {"kind": "Deployment", "spec": {"replicas": 1}}
+    source = Source("argocd/podinfo.yaml", 8, renderer="helm", render_root="argocd/podinfo.yaml")
+    obj = Obj(Resource("Deployment", "prod", "podinfo", "apps/v1"), body, source)
+    with pytest.raises(NotEditable, match=r"comes from the chart that argocd/podinfo\.yaml pulls"):
+        field_targets(obj, ("spec", "replicas"))
+
+
+def test_a_repository_that_failed_is_not_asked_again_for_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitmedic.reconciler.manifests import chart_pull
+
+    asked: list[str] = []
+    now = [1000.0]
+
+    def unreachable(remote: RemoteChart, key: tuple[str, str, str]) -> Path:
+        asked.append(remote.chart)
+        raise ChartPullError(f"{remote.describe()} cannot be pulled: unreachable")
+
+    monkeypatch.setattr(chart_pull, "_pull_and_store", unreachable)
+    monkeypatch.setattr(chart_pull.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(chart_pull, "_failed", {})
+    remote = RemoteChart("https://charts.example.com", "podinfo", "6.x")
+    for _ in range(3):
+        with pytest.raises(ChartPullError, match="unreachable"):
+            chart_pull.pull_chart(remote)
+    assert asked == ["podinfo"]
+    now[0] += chart_pull.FAILURE_KEPT_S
+    with pytest.raises(ChartPullError):
+        chart_pull.pull_chart(remote)
+    assert asked == ["podinfo", "podinfo"]

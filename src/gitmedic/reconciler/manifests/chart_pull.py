@@ -7,7 +7,7 @@ module pulls it and checks what it gets:
 - **A Helm repository** (``https://...``): gitmedic fetches its ``index.yaml``
   itself, refusing a redirect to another host, and refuses an index whose
   entries for the chart live on another host (unless an allowed repository
-  covers it); the index is handed to helm in its private repository cache, so
+  covers them); the index is handed to helm in its private repository cache, so
   ``helm pull`` resolves the version constraint as Flux and Argo CD do and
   downloads the package, whose sha256 must be the index's ``digest``.
 - **An OCI registry** (``oci://...``): ``helm pull oci://...``; the content is
@@ -33,6 +33,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -50,6 +51,10 @@ PULL_TIMEOUT_S = 120
 MAX_INDEX_BYTES = 64 << 20
 _EXACT = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$")
 _pulled: dict[tuple[str, str, str], Path] = {}  # constraints resolved by this process
+# A repository that failed is not asked again for a while: a bisect reads many revisions,
+# and an unreachable registry takes seconds to say so each time.
+FAILURE_KEPT_S = 300.0
+_failed: dict[tuple[str, str, str], tuple[float, ChartPullError]] = {}
 
 
 class ChartPullError(HelmError):
@@ -120,15 +125,26 @@ def pull_chart(remote: RemoteChart) -> Path:
     cached = _pulled.get(key) or (_cached(key) if _EXACT.match(remote.version) else None)
     if cached is not None and cached.is_file():
         return cached
+    failed = _failed.get(key)
+    if failed is not None and time.monotonic() - failed[0] < FAILURE_KEPT_S:
+        raise failed[1]
+    try:
+        stored = _pull_and_store(remote, key)
+    except ChartPullError as exc:
+        _failed[key] = (time.monotonic(), exc)
+        raise
+    _pulled[key] = stored
+    return stored
+
+
+def _pull_and_store(remote: RemoteChart, key: tuple[str, str, str]) -> Path:
     with tempfile.TemporaryDirectory(prefix="gitmedic-pull-") as tmp:
         home = Path(tmp)
         package, index = _pull(remote, home)
         digest = hashlib.sha256(package.read_bytes()).hexdigest()
         if index is not None:
             _check_digest(remote, package.name, digest, index)
-        stored = _store(package, digest, key)
-    _pulled[key] = stored
-    return stored
+        return _store(package, digest, key)
 
 
 def _pull(remote: RemoteChart, home: Path) -> tuple[Path, dict[str, Any] | None]:
@@ -217,17 +233,19 @@ def _entries(remote: RemoteChart, index: dict[str, Any]) -> list[dict[str, Any]]
 
 
 def _check_hosts(remote: RemoteChart, index: dict[str, Any]) -> None:
-    """Every package URL of the chart is the repository's own (or an allowed one's)."""
+    """Every package URL of the chart is on the repository's host (or an allowed one's)."""
     base = remote.repository.rstrip("/") + "/"
-    mine = (base, *(a.rstrip("/") + "/" for a in remote.allowed))
+    allowed = tuple(a.rstrip("/") + "/" for a in remote.allowed)
     for entry in _entries(remote, index):
         for url in entry.get("urls") or []:
             full = urljoin(base, str(url))
-            if urlsplit(full).scheme not in ("http", "https") or not full.startswith(mine):
+            parts = urlsplit(full)
+            own = parts.netloc == urlsplit(base).netloc or full.startswith(allowed)
+            if parts.scheme not in ("http", "https") or not own:
                 raise ChartPullError(
                     f"{remote.describe()}: the index serves it from {full}, outside the "
-                    "repository; gitmedic pulls only from repositories the repo declares or "
-                    "manifests.chart_repositories allows"
+                    "repository's host; gitmedic pulls only from repositories the repo declares "
+                    "or manifests.chart_repositories allows"
                 )
 
 

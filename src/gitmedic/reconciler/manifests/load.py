@@ -26,10 +26,12 @@ from pathlib import Path, PurePosixPath
 from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
 from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
-from gitmedic.reconciler.manifests.app_charts import configured_chart
+from gitmedic.reconciler.manifests.app_charts import configured_chart, tree_config
+from gitmedic.reconciler.manifests.chart_sources import allowed_repositories, deployed_charts
 from gitmedic.reconciler.manifests.field_lines import FileFields
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
+from gitmedic.reconciler.manifests.kube_version import render_version
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
 from gitmedic.reconciler.manifests.kustomize_refs import outside_reach
 from gitmedic.reconciler.manifests.layout import (
@@ -41,7 +43,6 @@ from gitmedic.reconciler.manifests.layout import (
 from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
 from gitmedic.reconciler.manifests.schema import (
     KubernetesSchemas,
-    chart_kube_version,
     schemas_installed,
 )
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
@@ -132,6 +133,8 @@ def load_tree(
         parts = [part]
     else:
         parts = _load_dir(tree, rel, namespace, state, helm or {})
+    for part in parts:  # a HelmRelease's or Application's chart is its app's
+        _load_deployed_charts(tree, part.objects, state)
     settled = settle(parts)
     state.findings.extend(settled.findings)
     # before any text about them leaves; every app's copy (the prod overlay's Secret too)
@@ -144,7 +147,8 @@ def load_tree(
     state.snapshot = snapshot(settled.objects)
     apps = [objs for objs in settled.parts if objs]
     state.parts = [snapshot(objs) for objs in apps] if len(apps) > 1 else []
-    state.errors.sort(key=lambda e: (e.file, e.line))
+    # one deployer seen by two apps is one error
+    state.errors = sorted(set(state.errors), key=lambda e: (e.file, e.line, e.message))
     return state
 
 
@@ -214,10 +218,30 @@ def _load_chart(
             state.errors.append(ManifestError(CONFIG_PATH, 0, str(exc)))
             return
     spec = spec or ChartSpec(chart, namespace=namespace)
-    rendered = render_chart(tree, spec, chart_kube_version(state.kubernetes_version))
+    rendered = render_chart(tree, spec, _kube_version(tree, state))
     state.errors.extend(rendered.errors)
     state.files.append(rendered.file)
     objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
+
+
+def _load_deployed_charts(tree: Tree, objects: list[Obj], state: DesiredState) -> None:
+    """The charts that HelmReleases and Applications among ``objects`` take from a repository:
+    rendered, or an error saying why not (never a release standing for its chart unseen)."""
+    specs, errors = deployed_charts(tree, objects, allowed_repositories(tree.root))
+    state.errors.extend(errors)
+    for spec in specs:
+        rendered = render_chart(tree, spec, _kube_version(tree, state))
+        state.errors.extend(rendered.errors)
+        objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
+
+
+def _kube_version(tree: Tree, state: DesiredState) -> str:
+    """What charts render for: asked, else the live cluster's, else the config's."""
+    try:
+        config = tree_config(tree)
+    except (ConfigError, LoadFailure):
+        config = None  # said where the config is read for the apps
+    return render_version(state.kubernetes_version, config.kubernetes_version if config else None)
 
 
 def _load_file(

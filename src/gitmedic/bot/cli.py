@@ -9,11 +9,13 @@ commands that use them.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer killed by it
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -206,8 +208,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run_command(args)
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
         sys.stdout, sys.stderr = out, err
 
 
@@ -221,6 +226,9 @@ def _run_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `gitmedic detect --list | head`: the reader is gone
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except ModuleNotFoundError as exc:
         from gitmedic.bot.extras import missing_extra_message
 
@@ -231,6 +239,13 @@ def _run_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     except Exception:
         return _internal_error()
+
+
+def _quiet_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's last flush of a closed pipe is silent."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
 
 
 def _internal_error() -> int:

@@ -70,17 +70,37 @@ def collect(args: argparse.Namespace) -> Report:
     else:
         if not args.path:
             raise UsageError("detect needs a PATH (or --live)")
-        state, config = _desired(args)
+        (state, parts), config = _desired(args)
         snapshot, files, errors = state.snapshot, state.files, state.errors
         registry = _registry(args.detector, config, _learned(Path(args.path)))
+        return _each_app(registry, state, parts, files)
     evaluation = run_detectors(registry, snapshot)
     errors += [ManifestError(f"detector:{e.detector}", 0, e.message) for e in evaluation.errors]
     return Report(list(evaluation.findings), errors, registry, snapshot, files)
 
 
-def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:
+def _each_app(
+    registry: Registry, merged: DesiredState, parts: list[DesiredState], files: list[str]
+) -> Report:
+    """The detectors over each app's own objects; a finding two apps share is said once."""
+    findings: dict[str, Finding] = {}
+    errors = list(merged.errors)
+    for part in parts:
+        evaluation = run_detectors(registry, part.snapshot)
+        for finding in evaluation.findings:
+            findings.setdefault(finding.fingerprint, finding)
+        for e in evaluation.errors:
+            error = ManifestError(f"detector:{e.detector}", 0, e.message)
+            if error not in errors:
+                errors.append(error)
+    return Report(list(findings.values()), errors, registry, merged.snapshot, files)
+
+
+def _desired(
+    args: argparse.Namespace,
+) -> tuple[tuple[DesiredState, list[DesiredState]], Config | None]:
     from gitmedic.reconciler.config import ConfigError
-    from gitmedic.reconciler.manifests.apps import load_apps_desired, repo_config
+    from gitmedic.reconciler.manifests.apps import load_apps_each, repo_config
     from gitmedic.reconciler.manifests.load import LoadFailure
     from gitmedic.reconciler.manifests.schema import (
         SchemaVersionError,
@@ -97,7 +117,7 @@ def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:
         if args.kubernetes_version and schemas_installed():
             resolve_version(args.kubernetes_version)
         config = repo_config(args.path)
-        state = load_apps_desired(
+        state = load_apps_each(
             args.path,
             rev=args.rev,
             namespace=args.namespace,

@@ -42,14 +42,32 @@ def load_apps_desired(
     kubernetes_version: str | None = None,
 ) -> DesiredState:
     """``kubernetes_version`` (else the config's) picks the schema objects are validated by."""
+    merged, _ = load_apps_each(
+        path, rev=rev, namespace=namespace, kubernetes_version=kubernetes_version
+    )
+    return merged
+
+
+def load_apps_each(
+    path: str | Path,
+    *,
+    rev: str | None = None,
+    namespace: str | None = None,
+    kubernetes_version: str | None = None,
+) -> tuple[DesiredState, list[DesiredState]]:
+    """The apps PATH covers merged (for reporting), and each app's own state: detectors
+    evaluate each app on its own, so one object two environments render (a base both
+    overlays include, a cluster-scoped object) is no "defined twice" and each copy is
+    judged with its own app's objects."""
     path = Path(path).absolute()
     root = repo_root(path)
     config_file = find_config(root)
     default_ns = namespace or "default"
     if config_file is None:
-        return load_desired(
+        alone = load_desired(
             path, rev=rev, namespace=default_ns, kubernetes_version=kubernetes_version
         )
+        return alone, [alone]
     rel = PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
     config = load_config(config_file)
     version = kubernetes_version or config.kubernetes_version
@@ -59,7 +77,8 @@ def load_apps_desired(
         # environments of one chart would then render the same objects twice)
         chosen = [(app, part) for app, part in chosen if app.namespace == namespace]
     if not chosen:
-        return load_desired(path, rev=rev, namespace=default_ns, kubernetes_version=version)
+        alone = load_desired(path, rev=rev, namespace=default_ns, kubernetes_version=version)
+        return alone, [alone]
     states = [
         load_desired(
             root / part,
@@ -70,7 +89,8 @@ def load_apps_desired(
         )
         for app, part in chosen
     ]
-    return _merge(states, _collisions([app for app, _ in chosen], states, namespace))
+    merged = _merge(states, _collisions([app for app, _ in chosen], states, namespace))
+    return merged, states
 
 
 def _chart(app: AppConfig, namespace: str) -> dict[str, ChartSpec]:
@@ -109,7 +129,8 @@ def _merge(states: list[DesiredState], clashes: list[Collision]) -> DesiredState
             continue
         seen.add(o.ref)
         kept.append(o)
-    objects, repeats = unique_objects(kept)
+    # A repeat within one app is in that app's errors already; across apps it is no error.
+    objects, _ = unique_objects(kept)
     errors = [ManifestError(CONFIG_PATH, 0, c.message()) for c in clashes]
     merged = DesiredState(
         Snapshot(
@@ -118,7 +139,7 @@ def _merge(states: list[DesiredState], clashes: list[Collision]) -> DesiredState
             revision=states[0].snapshot.revision,
             schema=states[0].snapshot.schema,
         ),
-        [*errors, *repeats],
+        errors,
     )
     for s in states:
         # two environments of one chart fail to render for the same reason: say it once

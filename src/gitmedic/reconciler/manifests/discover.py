@@ -17,10 +17,13 @@ import posixpath
 import re
 from pathlib import Path
 
+from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
 from gitmedic.reconciler.manifests.discover_argo import discover_argo
 from gitmedic.reconciler.manifests.discover_flux import discover_flux
 from gitmedic.reconciler.manifests.discover_model import Discovery, LeftOut, Proposal
+from gitmedic.reconciler.manifests.discover_render import why_unrenderable
 from gitmedic.reconciler.manifests.discover_scan import RepoScan, scan_repo
+from gitmedic.reconciler.repofs import read_text
 
 __all__ = ["Discovery", "LeftOut", "Proposal", "discover", "unique_names"]
 
@@ -34,8 +37,24 @@ def discover(root: Path) -> Discovery:
     discover_flux(scan, found)
     if not found.deployers:
         _from_folders(scan, found)
-    found.proposals = _one_per_environment(found)
+    found.proposals = [p for p in _one_per_environment(found) if _renders(scan, p, found)]
     return found
+
+
+def _renders(scan: RepoScan, proposal: Proposal, found: Discovery) -> bool:
+    """False, the proposal left out saying why, when it would need a fetch to render."""
+    folder = proposal.path
+    if proposal.deployed_by is not None:
+        file, name = proposal.deployed_by
+        try:
+            folder = read_deployer(lambda rel: read_text(scan.root, rel), file, name).path
+        except DeployerError as exc:  # read when proposed: not expected here
+            found.leave(f"{file}: {name}", str(exc))
+            return False
+    why = why_unrenderable(scan, "" if folder == "." else folder)
+    if why:
+        found.leave(f"{proposal.name} ({proposal.why})", why)
+    return not why
 
 
 def _one_per_environment(found: Discovery) -> list[Proposal]:
@@ -55,8 +74,10 @@ def unique_names(proposals: list[Proposal]) -> list[str]:
     for proposal in proposals:
         base = _label(proposal.name)
         where = proposal.path or posixpath.dirname((proposal.deployed_by or ("", ""))[0])
-        candidates = [_label(f"{base}-{posixpath.basename(where)}"), _label(f"{base}-{where}")]
-        if shared.count(base) == 1 or base.endswith(posixpath.basename(where)):
+        # the folders nearest the app first: prod, then overlays-prod, ...
+        parts = [p for p in reversed(where.split("/")) if p and _label(p) not in base]
+        candidates = [_label(f"{base}-{part}") for part in parts]
+        if shared.count(base) == 1:
             candidates.insert(0, base)
         name = next((c for c in candidates if c not in names), "")
         count = 2

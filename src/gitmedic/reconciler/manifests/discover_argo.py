@@ -136,7 +136,7 @@ def _application_set(scan: RepoScan, doc: Doc, found: Discovery) -> None:
             continue
         for values in params[:MAX_GENERATED]:
             body, missing = _fill(template, values, go)
-            if missing:
+            if _unresolved(body):
                 found.leave(what, f"its template names {missing}, which the generator lacks")
                 break
             app = Doc(
@@ -218,6 +218,19 @@ def _fill(template: Any, values: dict[str, Any], go: bool) -> tuple[Any, str]:
 
     filled = walk(template)
     return filled, ", ".join(sorted(set(missing)))
+
+
+def _unresolved(body: dict[str, Any]) -> bool:
+    """A parameter left in what discovery reads: the name, the source path, the namespace
+    (others, such as ``repoURL``, are Argo CD's to fill and not read here)."""
+    spec = mapping(body.get("spec"))
+    sources = [mapping(s) for s in spec.get("sources") or []] or [mapping(spec.get("source"))]
+    read = [
+        mapping(body.get("metadata")).get("name"),
+        mapping(spec.get("destination")).get("namespace"),
+        *(s.get("path") for s in sources),
+    ]
+    return any("{{" in str(value or "") for value in read)
 
 
 def _flatten(values: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

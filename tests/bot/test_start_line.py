@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -120,3 +121,38 @@ def test_serve_on_github_without_cluster_never_starts_the_sim(tmp_path: Path) ->
     assert asked.returncode == 2
     assert "--forge github needs --cluster kube" in asked.stderr
     assert not (tmp_path / "state2" / "clone").exists(), "refused before cloning anything"
+
+
+@pytest.mark.integration
+def test_serve_logs_one_start_line_for_every_app(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gitmedic.bot.serve_cmd import ServeSettings
+    from gitmedic.bot.serve_wiring import assemble
+    from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
+
+    repo = make_repo(tmp_path)
+    (repo / ".gitmedic").mkdir(exist_ok=True)
+    (repo / ".gitmedic" / "config.yaml").write_text(
+        "version: 1\napps:\n"
+        f"  - {{name: shop, path: {APP}, namespace: {NAMESPACE}}}\n"
+        f"  - {{name: shop-copy, path: {APP}, namespace: {NAMESPACE}-copy}}\n"
+    )
+    args = argparse.Namespace(
+        forge="local",
+        cluster=None,
+        interval=3600.0,
+        path=None,
+        app=None,
+        namespace=None,
+        watch=None,
+    )
+    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    served = assemble(ServeSettings("s3cret", tmp_path / "state", repo), args, {})
+    (line,) = [r.getMessage() for r in caplog.records if "starting:" in r.getMessage()]
+    assert line == (
+        f"gitmedic: starting: forge local ({repo}), cluster sim, engine the simulator, "
+        f"2 apps: shop ({NAMESPACE}), shop-copy ({NAMESPACE}-copy)"
+    )
+    assert [loop.config.app for loop in served.loops] == ["shop", "shop-copy"]
+    assert (tmp_path / "state" / "apps" / "shop-copy" / "journal.sqlite").exists()

@@ -56,7 +56,10 @@ def _report(found: Discovery, names: list[str]) -> list[str]:
         where = proposal.path or "."
         if proposal.deployed_by is not None:
             where = f"deployed by {proposal.deployed_by[1]} in {proposal.deployed_by[0]}"
-        lines.append(f"  {name}: {where}, namespace {proposal.namespace}")
+        cluster = f", cluster {proposal.cluster}" if proposal.cluster else ""
+        engine = " ".join(proposal.engine.get(k, "") for k in ("kind", "application"))
+        engine = f", engine {engine.strip()}" if engine.strip() else ""
+        lines.append(f"  {name}: {where}, namespace {proposal.namespace}{cluster}{engine}")
         lines.append(f"    why: {proposal.why}")
     if found.notes:
         lines.append("followed, no app of their own:")

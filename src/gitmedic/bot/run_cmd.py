@@ -1,7 +1,13 @@
 """``gitmedic run REPO``: the whole loop against one manifest repo, until healthy with --once.
 
-The app comes from ``.gitmedic/config.yaml`` when the repo has one (its first
-app, or the one whose path is ``--path``), else from ``--path``/``--namespace``.
+The apps come from ``.gitmedic/config.yaml`` when the repo has one: every app,
+each with its own loop, incidents, attempts and writer lease (``--once``: one
+after the other; else every app ticked in turn), or the one ``--app`` names (or
+whose path is ``--path``); without a config, ``--path``/``--namespace``. An app
+the sim cannot deploy (its manifests do not render) is said, naming the file, and
+counts as unhealthy; the others run. ``--forge github`` takes ``--cluster kube``
+(:mod:`gitmedic.bot.start_line`), and every start prints one line naming forge,
+repository, cluster and context, engine and apps.
 The config's ``policy`` is taken as written (``rules: []`` is no rule, and
 ``auto_merge: never`` merges nothing without a person). Without a config, or
 with a ``policy`` that gives no ``rules``, the built-in rules let fixes that
@@ -22,14 +28,14 @@ of it: its ``main`` is reset to its origin's, at the start and after every write
 through the API that makes commits (a PR's branch, a merge, a revert), whose
 commits are fetched, so the gate and the sim read what GitHub holds.
 
-One writer per app: the process takes the app's writer lease in the journal
-(``.git/gitmedic/journal.sqlite``) before it does anything, and a second
-``gitmedic run`` on the same repo exits at once saying which process holds it.
+One writer per app: the process takes each app's writer lease in the journal
+(``.git/gitmedic/journal.sqlite``) before it does anything, and leaves an app
+another ``gitmedic run`` holds, saying which process holds it.
 A restarted run first carries on every transaction the journal holds unsettled
 (a run killed mid-transaction), then answers what fires.
 
-Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held, or
-the app held by another process), 2 bad input.
+Exit codes: 0 every app healthy, 1 one is not (out of attempts, escalated or
+held, held by another process, or not deployable), 2 bad input.
 """
 
 from __future__ import annotations

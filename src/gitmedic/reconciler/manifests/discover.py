@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
@@ -60,10 +61,13 @@ def _renders(scan: RepoScan, proposal: Proposal, found: Discovery) -> bool:
 def _one_per_environment(found: Discovery) -> list[Proposal]:
     kept: dict[tuple[object, ...], Proposal] = {}
     for proposal in found.proposals:
-        if proposal.key in kept:
-            found.notes.append(f"{proposal.why}: the same environment as {kept[proposal.key].name}")
+        first = kept.get(proposal.key)
+        if first is None:
+            kept[proposal.key] = proposal
             continue
-        kept[proposal.key] = proposal
+        found.notes.append(f"{proposal.why}: the same environment as {first.name}")
+        if first.cluster != proposal.cluster:  # on several clusters: no one cluster's
+            kept[proposal.key] = replace(first, cluster="")
     return list(kept.values())
 
 

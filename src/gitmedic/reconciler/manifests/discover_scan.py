@@ -67,6 +67,7 @@ class RepoScan:
     chart_dirs: set[str] = field(default_factory=set)
     templated_apps: set[str] = field(default_factory=set)  # charts templating Applications
     files_with_objects: set[str] = field(default_factory=set)
+    children: dict[str, list[str]] = field(default_factory=dict)  # folder: its sub-folders
 
     def docs_in(self, files: set[str]) -> list[Doc]:
         return [d for d in self.docs if d.file in files]
@@ -99,9 +100,8 @@ class RepoScan:
                     out.add(ref)
             return
         out.update(f for f in self.files_with_objects if posixpath.dirname(f) == folder)
-        for sub in self.dirs:
-            if sub and posixpath.dirname(sub) == folder:
-                self._deployed(sub, seen, out)
+        for sub in self.children.get(folder, ()):
+            self._deployed(sub, seen, out)
 
 
 def scan_repo(root: Path) -> RepoScan:
@@ -119,6 +119,8 @@ def scan_repo(root: Path) -> RepoScan:
                 scan.kustomize_dirs[folder] = mapping(_first(_load(root, rel)))
             elif name.endswith((".yaml", ".yml", ".json")):
                 _read_objects(scan, rel)
+    for sub in sorted(scan.dirs - {""}):
+        scan.children.setdefault(posixpath.dirname(sub), []).append(sub)
     return scan
 
 

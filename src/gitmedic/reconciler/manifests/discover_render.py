@@ -27,21 +27,22 @@ def why_unrenderable(scan: RepoScan, folder: str) -> str:
     """'' when ``folder`` renders offline, else what it would fetch, naming the file."""
     if folder in scan.chart_dirs:
         return _chart_fetch(scan.root, folder)
-    return _kustomize_fetch(scan, folder, set())
+    return _kustomize_fetch(scan, folder)
 
 
-def _kustomize_fetch(scan: RepoScan, folder: str, seen: set[str]) -> str:
-    if folder in seen or folder not in scan.kustomize_dirs:
-        return ""
-    seen.add(folder)
-    for field, ref in _references(scan.kustomize_dirs[folder]):
-        if _remote(ref):
-            where = posixpath.join(folder, "kustomization.yaml") if folder else "kustomization.yaml"
-            return f"{where} names the remote {field} {ref}: {_ALLOW}"
-        inner = repo_path(posixpath.join(folder, ref))
-        found = _kustomize_fetch(scan, inner, seen)
-        if found:
-            return found
+def _kustomize_fetch(scan: RepoScan, folder: str) -> str:
+    seen: set[str] = set()
+    pending = [folder]  # a stack, not recursion: a hostile repo may nest deep
+    while pending:
+        here = pending.pop()
+        if here in seen or here not in scan.kustomize_dirs:
+            continue
+        seen.add(here)
+        for field, ref in _references(scan.kustomize_dirs[here]):
+            if _remote(ref):
+                where = posixpath.join(here, "kustomization.yaml") if here else "kustomization.yaml"
+                return f"{where} names the remote {field} {ref}: {_ALLOW}"
+            pending.append(repo_path(posixpath.join(here, ref)))
     return ""
 
 

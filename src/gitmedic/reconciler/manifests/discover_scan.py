@@ -85,23 +85,20 @@ class RepoScan:
         it (a sub-folder with a kustomization taken through it)."""
         seen: set[str] = set()
         out: set[str] = set()
-        self._deployed(folder, seen, out)
+        pending = [folder]  # a stack, not recursion: a hostile repo may nest deep
+        while pending:
+            here = pending.pop()
+            if here in seen:
+                continue
+            seen.add(here)
+            if here in self.kustomize_dirs:
+                refs = list(_local_refs(here, self.kustomize_dirs[here]))
+                pending.extend(r for r in refs if r in self.dirs)
+                out.update(r for r in refs if r not in self.dirs)  # files it lists
+                continue
+            out.update(f for f in self.files_with_objects if posixpath.dirname(f) == here)
+            pending.extend(self.children.get(here, ()))
         return out
-
-    def _deployed(self, folder: str, seen: set[str], out: set[str]) -> None:
-        if folder in seen:
-            return
-        seen.add(folder)
-        if folder in self.kustomize_dirs:
-            for ref in _local_refs(folder, self.kustomize_dirs[folder]):
-                if ref in self.dirs:
-                    self._deployed(ref, seen, out)
-                else:
-                    out.add(ref)
-            return
-        out.update(f for f in self.files_with_objects if posixpath.dirname(f) == folder)
-        for sub in self.children.get(folder, ()):
-            self._deployed(sub, seen, out)
 
 
 def scan_repo(root: Path) -> RepoScan:

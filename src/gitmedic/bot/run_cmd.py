@@ -151,7 +151,8 @@ def report_json_apps(
     held: dict[str, str],
     broken: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Every app's report, and the incidents of all of them (the one-app shape, kept)."""
+    """Every app's report under ``apps``, and the incidents of all of them; with one app,
+    that app's report alone (the shape scripts read before there were several)."""
     apps = [{"app": lp.config.app, **report_json(lp, healthy[lp.config.app])} for lp in loops]
     apps += [
         {"app": app, "healthy": False, "incidents": [], "held_by": holder}
@@ -161,6 +162,8 @@ def report_json_apps(
         {"app": app, "healthy": False, "incidents": [], "error": error}
         for app, error in (broken or {}).items()
     ]
+    if len(apps) == 1:  # one app: its report as it always was
+        return {k: v for k, v in apps[0].items() if k != "app"}
     return {
         "healthy": all(a["healthy"] for a in apps),
         "incidents": [i for a in apps for i in a["incidents"]],

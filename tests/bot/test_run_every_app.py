@@ -123,7 +123,8 @@ def test_twenty_apps_a_fault_in_one_and_app_picks_one(tmp_path: Path) -> None:
     broken = commit_all(repo, "app-17: the service's port")
     one = gitmedic(repo, "--once", "--json", "--app", "app-03")
     assert one.returncode == 0, one.stderr[-3000:]
-    assert [a["app"] for a in json.loads(one.stdout)["apps"]] == ["app-03"]
+    assert json.loads(one.stdout) == {"healthy": True, "incidents": []}, "one app's report"
+    assert "engine the simulator, 1 app: app-03 (app-03)" in one.stderr
     assert fix_prs(repo) == [], "--app app-03 left app-17 alone"
     run = gitmedic(repo, "--once", "--json")
     assert run.returncode == 0, run.stderr[-3000:]

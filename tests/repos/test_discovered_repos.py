@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.manifests.helpers import commit_all, git, init_repo
 from tests.repos.conftest import Run, gitmedic
@@ -71,6 +72,12 @@ def adopted(tmp_path: Path, fixture: str) -> tuple[Path, Run]:
     return repo, init
 
 
+def acted(repo: Path) -> list[tuple[str, str]]:
+    """(name, namespace) of every app init wrote, in order: what run must act on."""
+    config = yaml.safe_load((repo / ".gitmedic" / "config.yaml").read_text())
+    return [(a["name"], a["namespace"]) for a in config["apps"]]
+
+
 def prs(repo: Path) -> list[dict[str, object]]:
     listed = gitmedic("prs", repo, "--json")
     assert listed.rc == 0, listed.err
@@ -88,7 +95,7 @@ def test_init_detect_and_run_on_the_untouched_repository(tmp_path: Path, fixture
     for name in apps:
         assert f"  {name}: " in init.out, init.out
         assert f"name: {name}" in config
-    assert config.count("name: ") - config.count("    name: ") >= len(apps)
+    assert {name for name, _ in acted(repo)} == apps, "every environment, and only those"
     for reason in left_out:
         assert reason in init.out, init.out
     detect = gitmedic("detect", ".", cwd=repo)
@@ -97,7 +104,9 @@ def test_init_detect_and_run_on_the_untouched_repository(tmp_path: Path, fixture
     run = gitmedic("run", ".", "--once", "--json", cwd=repo, timeout=600)
     assert run.rc in (0, 1), run.err[-3000:]
     assert "Traceback" not in run.err
-    assert {a["app"] for a in run.json()["apps"]} == apps
+    (start,) = [line for line in run.err.splitlines() if "gitmedic: starting:" in line]
+    assert start.endswith(", ".join(f"{a} ({n})" for a, n in acted(repo))), start
+    assert len(run.json().get("apps", [None])) == len(apps)
     assert prs(repo) == [], "nothing was broken: no pull request"
 
 

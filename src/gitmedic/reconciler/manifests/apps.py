@@ -16,11 +16,11 @@ from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Snapshot
 from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, find_config, load_config
 from gitmedic.reconciler.manifests.app_charts import chart_spec
-from gitmedic.reconciler.manifests.duplicates import unique_objects
+from gitmedic.reconciler.manifests.duplicates import object_key, unique_objects
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired
 from gitmedic.reconciler.manifests.parse import ManifestError
-from gitmedic.reconciler.manifests.shared_namespace import Collision, collisions
+from gitmedic.reconciler.manifests.shared_namespace import Collision, collisions, overlapping
 from gitmedic.reconciler.manifests.tree import git_toplevel
 
 
@@ -89,7 +89,8 @@ def load_apps_each(
         )
         for app, part in chosen
     ]
-    merged = _merge(states, _collisions([app for app, _ in chosen], states, namespace))
+    apps = [app for app, _ in chosen]
+    merged = _merge(states, _collisions(apps, states, namespace), [a.path for a in apps])
     return merged, states
 
 
@@ -118,20 +119,26 @@ def _collisions(
     return collisions(apps, [list(s.snapshot) for s in states])
 
 
-def _merge(states: list[DesiredState], clashes: list[Collision]) -> DesiredState:
-    # Two apps whose folders overlap declare the same objects: they are counted once. Two
-    # apps of one namespace rendering one object are one config error, not one per object.
+def _merge(states: list[DesiredState], clashes: list[Collision], paths: list[str]) -> DesiredState:
+    # Two apps whose folders overlap declare the same objects: they are counted once, and
+    # each repeat said. Two apps of one namespace rendering one object are one config
+    # error, not one per object. Two apps apart (two overlays of one base, one
+    # cluster-scoped object each renders) are each judged on its own: no repeat there.
     again = {r for c in clashes for r in c.objects}
     seen: set[Resource] = set()
+    first: dict[tuple[str, str, str, str], int] = {}
     kept = []
-    for o in (o for s in states for o in s.snapshot):
-        if o.ref in again and o.ref in seen:
-            continue
-        seen.add(o.ref)
-        kept.append(o)
-    # A repeat within one app is in that app's errors already; across apps it is no error.
-    objects, _ = unique_objects(kept)
-    errors = [ManifestError(CONFIG_PATH, 0, c.message()) for c in clashes]
+    for index, state in enumerate(states):
+        for o in state.snapshot:
+            if o.ref in again and o.ref in seen:
+                continue
+            seen.add(o.ref)
+            owner = first.setdefault(object_key(o), index)
+            if owner != index and not overlapping(paths[owner], paths[index]):
+                continue
+            kept.append(o)
+    objects, repeats = unique_objects(kept)
+    errors = [*(ManifestError(CONFIG_PATH, 0, c.message()) for c in clashes), *repeats]
     merged = DesiredState(
         Snapshot(
             objects,

@@ -25,7 +25,7 @@ from gitmedic.reconciler.manifests.duplicates import object_key
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.tree import LoadFailure
 
-__all__ = ["Collision", "Neighbours", "collisions", "neighbours"]
+__all__ = ["Collision", "Neighbours", "collisions", "neighbours", "overlapping"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,11 @@ def _shown(ref: Resource) -> tuple[bool, str]:
 
 
 _FIRST = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Service"})
+
+
+def overlapping(a: str, b: str) -> bool:
+    """One app folder inside the other (the root holds every folder)."""
+    return _overlap(a, b)
 
 
 def _overlap(a: str, b: str) -> bool:

@@ -159,18 +159,28 @@ def build_parser() -> argparse.ArgumentParser:
         "--watch", action="append", metavar="PATH", help="an app folder to watch (repeat)"
     )
     p.add_argument("--forge", choices=("local", "github"), help="GITMEDIC_FORGE, default local")
-    p.add_argument("--cluster", choices=("sim", "kube"), help="GITMEDIC_CLUSTER, default sim")
+    p.add_argument(
+        "--cluster",
+        choices=("sim", "kube"),
+        help="GITMEDIC_CLUSTER; default sim, kube with --forge github (which refuses sim)",
+    )
+    p.add_argument("--app", help="act on this app of .gitmedic/config.yaml only (default: all)")
     p.add_argument("--interval", type=float, help="monitor interval, s (GITMEDIC_INTERVAL, 60)")
     p.add_argument("--path", help="the app's folder when the repo has no .gitmedic/config.yaml")
     p.add_argument("--namespace", help="namespace for objects that name none")
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("run", help="the whole loop against one manifest repo")
+    p = sub.add_parser("run", help="the whole loop against one manifest repo, every app of it")
     p.add_argument("repo", help="the manifest repository (a git work tree)")
-    p.add_argument("--path", help="the app's folder in the repo (default: the whole repo)")
+    p.add_argument("--path", help="the app's folder in the repo (default: every app, else all)")
     p.add_argument("--namespace", help="namespace for objects that name none")
-    p.add_argument("--cluster", choices=("sim", "kube"), default="sim")
+    p.add_argument(
+        "--cluster",
+        choices=("sim", "kube"),
+        help="default sim; kube with --forge github (which refuses sim)",
+    )
     p.add_argument("--forge", choices=("local", "github"), default="local")
+    p.add_argument("--app", help="act on this app of .gitmedic/config.yaml only (default: all)")
     p.add_argument("--once", action="store_true", help="until healthy or out of attempts")
     p.add_argument("--interval", type=float, help="seconds between evaluations (default 10)")
     p.add_argument("--settle", type=float, help="--once: healthy this long is healthy (300)")

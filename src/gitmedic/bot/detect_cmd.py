@@ -104,11 +104,12 @@ def collect(args: argparse.Namespace) -> Report:
     else:
         if not args.path:
             raise UsageError("detect needs a PATH (or --live)")
-        state, config = _desired(args)
+        (state, parts), config = _desired(args)
         snapshot, files, errors = state.snapshot, state.files, state.errors
         registry = _registry(args.detector, config, _learned(Path(args.path)))
-        found = [] if args.detector else list(state.findings)
-        apps = state.apps()
+        # each configured app on its own, and inside one the walk's apps (its overlays)
+        found = [] if args.detector else [f for part in parts for f in part.findings]
+        apps = [app for part in parts for app in part.apps()]
     findings, detector_errors, snapshot = _evaluate(registry, apps, snapshot)
     errors += detector_errors
     return Report(sort_findings(_unique([*found, *findings])), errors, registry, snapshot, files)
@@ -161,9 +162,11 @@ def _failure(error: DetectorError) -> ManifestError:
     return ManifestError(f"detector:{error.detector}", 0, f"{what}: {error.message}")
 
 
-def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:
+def _desired(
+    args: argparse.Namespace,
+) -> tuple[tuple[DesiredState, list[DesiredState]], Config | None]:
     from gitmedic.reconciler.config import ConfigError
-    from gitmedic.reconciler.manifests.apps import load_apps_desired, repo_config
+    from gitmedic.reconciler.manifests.apps import load_apps_each, repo_config
     from gitmedic.reconciler.manifests.load import LoadFailure
     from gitmedic.reconciler.manifests.schema import (
         SchemaVersionError,
@@ -180,7 +183,7 @@ def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:
         if args.kubernetes_version and schemas_installed():
             resolve_version(args.kubernetes_version)
         config = repo_config(args.path)
-        state = load_apps_desired(
+        state = load_apps_each(
             args.path,
             rev=args.rev,
             namespace=args.namespace,

@@ -108,7 +108,7 @@ def collect(args: argparse.Namespace) -> Report:
         snapshot, files, errors = state.snapshot, state.files, state.errors
         registry = _registry(args.detector, config, _learned(Path(args.path)))
         # each configured app on its own, and inside one the walk's apps (its overlays)
-        found = [] if args.detector else [f for part in parts for f in part.findings]
+        found = [f for part in parts for f in part.findings if f.detector in registry]
         apps = [app for part in parts for app in part.apps()]
     findings, detector_errors, snapshot = _evaluate(registry, apps, snapshot)
     errors += detector_errors
@@ -296,6 +296,9 @@ def _registry(
 ) -> Registry:
     """``--detector`` when given, else the config's include/exclude, else every detector."""
     registry = builtin_registry() if detectors is None else Registry(detectors)
+    for check in _reader_checks():
+        if check.id not in registry:
+            registry.register(check)
     try:
         if ids:
             return registry.select(ids)
@@ -310,6 +313,19 @@ def _registry(
         known = ", ".join(d.id for d in registry)
         raise UsageError(f"{exc}; known detectors: {known}") from None
     return registry
+
+
+def _reader_checks() -> list[Detector]:
+    """Checks made while reading (one object declared twice in an app): listed, selectable
+    with --detector and described in SARIF like the detectors; their findings come from
+    the loader, so over a snapshot they find nothing."""
+    from gitmedic.reconciler.manifests.variants import SPEC as VARIANTS
+
+    def from_reading(snapshot: Snapshot) -> list[Finding]:
+        del snapshot
+        return []
+
+    return [Detector(VARIANTS, from_reading)]
 
 
 def _now() -> str:

@@ -1,5 +1,6 @@
 """The tier's harness without a cluster: where the binaries are looked for, the
-bot's generated RBAC rules, and what the fake kubelet reports. These run everywhere."""
+bot's generated RBAC rules, and what the fake kubelet reports. These run everywhere
+(one, which stops a real process, in the integration tier)."""
 
 from __future__ import annotations
 
@@ -118,6 +119,7 @@ def test_the_pki_serves_loopback_and_lists_one_token_per_identity(tmp_path: Path
     assert lines[0].endswith(',"system:masters"')
 
 
+@pytest.mark.integration  # a real process, polled until it has exec'd, then stopped
 def test_a_process_that_rewrites_its_title_is_still_stopped(tmp_path: Path) -> None:
     """As redis-server does: its argv[0] becomes "PROGRAM ADDRESS", one argument."""
     procs = Processes(tmp_path / "run")

@@ -19,8 +19,8 @@
 # the Go module proxy serves (GOTOOLCHAIN is set to it for that group only).
 #
 # <key> is the first 12 hex digits of the sha256 of the wrapper's go.mod, go.sum
-# (and the gitserver's source for Flux; debian.txt for Debian's): tests/realkube/tools.py computes the
-# same key to find them. A directory is complete once it holds `.complete`; a
+# (and the gitserver's source for Flux; of debian.txt for Debian's):
+# tests/realkube/tools.py computes the same key to find them. A directory is complete once it holds `.complete`; a
 # complete one is skipped, so a warm machine pays nothing. The groups build one
 # after the other, niced, each with its own log (build.log in its directory) and
 # what is left of the budget, in the order the tier needs them: Kubernetes (every

@@ -20,8 +20,13 @@ from gitmedic.reconciler import gitcmd
 
 SRC = Path(gitmedic.__file__).parent
 GATEWAY = "reconciler/gitcmd.py"
-# The one module allowed to start a process that is not git (kubectl kustomize).
-OTHER_PROCESSES = {"reconciler/manifests/kustomize.py", "reconciler/manifests/helm.py"}
+# The modules allowed to start a process that is not git: kubectl kustomize, helm
+# template, and helm pull (with private HELM_* homes, from a declared repository only).
+OTHER_PROCESSES = {
+    "reconciler/manifests/kustomize.py",
+    "reconciler/manifests/helm.py",
+    "reconciler/manifests/chart_pull.py",
+}
 # Process-starting functions, by module, as name prefixes (os.execvpe, os.spawnl ...).
 SPAWNING: dict[str, tuple[str, ...]] = {
     "subprocess": ("run", "Popen", "call", "check_call", "check_output", "getoutput"),

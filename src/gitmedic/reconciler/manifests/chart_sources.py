@@ -39,7 +39,7 @@ from gitmedic.reconciler.manifests.deployed_by import (
 )
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.parse import ManifestError
-from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+from gitmedic.reconciler.manifests.tree import FsTree, LoadFailure, Tree
 
 __all__ = ["allowed_repositories", "deployed_charts"]
 
@@ -91,6 +91,26 @@ def deployed_charts(
             continue
         specs.append(_spec(deployed, remote, obj))
     return specs, errors
+
+
+def undeclared_source(root: Path, source: ChartSource, namespace: str) -> str:
+    """Why a release's chart could never be pulled: its Flux source object is declared
+    nowhere in the repository at ``root`` nor allowed by the work tree's config ('' when
+    it is, or when the deployer names the URL itself, as Argo CD does)."""
+    if source.url:
+        return ""
+    namespace = source.namespace or namespace
+    body, _ = _declared(source.kind, source.name, namespace, (), FsTree(root))
+    allowed = allowed_repositories(root)
+    if body is not None or any(
+        a.name == source.name and a.namespace in ("", namespace) for a in allowed
+    ):
+        return ""
+    chart = f"chart '{source.chart}' " if source.chart else "its chart "
+    return (
+        f"takes {chart}from a {source.kind} source ({namespace}/{source.name}) that no "
+        f"manifest of this repository declares: {ALLOW_HINT}"
+    )
 
 
 def _spec(deployed: Deployed, remote: RemoteChart, obj: Obj) -> ChartSpec:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 
+from gitmedic.reconciler.manifests.chart_sources import undeclared_source
 from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
 from gitmedic.reconciler.manifests.discover_model import Discovery, Proposal
 from gitmedic.reconciler.manifests.discover_scan import Doc, RepoScan, mapping, repo_path
@@ -95,6 +96,11 @@ def _release(
         deployed = read_deployer(lambda rel: read_text(scan.root, rel), file, doc.name)
     except DeployerError as exc:
         found.leave(what, str(exc))
+        return
+    remote = deployed.remote
+    undeclared = undeclared_source(scan.root, remote, doc.namespace) if remote else ""
+    if undeclared:  # never an app whose chart no declared repository could give
+        found.leave(what, f"HelmRelease {doc.name} {undeclared}")
         return
     suffix = posixpath.basename(posixpath.dirname(file)) if file != doc.file else ""
     found.proposals.append(

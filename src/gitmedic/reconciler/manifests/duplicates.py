@@ -8,7 +8,8 @@ last, Argo CD reports the resource as repeated. Counting both would also make
 detectors see two workloads behind every Service (online-boutique read from its
 root holds the kustomize copy and the release bundle of each object). The first
 definition in load order is kept, and each further one is one error at its own
-file and line that names the first's.
+file and line that names the first's; the same document read through two apps (two
+HelmReleases of one overlay) is one declaration, kept once without an error.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def unique_objects(objects: Iterable[Obj]) -> tuple[list[Obj], list[ManifestErro
     errors: list[ManifestError] = []
     for obj in objects:
         kept = first.setdefault(object_key(obj), obj)
-        if kept is not obj:
+        if kept is not obj and not _same_declaration(kept, obj):
             errors.append(_repeat(kept, obj))
     return list(first.values()), errors
 
@@ -35,6 +36,14 @@ def unique_objects(objects: Iterable[Obj]) -> tuple[list[Obj], list[ManifestErro
 def object_key(obj: Obj) -> tuple[str, str, str, str]:
     """What makes two documents one object: API group, kind, namespace, name."""
     return (_group(obj.ref.api_version), obj.kind, obj.namespace, obj.name)
+
+
+def _same_declaration(kept: Obj, again: Obj) -> bool:
+    """One document read through two apps (two HelmReleases of one overlay, each an app,
+    both rendering the overlay's Namespace): one declaration, nothing ambiguous."""
+    if kept.source is None or again.source is None:
+        return False
+    return (kept.source.file, kept.source.line) == (again.source.file, again.source.line)
 
 
 def _repeat(kept: Obj, again: Obj) -> ManifestError:

@@ -38,10 +38,11 @@ class CorpusApp:
     name: str
     path: str  # what detect is pointed at, relative to the app's fixture folder
     namespace: str
+    corpus: Path = CORPUS  # the folder holding the app's fixture folder
 
     @property
     def root(self) -> Path:
-        return CORPUS / self.name
+        return self.corpus / self.name
 
     @property
     def golden(self) -> Path:

@@ -9,6 +9,8 @@ exit 2 on these valid manifests, and a critical or warning with no verdict and r
 from __future__ import annotations
 
 import os
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -54,3 +56,28 @@ def test_detect_matches_golden(app: CorpusApp, detect_env: dict[str, str]) -> No
     if run.exit_code == 2:
         errors = [f"{e['file']}:{e['line']}: {e['message']}" for e in run.errors[:3]]
         pytest.xfail(f"exit 2 on valid input ({golden['known_failure']}): {errors}")
+
+
+SERVICE_SELECTING_NOTHING = """\
+apiVersion: v1
+kind: Service
+metadata: {name: ballot}
+spec:
+  selector: {app: ballot}
+  ports: [{port: 80, targetPort: 80}]
+"""
+
+
+def test_a_new_critical_in_a_corpus_app_fails_against_its_golden(
+    tmp_path: Path, detect_env: dict[str, str]
+) -> None:
+    """The tier can fail: voting-app plus a Service that selects no pod is a new critical."""
+    app = next(a for a in load_apps() if a.name == "voting-app")
+    shutil.copytree(app.root, tmp_path / app.name)
+    (tmp_path / app.name / app.path / "ballot-service.yaml").write_text(SERVICE_SELECTING_NOTHING)
+    golden = load_golden(app)
+    assert golden is not None
+    run = run_detect(replace(app, corpus=tmp_path), detect_env)
+    rule = "service-selector-unmatched/service-selector-unmatched"
+    expected = f"new critical: {rule} Service/{app.namespace}/ballot"
+    assert expected in differences(golden, run)

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 HERE = Path(__file__).parent
+REPO = HERE.parents[1]
 CORPUS = HERE.parent / "fixtures" / "corpus"
 GOLDEN = HERE / "golden"
 INDEX = HERE / "apps.yaml"
@@ -78,7 +79,15 @@ def parse_run(exit_code: int, stdout: str, stderr: str) -> Run:
         report = json.loads(stdout)
     except json.JSONDecodeError:
         report = {"findings": [], "errors": [{"file": "", "line": 0, "message": stdout[-500:]}]}
-    return Run(exit_code, report.get("findings", []), report.get("errors", []), stderr)
+    errors = [
+        {**e, "message": _portable(str(e.get("message", "")))} for e in report.get("errors", [])
+    ]
+    return Run(exit_code, report.get("findings", []), errors, stderr)
+
+
+def _portable(message: str) -> str:
+    """A message as it reads in any clone: a tool's absolute path made repo-relative."""
+    return message.replace(f"{REPO}{os.sep}", "")
 
 
 def _ref(obj: dict[str, Any]) -> str:
@@ -102,7 +111,7 @@ def observed(run: Run) -> list[dict[str, Any]]:
         ident = base if seen[base] == 1 else f"{base} #{seen[base]}"
         entry = {"id": ident, "severity": finding["severity"], "summary": finding["summary"]}
         if finding.get("file"):
-            entry["at"] = f"{finding['file']}:{finding.get('line', 0)}"
+            entry["at"] = _portable(f"{finding['file']}:{finding.get('line', 0)}")
         entries.append(entry)
     return entries
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.corpus.golden import (
+    REPO,
     CorpusApp,
     Run,
     differences,
@@ -119,3 +120,9 @@ def test_precision_counts_false_criticals_with_their_reason() -> None:
 def test_output_that_is_not_json_becomes_an_error() -> None:
     run = parse_run(2, "boom", "")
     assert run.errors and run.errors[0]["message"] == "boom"
+
+
+def test_an_absolute_path_in_an_error_reads_repo_relative() -> None:
+    stdout = '{"errors": [{"file": "k.yaml", "line": 1, "message": "path \'%s/tests/x\': no"}]}'
+    run = parse_run(2, stdout % REPO, "")
+    assert run.errors[0]["message"] == "path 'tests/x': no"

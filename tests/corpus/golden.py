@@ -109,29 +109,34 @@ def observed(run: Run) -> list[dict[str, Any]]:
         base = finding_id(finding)
         seen[base] += 1
         ident = base if seen[base] == 1 else f"{base} #{seen[base]}"
-        entry = {"id": ident, "severity": finding["severity"], "summary": finding["summary"]}
+        summary = _portable(str(finding["summary"]))
+        entry = {"id": ident, "severity": finding["severity"], "summary": summary}
         if finding.get("file"):
             entry["at"] = _portable(f"{finding['file']}:{finding.get('line', 0)}")
         entries.append(entry)
     return entries
 
 
-def _judgement(old: dict[str, Any] | None, severity: str) -> dict[str, str]:
-    """The verdict and why an entry keeps: the old one, or TODO (with the old as a hint)."""
+def _judgement(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, str]:
+    """The verdict and why an entry keeps: the old one while the finding says the same
+    (severity and summary), else TODO with the old judgement as a hint."""
+    severity = new["severity"]
     if old is None:
         return {"verdict": TODO, "why": TODO} if severity in JUDGED else {}
-    if old.get("severity") == severity:
+    if (old.get("severity"), old.get("summary")) == (severity, new["summary"]):
         return {k: old[k] for k in ("verdict", "why") if k in old}
     if severity not in JUDGED:
         return {}
-    hint = f" (was {old.get('severity')}: {old.get('why', '')})" if old.get("why") else ""
-    return {"verdict": TODO, "why": TODO + hint}
+    if not old.get("why"):
+        return {"verdict": TODO, "why": TODO}
+    said = f"{old.get('severity')} saying {old.get('summary')!r}"
+    return {"verdict": TODO, "why": f"{TODO} (was {said}: {verdict(old)}, {old['why']})"}
 
 
 def regenerate(app: CorpusApp, run: Run, old: Golden | None) -> Golden:
     """A fresh golden from ``run`` that keeps ``old``'s judgements of the same findings."""
     previous = {e["id"]: e for e in (old or {}).get("findings", [])}
-    findings = [{**e, **_judgement(previous.get(e["id"]), e["severity"])} for e in observed(run)]
+    findings = [{**e, **_judgement(previous.get(e["id"]), e)} for e in observed(run)]
     golden: Golden = {"app": app.name, "command": "gitmedic " + " ".join(detect_argv(app))}
     golden["exit_code"] = run.exit_code
     if run.exit_code == 2:
@@ -192,6 +197,11 @@ def differences(golden: Golden, run: Run) -> list[str]:
     for ident in sorted(now.keys() & pinned.keys()):
         if now[ident] != pinned[ident]:
             diffs.append(f"{ident}: now {now[ident]}, golden says {pinned[ident]}")
+    judged_said = {e["id"]: e["summary"] for e in golden.get("findings", [])}
+    for entry in observed(run):  # a judgement holds for what the finding says
+        said = judged_said.get(entry["id"])
+        if entry["severity"] in JUDGED and said is not None and said != entry["summary"]:
+            diffs.append(f"{entry['id']}: now says {entry['summary']!r}, golden {said!r}")
     messages = sorted(str(e.get("message", "")) for e in run.errors)
     if messages != sorted(str(e.get("message", "")) for e in golden.get("errors", [])):
         diffs.append(f"errors differ from the golden's: {messages[:5]}")

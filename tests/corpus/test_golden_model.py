@@ -67,8 +67,18 @@ def test_regeneration_keeps_the_judgement_of_a_finding_it_had() -> None:
 def test_a_changed_severity_needs_a_new_judgement_with_the_old_as_a_hint() -> None:
     old = judged(regenerate(APP, run_of(finding("web")), None), why="no pods")
     new = regenerate(APP, run_of(finding("web", "warning")), old)
-    assert new["findings"][0]["why"] == "TODO (was critical: no pods)"
+    assert new["findings"][0]["why"] == (
+        "TODO (was critical saying 'Service web selects no pods': true, no pods)"
+    )
     assert unjudged(new)
+
+
+def test_a_changed_summary_needs_a_new_judgement() -> None:
+    old = judged(regenerate(APP, run_of(finding("web", "warning")), None), "false-positive")
+    reworded = {**finding("web", "warning"), "summary": "Service web selects no pods yet"}
+    new = regenerate(APP, run_of(reworded), old)
+    assert new["findings"][0]["verdict"] == "TODO"
+    assert new["findings"][0]["why"].startswith("TODO (was warning saying")
 
 
 def test_info_findings_need_no_judgement_but_exit_2_needs_a_reason() -> None:
@@ -126,3 +136,12 @@ def test_an_absolute_path_in_an_error_reads_repo_relative() -> None:
     stdout = '{"errors": [{"file": "k.yaml", "line": 1, "message": "path \'%s/tests/x\': no"}]}'
     run = parse_run(2, stdout % REPO, "")
     assert run.errors[0]["message"] == "path 'tests/x': no"
+
+
+def test_differences_catch_a_judged_finding_that_now_says_something_else() -> None:
+    golden = judged(regenerate(APP, run_of(finding("web")), None))
+    reworded = {**finding("web"), "summary": "Service web selects no pods yet"}
+    assert differences(golden, run_of(reworded)) == [
+        "service/service-no-endpoints Service/shop/web -> Deployment/shop/web-app: now says "
+        "'Service web selects no pods yet', golden 'Service web selects no pods'"
+    ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,6 +111,10 @@ data:
 
 
 def pod(app: str, pod_name: str, port: int, node: int) -> str:
+    owner = pod_name.rsplit("-", 1)[0]
+    # A real owner reference carries its owner's uid (the API server requires one): a
+    # pod without it is invalid and the schema detector would report every pod.
+    uid = uuid.uuid5(uuid.NAMESPACE_URL, f"replicaset/{owner}")
     return f"""apiVersion: v1
 kind: Pod
 metadata:
@@ -119,7 +124,8 @@ metadata:
   ownerReferences:
   - apiVersion: apps/v1
     kind: ReplicaSet
-    name: {pod_name.rsplit("-", 1)[0]}
+    name: {owner}
+    uid: {uid}
     controller: true
 spec:
   nodeName: node-{node}

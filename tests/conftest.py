@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,3 +60,13 @@ def helm_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
             pytest.fail(f"helm is not on PATH nor at {HELM_CACHE}/helm: install helm v3.22.0")
         monkeypatch.setenv("PATH", f"{HELM_CACHE}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.delenv("GITMEDIC_HELM", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def no_cluster_version() -> Iterator[None]:
+    """A test that connects a cluster records its version for the process's chart renders
+    (:mod:`gitmedic.reconciler.manifests.kube_version`): forgotten after it."""
+    from gitmedic.reconciler.manifests.kube_version import forget_cluster_version
+
+    yield
+    forget_cluster_version()

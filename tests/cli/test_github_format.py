@@ -31,10 +31,12 @@ def test_findings_are_annotations_at_their_files_and_lines(cli: Cli, tmp_path: P
     result = cli("detect", repo / "deploy", "--format", "github", "--namespace", "boutique")
     assert result.rc == 1
     lines = result.out.splitlines()
+    # at the field each is about (the env entry, the selector, the targetPort), not at the
+    # objects' first lines (21, 114, 204)
     assert [line.split("::")[1] for line in lines] == [
-        "notice file=deploy/app.yaml,line=21,title=gitmedic env-service-address (service-missing)",
-        "error file=deploy/app.yaml,line=114,title=gitmedic service-selector-unmatched",
-        "error file=deploy/app.yaml,line=204,title=gitmedic service-target-port"
+        "notice file=deploy/app.yaml,line=90,title=gitmedic env-service-address (service-missing)",
+        "error file=deploy/app.yaml,line=122,title=gitmedic service-selector-unmatched",
+        "error file=deploy/app.yaml,line=217,title=gitmedic service-target-port"
         " (target-port-undeclared)",
     ]
     assert lines[1].split("::", 2)[2].startswith("Service/boutique/frontend: ")

@@ -19,6 +19,8 @@ FINDING_KEYS = [
     "playbooks",
     "params",
     "fingerprint",
+    "file",
+    "line",
 ]
 RESOURCE_KEYS = ["apiVersion", "kind", "namespace", "name"]
 ALL_FAULTS = ("selector", "target-port", "env-duplicate")

@@ -22,7 +22,7 @@ def validate(log: dict[str, Any]) -> None:
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
 
 
-def test_findings_on_a_real_app_validate_and_sit_at_the_objects_lines(
+def test_findings_on_a_real_app_validate_and_sit_at_their_fields_lines(
     cli: Cli, tmp_path: Path
 ) -> None:
     repo = init_repo(tmp_path / "repo")
@@ -42,10 +42,11 @@ def test_findings_on_a_real_app_validate_and_sit_at_the_objects_lines(
         )
         for r in run["results"]
     }
+    # each at the line of its field: the env entry, the selector, the targetPort
     assert located == {
-        "env-service-address": ({"uri": "deploy/app.yaml", "uriBaseId": "%SRCROOT%"}, 21),
-        "service-selector-unmatched": ({"uri": "deploy/app.yaml", "uriBaseId": "%SRCROOT%"}, 114),
-        "service-target-port": ({"uri": "deploy/app.yaml", "uriBaseId": "%SRCROOT%"}, 204),
+        "env-service-address": ({"uri": "deploy/app.yaml", "uriBaseId": "%SRCROOT%"}, 90),
+        "service-selector-unmatched": ({"uri": "deploy/app.yaml", "uriBaseId": "%SRCROOT%"}, 122),
+        "service-target-port": ({"uri": "deploy/app.yaml", "uriBaseId": "%SRCROOT%"}, 217),
     }
     fingerprints = {
         f["detector"]: f["fingerprint"]

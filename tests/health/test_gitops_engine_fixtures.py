@@ -54,3 +54,21 @@ def test_flux_fixture(path: Path, expected: dict[str, str]) -> None:
     health = health_of(yaml.safe_load(path.read_text()))
     assert health is not None
     assert (health.status.value, health.message) == (expected["status"], expected["message"])
+
+
+ARGO_ROLLOUT = Path(__file__).parent / "fixtures" / "argo-rollout"
+
+
+@pytest.mark.parametrize(
+    "case",
+    yaml.safe_load((ARGO_ROLLOUT / "health_test.yaml").read_text())["tests"],
+    ids=lambda t: t["inputPath"],
+)
+def test_argo_rollout_fixture(case: dict[str, Any]) -> None:
+    # Argo CD's expectations for its Rollout health check; a message is pinned where given.
+    health = health_of(yaml.safe_load((ARGO_ROLLOUT / case["inputPath"]).read_text()))
+    assert health is not None
+    expected = case["healthStatus"]
+    assert health.status.value == expected["status"]
+    if "message" in expected:
+        assert health.message == expected["message"]

@@ -4,11 +4,12 @@ dumps, and the detector oracle over a real app with a fault injected."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
-from gitmedic.detectors import Mode, Obj, Resource, Snapshot
+from gitmedic.detectors import Detector, Finding, Mode, Obj, Resource, Snapshot
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.manifests.load import load_desired
@@ -125,3 +126,15 @@ def test_detector_oracle_fails_on_critical_findings_only() -> None:
     assert "cartservice" in reading.observation.notes[0]
     result = run_analysis([oracle], FakeClock())
     assert result.phase is AnalysisPhase.FAILED and result.mu == 5.0
+
+
+def test_a_detector_that_fails_makes_the_detector_oracle_an_error_not_a_pass() -> None:
+    def broken(snapshot: Snapshot) -> Iterator[Finding]:
+        raise KeyError("spec")
+
+    spec = builtin_registry().get("service-selector-unmatched").spec
+    oracle = DetectorOracle(lambda: _boutique(False), [Detector(spec, broken)])
+    result = run_analysis([oracle], FakeClock())
+    assert result.phase is AnalysisPhase.ERROR
+    message = result.metrics[0].measurements[0].message
+    assert "service-selector-unmatched failed: KeyError" in message

@@ -100,16 +100,21 @@ def test_a_flux_helmrelease_names_its_git_chart_values_files_configmap_and_inlin
     ("text", "message"),
     [
         (
-            FLUX.replace("kind: GitRepository", "kind: HelmRepository"),
-            "from a HelmRepository source; gitmedic renders charts offline",
+            FLUX.replace("kind: GitRepository", "kind: Bucket"),
+            "from a Bucket source; gitmedic renders from this repository and the chart "
+            "repositories it declares",
         ),
         (
-            FLUX.replace("  interval: 10m\n", "  chartRef: {kind: OCIRepository, name: x}\n"),
-            "takes its chart from OCIRepository",
+            FLUX.replace("  interval: 10m\n", "  chartRef: {kind: HelmChart, name: x}\n"),
+            "takes its chart from HelmChart chartRef",
+        ),
+        (
+            FLUX.replace("kind: GitRepository", "kind: HelmRepository"),
+            "valuesFiles of chart './charts/podinfo' are read from its package",
         ),
         (
             ARGO.replace("path: charts/podinfo", "chart: podinfo"),
-            "takes chart 'podinfo' from a Helm repository",
+            "values files of chart 'podinfo' are read from its package",
         ),
         (
             ARGO.replace("[values-prod.yaml,", "[$values/prod.yaml,"),

@@ -1,4 +1,5 @@
-"""An object defined twice is kept once and reported once, at both places."""
+"""An object defined twice in one app is kept once and is one warning naming both places
+(alternative variants of it, not an error: exit 2 is for what cannot be read)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ spec:
 SERVICE = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n"
 
 
-def test_an_object_in_two_files_is_loaded_once_with_one_error_naming_both(
+def test_an_object_in_two_files_is_loaded_once_with_one_warning_naming_both(
     tmp_path: Path,
 ) -> None:
     write(
@@ -44,9 +45,13 @@ def test_an_object_in_two_files_is_loaded_once_with_one_error_naming_both(
     kept = state.snapshot.get("Deployment", "shop", "web")
     assert kept is not None and kept.source is not None
     assert (kept.source.file, kept.source.line) == ("a.yaml", 6)
-    [error] = state.errors
-    assert (error.file, error.line) == ("b.yaml", 2)
-    assert "Deployment/shop/web is defined twice: at a.yaml:6 and here" in error.message
+    assert state.errors == []
+    [variant] = state.findings
+    assert (variant.detector, variant.severity.value) == ("object-variants", "warning")
+    assert variant.resource == kept.ref
+    assert "Deployment/shop/web is defined twice in one app: at a.yaml:6, b.yaml:2" in (
+        variant.summary
+    )
 
 
 def test_the_same_name_in_another_group_or_namespace_is_not_a_duplicate(tmp_path: Path) -> None:
@@ -69,7 +74,7 @@ def test_two_api_versions_of_one_group_are_the_same_object(tmp_path: Path) -> No
         {"a.yaml": DEPLOY.format(api="apps/v1") + "---\n" + DEPLOY.format(api="apps/v1beta2")},
     )
     state = load_desired(tmp_path)
-    assert len(state.snapshot) == 1 and len(state.errors) == 1
+    assert len(state.snapshot) == 1 and len(state.findings) == 1 and state.errors == []
 
 
 def test_apps_whose_folders_overlap_count_an_object_once(tmp_path: Path) -> None:
@@ -95,10 +100,13 @@ def test_online_boutique_from_its_root_has_no_false_double_selection(tmp_path: P
     shutil.copytree(APPS / "online-boutique", tmp_path / "boutique")
     run = gitmedic("detect", tmp_path / "boutique", "--namespace", "boutique", "--format", "json")
     report = run.json()
-    assert run.rc == 2  # the repeats are errors: which copy a cluster gets is ambiguous
+    # the repeats are warnings: which copy a cluster gets is ambiguous, but both are read
+    assert run.rc == 1 and report["errors"] == []
     assert not [f for f in report["findings"] if "2 workloads" in f["summary"]]
-    assert {e["file"] for e in report["errors"]} == {"release/kubernetes-manifests.yaml"}
-    frontend = [e for e in report["errors"] if "Deployment/boutique/frontend " in e["message"]]
-    assert len(frontend) == 1
-    assert "at kubernetes-manifests/frontend.yaml:15 and here" in frontend[0]["message"]
-    assert len(report["errors"]) == 33
+    variants = [f for f in report["findings"] if f["detector"] == "object-variants"]
+    assert {f["severity"] for f in variants} == {"warning"} and len(variants) == 33
+    files = {"kubernetes-manifests/frontend.yaml", "release/kubernetes-manifests.yaml"}
+    frontend = [f for f in variants if f["resource"]["name"] == "frontend"]
+    assert {f["resource"]["kind"] for f in frontend} == {"Deployment", "Service", "ServiceAccount"}
+    assert all(set(f["params"]["files"]) == files for f in frontend)
+    assert "at kubernetes-manifests/frontend.yaml:15, release/" in frontend[0]["summary"]

@@ -93,19 +93,25 @@ def test_a_missing_helm_is_an_error_naming_the_install(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("helm_on_path")
-def test_a_remote_chart_dependency_is_refused(tmp_path: Path) -> None:
+def test_a_chart_dependency_its_repository_does_not_serve_names_how_to_vendor_it(
+    tmp_path: Path,
+) -> None:
+    import socket
+
+    with socket.socket() as closed:  # the repository Chart.yaml names is down
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
     chart = tmp_path / "podinfo"
     shutil.copytree(PODINFO, chart)
     with (chart / "Chart.yaml").open("a") as fh:
-        fh.write(
-            "dependencies:\n- name: redis\n  version: 1.0.0\n"
-            "  repository: https://charts.example.com\n"
-        )
+        fh.write(f"dependencies:\n- name: redis\n  version: 1.0.0\n  repository: {url}\n")
     run = gitmedic("detect", chart, "--format", "json")
     assert run.rc == 2
     [error] = run.json()["errors"]
-    assert "comes from https://charts.example.com" in error["message"]
-    assert "never fetches charts" in error["message"]
+    assert error["message"].startswith(
+        f"chart redis 1.0.0 from {url}, declared in Chart.yaml cannot be pulled"
+    )
+    assert "vendor it into the repository" in error["message"]
 
 
 @pytest.mark.integration

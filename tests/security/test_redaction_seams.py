@@ -166,3 +166,42 @@ def test_the_process_streams_scrub_whole_lines_split_across_writes() -> None:
         stream.write(part)
     stream.flush()
     assert inner.getvalue() == '{"v": "****"}\ntail ****'
+
+
+def test_a_secret_value_that_is_a_declared_name_never_masks_the_name() -> None:
+    """Structure stays readable: a name the objects declare is not a credential's place."""
+    registry = SecretRegistry()
+    registry.add("checkout")  # a Secret's value that is an ordinary word
+    registry.add_identifiers(["checkout", "checkout-v2"])
+    assert registry.scrub("Service shop/checkout selects checkout-v2") == (
+        "Service shop/checkout selects checkout-v2"
+    )
+    registry.add("s3cr3t-value")  # a real secret is still masked wherever it appears
+    assert registry.scrub("got s3cr3t-value from checkout") == f"got {MASK} from checkout"
+
+
+def test_a_value_inside_a_longer_name_is_masked_only_outside_it() -> None:
+    registry = SecretRegistry()
+    registry.add("payments")
+    registry.add_identifiers(["payments-db"])
+    assert registry.scrub("payments-db said payments") == f"payments-db said {MASK}"
+
+
+def test_a_file_and_line_is_a_location_not_a_secret_pair() -> None:
+    assert redact_text("(apps/app-secret.yaml:12)") == "(apps/app-secret.yaml:12)"
+    assert redact_text("deploy/db-password.yml:7:3: bad") == "deploy/db-password.yml:7:3: bad"
+    assert redact_text("api-token.json:40") == "api-token.json:40"
+    assert redact_text("DB_PASSWORD=hunter22") == f"DB_PASSWORD={MASK}"
+    assert redact_text("secret.yaml:hunter2") == f"secret.yaml:{MASK}"
+
+
+def test_loaded_objects_register_their_names_as_identifiers() -> None:
+    register_objects(
+        [
+            {"kind": "Secret", "metadata": {"name": "db"}, "stringData": {"password": "inventory"}},
+            {"kind": "Service", "metadata": {"name": "inventory", "labels": {"app": "inventory"}}},
+        ]
+    )
+    assert redact_text("Service shop/inventory: no endpoints") == (
+        "Service shop/inventory: no endpoints"
+    )

@@ -89,3 +89,14 @@ def test_a_target_left_in_place_still_blocks_even_when_the_base_had_it() -> None
     target = fingerprint(base, "strategy")
     report = gate(base, base).check("base", "head", [target])
     assert report.problems == (f"target finding {target} is still present",)
+
+
+def test_a_detector_that_fails_on_the_candidate_refuses_it() -> None:
+    """Its findings on the candidate are unknown: never counted as "nothing new"."""
+    base = state(memory="critical")
+    head = state(memory="bad")  # no severity: ``by_level`` raises on it
+    report = gate(base, head).check("base", "head", [fingerprint(base, "memory")])
+    assert not report.ok
+    assert report.problems == (
+        "detector level failed on the candidate: ValueError: 'bad' is not a valid Severity",
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.location import finding_location
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.parse import ManifestError
 
@@ -48,8 +49,8 @@ def to_annotations(findings: list[Finding], errors: list[ManifestError], snapsho
 
 
 def _finding(f: Finding, snapshot: Snapshot) -> str:
-    src = snapshot.source(f.resource)
-    where = _where(src.file, src.line) if src is not None else []
+    at = finding_location(snapshot, f)  # the line of the field, on the diff
+    where = _where(at.file, at.line) if at is not None else []
     message = f"{f.resource}: {f.summary}" + (f". {f.evidence}" if f.evidence else "")
     title = f"gitmedic {f.detector}" + (f" ({f.rule})" if f.rule != f.detector else "")
     return command(_COMMAND[f.severity], message, [*where, ("title", title)])

@@ -1,4 +1,4 @@
-"""SARIF 2.1.0 for GitHub code scanning: each result at its object's file and line."""
+"""SARIF 2.1.0 for GitHub code scanning: each result at the file and line of its field."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from gitmedic import __version__
 from gitmedic.detectors.finding import Finding, Severity
-from gitmedic.detectors.origin import finding_origin
+from gitmedic.detectors.location import finding_location
 from gitmedic.detectors.registry import Registry
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.parse import ManifestError
@@ -66,7 +66,6 @@ def to_sarif(
 
 
 def _result(f: Finding, index: dict[str, int], snapshot: Snapshot) -> dict[str, Any]:
-    src = snapshot.source(f.resource)
     result: dict[str, Any] = {
         "ruleId": f.detector,
         "ruleIndex": index.get(f.detector, -1),
@@ -77,13 +76,9 @@ def _result(f: Finding, index: dict[str, int], snapshot: Snapshot) -> dict[str, 
         "partialFingerprints": {"gitmedic/v1": f.fingerprint},
         "properties": {"rule": f.rule, "resource": f.resource.to_json()},
     }
-    origin = finding_origin(
-        snapshot.get(f.resource.kind, f.resource.namespace, f.resource.name), f.params
-    )
-    if origin is not None:  # a rendered field: where its value is written
-        result["locations"] = [_location(origin.file, origin.line)]
-    elif src is not None:
-        result["locations"] = [_location(src.file, src.line)]
+    where = finding_location(snapshot, f)  # the field's line: a values key, or the manifest's
+    if where is not None:
+        result["locations"] = [_location(where.file, where.line)]
     return result
 
 

@@ -6,6 +6,7 @@ from collections import Counter
 from itertools import groupby
 
 from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.location import finding_location
 from gitmedic.detectors.origin import finding_origin
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.parse import ManifestError
@@ -26,11 +27,7 @@ def to_text(
             lines.append(f"  {_LABEL[f.severity]} {f.detector:30} {f.summary}")
             if f.evidence:
                 lines.append(f"  {'':9} {'':30} {f.evidence}")
-            origin = finding_origin(
-                snapshot.get(f.resource.kind, f.resource.namespace, f.resource.name), f.params
-            )
-            if origin is not None:
-                lines.append(f"  {'':9} {'':30} set by {origin.key} at {origin.file}:{origin.line}")
+            lines += _where(snapshot, f)
         lines.append("")
     counts = Counter(f.severity for f in findings)
     parts = [f"{counts[s]} {s.value}" for s in Severity if counts[s]][::-1]
@@ -42,3 +39,16 @@ def to_text(
         summary += f"; {len(errors)} error{'s' * (len(errors) != 1)}"
     lines.append(summary)
     return "\n".join(lines) + "\n"
+
+
+def _where(snapshot: Snapshot, f: Finding) -> list[str]:
+    """The line that sets the finding's field: a values key, or the field in its manifest."""
+    origin = finding_origin(
+        snapshot.get(f.resource.kind, f.resource.namespace, f.resource.name), f.params
+    )
+    if origin is not None:
+        return [f"  {'':9} {'':30} set by {origin.key} at {origin.file}:{origin.line}"]
+    at = finding_location(snapshot, f)
+    if at is None or not at.field:
+        return []
+    return [f"  {'':9} {'':30} {at.field} at {at}"]

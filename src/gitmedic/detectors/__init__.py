@@ -9,7 +9,7 @@ from gitmedic.detectors.finding import MASK, Finding, Resource, Severity, mask, 
 from gitmedic.detectors.registry import Registry, from_module
 from gitmedic.detectors.runner import Evaluation, Persistence, run_detectors
 from gitmedic.detectors.snapshot import Container, Mode, Obj, Snapshot, Source, Workload
-from gitmedic.detectors.spec import Detector, DetectorSpec, Scope
+from gitmedic.detectors.spec import Detector, DetectorSpec, Scope, Uncertainty
 
 __all__ = [
     "MASK",
@@ -27,6 +27,7 @@ __all__ = [
     "Severity",
     "Snapshot",
     "Source",
+    "Uncertainty",
     "Workload",
     "from_module",
     "mask",

@@ -29,5 +29,21 @@ CLUSTER_SCOPED = frozenset(
     }
 )
 
-# Kinds that carry a pod template, and where it sits in the object.
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod")
+# Kinds that own pods through a pod template (``spec.template``; a CronJob's in its
+# jobTemplate; an Argo Rollout's, or the one its ``workloadRef`` names).
+WORKLOAD_KINDS = (
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+    "Pod",
+    "ReplicationController",
+    "Rollout",
+)
+# Workload kinds defined by a CRD: a repository without one may not install it at all.
+CUSTOM_WORKLOAD_KINDS = frozenset({"Rollout"})
+# Pod owners the live reader does not list (gitmedic.bot.rbac.NOT_LISTED_LIVE): live,
+# the ReplicaSets and Pods they own are the top-level workloads, as before they were modelled.
+LISTED_DESIRED_ONLY = frozenset({"ReplicationController", "Rollout"})

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gitmedic.detectors.finding import Resource
 
 if TYPE_CHECKING:
     from gitmedic.detectors.snapshot import Obj
+
+
+class FieldLines(Protocol):
+    """The lines of one object's fields in the file it was read from."""
+
+    def line_of(self, path: str) -> int | None:
+        """The line of the deepest field of ``path`` the object has (``spec.ports[0]``,
+        ``spec.ports.0`` alike); None when it has not even the first."""
+        ...
 
 
 @dataclass(frozen=True)

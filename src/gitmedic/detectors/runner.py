@@ -1,25 +1,24 @@
 """Running detectors in isolation, and fire/clear persistence for the monitor.
 
-One detector that raises, or runs past its time budget, becomes an error entry;
-the others still run. The budget is enforced with an interval timer where we
-are on the main thread (a pure-Python loop is interrupted), and measured after
-the fact elsewhere. Every detector it runs is gitmedic's own code: learned
-memory is data (CEL rules, evaluated with a cost bound), never code from a repo.
+One detector that raises becomes an error entry naming it; the others still run.
+There is no wall-clock budget: a verdict must not depend on how loaded the
+machine is, and every detector is gitmedic's own code, bounded by its input
+(learned memory is data: CEL rules with a static cost bound and bounded inputs,
+:mod:`gitmedic.bot.memory.cel`, never code from a repo). An error is never "no
+finding": each caller decides what it means (``detect`` exits 2, the gate
+refuses the candidate, the monitor keeps that detector's last findings).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from gitmedic.detectors.accept import honour_ignores
 from gitmedic.detectors.finding import Finding, sort_findings
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
-
-DEFAULT_BUDGET_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -37,14 +36,16 @@ class Evaluation:
     errors: tuple[DetectorError, ...] = ()
     seconds: Mapping[str, float] = field(default_factory=dict)
 
+    @property
+    def failed(self) -> frozenset[str]:
+        """The detectors that raised: their findings are unknown, not absent."""
+        return frozenset(e.detector for e in self.errors)
 
-class _BudgetExceeded(BaseException):
-    """BaseException so a detector's own ``except Exception`` cannot swallow it."""
+    def problems(self) -> list[str]:
+        return [f"detector {e.detector} failed: {e.message}" for e in self.errors]
 
 
-def run_detectors(
-    detectors: Iterable[Detector], snapshot: Snapshot, *, budget_s: float = DEFAULT_BUDGET_S
-) -> Evaluation:
+def run_detectors(detectors: Iterable[Detector], snapshot: Snapshot) -> Evaluation:
     findings: list[Finding] = []
     errors: list[DetectorError] = []
     seconds: dict[str, float] = {}
@@ -53,19 +54,12 @@ def run_detectors(
             continue
         start = time.perf_counter()
         try:
-            with _time_budget(budget_s):
-                found = list(det.detect(snapshot))
-        except _BudgetExceeded:
-            errors.append(DetectorError(det.id, f"exceeded its time budget of {budget_s:g}s"))
-            continue
+            found = list(det.detect(snapshot))
         except Exception as exc:  # isolation is the point: report, keep going
             errors.append(DetectorError(det.id, f"{type(exc).__name__}: {exc}"))
             continue
         finally:
             seconds[det.id] = time.perf_counter() - start
-        if seconds[det.id] > budget_s:
-            errors.append(DetectorError(det.id, f"exceeded its time budget of {budget_s:g}s"))
-            continue
         bad = [f for f in found if not isinstance(f, Finding) or f.detector != det.id]
         if bad:
             errors.append(DetectorError(det.id, "returned something that is not its own Finding"))
@@ -80,27 +74,6 @@ def _unique(findings: list[Finding]) -> list[Finding]:
     for f in findings:
         seen.setdefault(f.fingerprint, f)
     return list(seen.values())
-
-
-@contextmanager
-def _time_budget(seconds: float) -> Iterator[None]:
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread() or seconds <= 0:
-        yield
-        return
-
-    def _expire(signum: int, frame: object) -> None:
-        raise _BudgetExceeded()
-
-    previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # -- persistence ----------------------------------------------------------------------

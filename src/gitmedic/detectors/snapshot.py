@@ -15,16 +15,20 @@ from __future__ import annotations
 import enum
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gitmedic.detectors.finding import MASK, Resource
 
 # re-exported: the snapshot is where detectors and readers have always found them
 from gitmedic.detectors.kinds import CLUSTER_SCOPED as CLUSTER_SCOPED
+from gitmedic.detectors.kinds import LISTED_DESIRED_ONLY
 from gitmedic.detectors.kinds import WORKLOAD_KINDS as WORKLOAD_KINDS
-from gitmedic.detectors.origin import FieldOrigin
+from gitmedic.detectors.origin import FieldLines, FieldOrigin
+from gitmedic.detectors.pod_owners import rollout_template_ref
 from gitmedic.detectors.schema import SchemaCheck
+from gitmedic.detectors.selection import label_index, select, select_pod_owners
+from gitmedic.detectors.selection import selector_matches as selector_matches
 
 JSON = Mapping[str, Any]
 T = TypeVar("T")
@@ -47,6 +51,8 @@ class Source:
     # a rendered object: "helm" or "kustomize", and the Chart.yaml or kustomization file
     renderer: str = ""
     render_root: str = ""
+    # the line of each field of a plain YAML object, read from its file on demand
+    fields: FieldLines | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -240,19 +246,26 @@ class Snapshot:
         return self._workload(obj) if obj else None
 
     def workloads_selected_by(self, namespace: str, selector: JSON) -> list[Workload]:
-        """Workloads whose pod template labels match an equality selector."""
+        """Workloads whose pods match an equality selector: their template labels plus the
+        labels their controller adds (:mod:`gitmedic.detectors.selection`)."""
         if self._wl_label_index is None:
-            self._wl_label_index = _label_index(
+            self._wl_label_index = label_index(
                 self.workloads(), lambda w: (w.obj.namespace, w.template_labels)
             )
-        return _select(self._wl_label_index, namespace, selector, lambda w: w.template_labels)
+        return select_pod_owners(
+            self._wl_label_index,
+            self.workloads(namespace),
+            namespace,
+            selector,
+            lambda w: (w.obj.kind, w.obj.name, w.template_labels),
+        )
 
     def pods_selected_by(self, namespace: str, selector: JSON) -> list[Obj]:
         if self._pod_label_index is None:
-            self._pod_label_index = _label_index(
+            self._pod_label_index = label_index(
                 self._by_kind.get("Pod", []), lambda p: (p.namespace, p.labels)
             )
-        return _select(self._pod_label_index, namespace, selector, lambda p: p.labels)
+        return select(self._pod_label_index, namespace, selector, lambda p: p.labels)
 
     def owner_workload(self, pod: Obj) -> Resource:
         """The top-level workload that owns a pod (through its ReplicaSet), or the pod."""
@@ -317,6 +330,10 @@ class Snapshot:
                 owner = _controller(obj)
                 if owner is None or owner[0] not in WORKLOAD_KINDS:
                     yield obj
+                elif owner[0] in LISTED_DESIRED_ONLY and not self.has(
+                    owner[0], obj.namespace, owner[1]
+                ):
+                    yield obj  # its owner is not read live: what it owns stands for it
 
     def _workload(self, obj: Obj) -> Workload | None:
         if obj.kind == "Pod":
@@ -326,6 +343,10 @@ class Snapshot:
             spec = _mapping(_mapping(spec.get("jobTemplate")).get("spec"))
         elif obj.kind not in WORKLOAD_KINDS:
             return None
+        elif obj.kind == "Rollout" and (ref := rollout_template_ref(spec)):
+            # An Argo Rollout runs the template of the Deployment its workloadRef names.
+            source = self.get(ref[0], obj.namespace, ref[1])
+            spec = source.spec if source is not None else {}
         template = _mapping(spec.get("template"))
         labels = _mapping(_mapping(template.get("metadata")).get("labels"))
         return Workload(obj, labels, _mapping(template.get("spec")))
@@ -339,31 +360,6 @@ def pod_spec_of(obj: Obj) -> JSON:
     if obj.kind == "CronJob":
         spec = _mapping(_mapping(spec.get("jobTemplate")).get("spec"))
     return _mapping(_mapping(spec.get("template")).get("spec"))
-
-
-def selector_matches(selector: JSON, labels: JSON) -> bool:
-    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
-
-
-def _label_index(items: Iterable[Any], key: Any) -> dict[tuple[str, str, str], list[Any]]:
-    index: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    for item in items:
-        namespace, labels = key(item)
-        for k, v in labels.items():
-            index[(namespace, str(k), str(v))].append(item)
-    return index
-
-
-def _select(
-    index: dict[tuple[str, str, str], list[Any]], namespace: str, selector: JSON, labels_of: Any
-) -> list[Any]:
-    if not selector:
-        return []
-    # Start from the rarest selector pair, then filter by the rest.
-    candidates = min(
-        (index.get((namespace, str(k), str(v)), []) for k, v in selector.items()), key=len
-    )
-    return [c for c in candidates if selector_matches(selector, labels_of(c))]
 
 
 def _controller(obj: Obj) -> tuple[str, str] | None:

@@ -29,6 +29,22 @@ class Scope(enum.Enum):
 
 
 @dataclass(frozen=True)
+class Uncertainty:
+    """Something the objects may not show that would turn a critical into a guess.
+
+    A critical means the rendered desired state (or the live snapshot) alone
+    proves the app breaks. Where the verdict depends on what the snapshot does
+    not hold, the detector names that here, and in that situation reports a
+    warning or info whose summary says what would make it certain (or nothing).
+    A case file with ``downgrade: <id>`` proves each one (tests/detectors).
+    """
+
+    id: str  # kebab-case, cited by the case that proves the downgrade
+    unseen: str  # what the snapshot does not show
+    certain_if: str  # what would make the finding certain
+
+
+@dataclass(frozen=True)
 class DetectorSpec:
     id: str
     description: str
@@ -40,12 +56,19 @@ class DetectorSpec:
     # Consecutive evaluations before a finding activates / clears (monitor only).
     fire_after: int = 2
     clear_after: int = 2
+    # What makes a critical of this detector uncertain; or, when nothing can, why
+    # (built-in detectors declare one of the two; a meta-test holds them to it).
+    uncertain_when: tuple[Uncertainty, ...] = ()
+    certain_because: str = ""
 
     def __post_init__(self) -> None:
         if not self.id or not self.id.replace("-", "").isalnum() or self.id != self.id.lower():
             raise ValueError(f"detector id {self.id!r} must be lower-case kebab-case")
         if self.fire_after < 1 or self.clear_after < 1:
             raise ValueError(f"detector {self.id}: fire_after and clear_after must be >= 1")
+        ids = [u.id for u in self.uncertain_when]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"detector {self.id}: uncertainty ids must be unique: {ids}")
 
     def finding(
         self,

@@ -15,6 +15,15 @@ Three layers, applied to anything the bot sends or writes:
    like nothing in particular (``MYSQL_PWD``, a Secret's value) is still masked
    when a model echoes it.
 
+What is never masked is structure. The names the same objects declare (names,
+namespaces, label keys and values) are registered as *identifiers*: a Secret
+value that is an ordinary word (``frontend``) is not masked where it is, or is
+part of, such a name, since the name says nothing about the Secret and a
+reader needs it. And a file name with a line (``app-secret.yaml:12``) is a
+location, not a ``secret: value`` pair. A credential in a value position is
+masked where it is held (the snapshot drops Secret values, layer 1 masks
+credential-named values, layer 2 every ``key=value`` of a credential name).
+
 :func:`redact_text` is the scrubber; the places text leaves the process apply
 it at one seam each (:mod:`gitmedic.reconciler.outbound`: the forge adapters'
 writing verbs, the process's stdout and stderr; the LLM provider call; the
@@ -52,6 +61,9 @@ _PAIR = re.compile(
     r"(?P<key>\b[\w.-]*(?:password|passwd|secret|token|api[_-]?key)[\w.-]*\s*[=:]\s*)(?P<value>[^\s,;&\"']+)",
     re.IGNORECASE,
 )
+# ``app-secret.yaml:12`` (a file and line, as locations are written) is not a pair.
+_FILE_KEY = re.compile(r".*\.(?:ya?ml|json|jsonl|md|txt|tpl)\s*:\s*", re.IGNORECASE)
+_LINE_VALUE = re.compile(r"\d+(?::\d+)?[^\w]*")
 
 
 def looks_secret_name(name: str) -> bool:
@@ -63,8 +75,14 @@ def redact_text(text: str) -> str:
     for pattern in _PATTERNS:
         text = pattern.sub(MASK, text)
     text = _URL_PASSWORD.sub(lambda m: f"{m['pre']}{MASK}{m['post']}", text)
-    text = _PAIR.sub(lambda m: f"{m['key']}{MASK}", text)
+    text = _PAIR.sub(_masked_pair, text)
     return REGISTRY.scrub(text)
+
+
+def _masked_pair(match: re.Match[str]) -> str:
+    if _FILE_KEY.fullmatch(match["key"]) and _LINE_VALUE.fullmatch(match["value"]):
+        return match[0]  # a location: its line number stays
+    return f"{match['key']}{MASK}"
 
 
 def redact_object(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -118,7 +136,16 @@ class SecretRegistry:
     def __init__(self) -> None:
         self._values: set[str] = set()
         self._ordered: tuple[str, ...] = ()
+        self._identifiers: set[str] = set()  # names objects declare: never masked
         self._lock = threading.Lock()
+
+    def add_identifiers(self, names: Iterable[str]) -> None:
+        """Names the objects declare (resource names, namespaces, labels): structure, which
+        a registered value that happens to be the same word never masks."""
+        fresh = {n for n in names if len(n) >= MIN_SECRET} - self._identifiers
+        if fresh:
+            with self._lock:
+                self._identifiers |= fresh
 
     def add(self, value: str | None) -> None:
         self.add_all((value,) if value else ())
@@ -136,8 +163,20 @@ class SecretRegistry:
     def scrub(self, text: str) -> str:
         for value in self._ordered:  # longest first: a value inside another goes second
             if value in text:
-                text = text.replace(value, MASK)
+                text = self._masked(text, value)
         return text
+
+    def _masked(self, text: str, value: str) -> str:
+        """``text`` with ``value`` masked, except where it is (part of) an identifier."""
+        names = [n for n in self._identifiers if value in n and n in text]
+        if not names:
+            return text.replace(value, MASK)
+        kept = re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
+        pieces, last = [], 0
+        for match in kept.finditer(text):
+            pieces += [text[last : match.start()].replace(value, MASK), match[0]]
+            last = match.end()
+        return "".join([*pieces, text[last:].replace(value, MASK)])
 
 
 def _forms(value: str) -> set[str]:
@@ -152,8 +191,24 @@ REGISTRY = SecretRegistry()
 
 
 def register_objects(bodies: Iterable[Mapping[str, Any]]) -> None:
-    """Register every credential in these Kubernetes objects before any text about them leaves."""
+    """Register every credential in these Kubernetes objects before any text about them
+    leaves, and the names they declare, which stay readable."""
+    bodies = list(bodies)
     REGISTRY.add_all(v for body in bodies for v in object_credentials(body))
+    REGISTRY.add_identifiers(n for body in bodies for n in _identifiers(body))
+
+
+def _identifiers(body: Mapping[str, Any]) -> Iterable[str]:
+    meta = body.get("metadata")
+    if not isinstance(meta, Mapping):
+        return
+    for key in ("name", "namespace", "generateName"):
+        if isinstance(meta.get(key), str):
+            yield meta[key]
+    labels = meta.get("labels")
+    if isinstance(labels, Mapping):
+        yield from (str(k) for k in labels)
+        yield from (v for v in labels.values() if isinstance(v, str))
 
 
 def register_text(text: str) -> None:

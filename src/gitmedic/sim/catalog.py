@@ -3,9 +3,10 @@
 A real registry answers "does ``repo:tag`` exist?" and a real image either has
 the binary a ``command`` names or fails to start. The sim cannot know either, so
 both are an explicit input built from evidence: the images (and commands) that
-appeared in the repo's baseline history ran, so they exist; an allowlist adds
-more. An image outside the catalog fails to pull (``ErrImagePull``, then
-``ImagePullBackOff``); a command the image never ran in the baseline fails to
+appeared in the repo's baseline history ran, so they exist; so does every image
+any commit of the repository names (``registry``, :mod:`gitmedic.sim.registry`);
+an allowlist adds more. An image outside both fails to pull (``ErrImagePull``,
+then ``ImagePullBackOff``); a command the image never ran in the baseline fails to
 start (``CrashLoopBackOff``); a command the image ran for *another* workload
 starts, but that workload now serves the wrong thing (the hotel-reservation
 ``[profile] -> [geo]`` case).
@@ -26,6 +27,7 @@ from typing import Any
 from gitmedic.detectors.snapshot import Snapshot, as_list
 from gitmedic.detectors.topology import calls
 from gitmedic.sim import ids
+from gitmedic.sim.registry import KnownImages
 
 Command = tuple[str, ...]
 COMMAND_ANNOTATION = "sim.gitmedic.dev/command-"  # + container name: the expected command
@@ -71,6 +73,8 @@ class ImageCatalog:
     wiring: Mapping[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     # tags pushed again out of band: they name a new build that crashes (normalized)
     rebuilt: frozenset[str] = frozenset()
+    # every image the repository's history names (sim.registry): pulled like the above
+    registry: KnownImages = field(default_factory=KnownImages)
 
     def serves(self, image: str, port: int | str) -> bool:
         """Did this image serve ``port`` in the baseline, declared or not?"""
@@ -78,7 +82,7 @@ class ImageCatalog:
 
     def has_image(self, image: str) -> bool:
         image = normalize(image)
-        if image in self.images:
+        if image in self.images or self.registry.knows(image):
             return True
         repo, pinned, digest = image.partition("@sha256:")
         return bool(pinned) and any(
@@ -95,6 +99,9 @@ class ImageCatalog:
     def with_images(self, images: Iterable[str]) -> ImageCatalog:
         extra = frozenset(normalize(i) for i in images)
         return replace(self, images=self.images | extra)
+
+    def with_registry(self, registry: KnownImages) -> ImageCatalog:
+        return replace(self, registry=registry)
 
     @classmethod
     def from_snapshots(

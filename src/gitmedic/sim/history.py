@@ -11,19 +11,26 @@ earlier commit (or no git at all) the state at ``rev`` is its own baseline.
 healthy (a configured baseline, the revisions the bot verified), best first, and
 from nothing between them and HEAD: a fault a few commits old, or a candidate
 the bot undid, is never taken for what the images can run.
+
+Both add the registry (:mod:`gitmedic.sim.registry`): every image the repository
+names in the history up to the revisions taken as having run (``rev``'s earlier
+app commit, or the healthy ones), and outside the app's paths after them; so
+``sim status`` and the loop pull from the same registry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler import gitcmd
+from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.repo import ManifestRepo
-from gitmedic.reconciler.manifests.tree import LoadFailure
+from gitmedic.reconciler.manifests.tree import FsTree, LoadFailure
 from gitmedic.sim.catalog import ImageCatalog
+from gitmedic.sim.registry import KnownImages, known_images
 
 
 def baseline_catalog(
@@ -41,10 +48,14 @@ def baseline_catalog(
     what a workload runs there is what it is expected to run, whatever a broken and
     reverted commit of the history tried."""
     earlier = _earlier(path, rev, depth, namespace)
-    snapshots = [load_desired(path, rev=r, namespace=namespace).snapshot for r in earlier]
+    helm = _current_chart(path, namespace)
+    snapshots = [_desired(path, r, namespace, helm) for r in earlier]
     if healthy:
         snapshots.insert(0, current)
-    return ImageCatalog.from_snapshots(snapshots or [current], allow)
+    # the registry: the history up to the newest revision taken as having run
+    base = [rev or "HEAD"] if healthy or not earlier else earlier[:1]
+    catalog = ImageCatalog.from_snapshots(snapshots or [current], allow)
+    return catalog.with_registry(_registry(path, base, rev, namespace))
 
 
 def healthy_catalog(
@@ -54,8 +65,41 @@ def healthy_catalog(
     workload is expected to run)."""
     if not revs:
         raise ValueError("a healthy catalogue needs at least one revision")
-    snapshots = [load_desired(path, rev=r, namespace=namespace).snapshot for r in revs]
-    return ImageCatalog.from_snapshots(snapshots, allow)
+    helm = _current_chart(path, namespace)
+    snapshots = [_desired(path, r, namespace, helm) for r in revs]
+    catalog = ImageCatalog.from_snapshots(snapshots, allow)
+    return catalog.with_registry(_registry(path, revs, None, namespace))
+
+
+def _desired(path: Path, rev: str, namespace: str, helm: Mapping[str, ChartSpec]) -> Snapshot:
+    """The app at ``rev`` as it is configured now: a chart rendered with the values files
+    the app names today, even at a commit before ``.gitmedic/config.yaml`` named them
+    (else its ``values.yaml`` alone: another environment, taken for this one's past).
+    Where those files did not exist yet, the chart as that commit configured it."""
+    if helm:
+        state = load_desired(path, rev=rev, namespace=namespace, helm=helm)
+        if not state.errors:
+            return state.snapshot
+    return load_desired(path, rev=rev, namespace=namespace).snapshot
+
+
+def _current_chart(path: Path, namespace: str) -> dict[str, ChartSpec]:
+    """The chart folder of the app at ``path`` -> how the current config renders it."""
+    from gitmedic.reconciler.config import ConfigError
+    from gitmedic.reconciler.manifests.app_charts import configured_chart
+
+    try:
+        repo = ManifestRepo.open(path, namespace)
+        spec = configured_chart(FsTree(repo.root), repo.path, namespace)
+    except (ConfigError, LoadFailure):
+        return {}
+    return {repo.path: spec} if spec is not None else {}
+
+
+def _registry(path: Path, base: Sequence[str], head: str | None, namespace: str) -> KnownImages:
+    """Every image the repository names up to ``base``, and outside the app up to ``head``."""
+    where = path if path.is_dir() else path.parent
+    return known_images(where, base, head, _app_paths(path, namespace))
 
 
 def _earlier(path: Path, rev: str | None, depth: int, namespace: str) -> list[str]:

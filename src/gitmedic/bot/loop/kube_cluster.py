@@ -66,6 +66,7 @@ class KubeCluster:
             self.api = connect(env.get("GITMEDIC_KUBE_CONTEXT") or None)
         except LiveReadError as exc:
             raise KubeSetupError(str(exc)) from None
+        record_version(self.api)
         self.watcher, self.engine_name = engine_watcher(engine, env, self.api, app, self.clock)
         self.alerts_source = _alerts(oracles, namespace)
         self.denied_kinds: set[str] = set()
@@ -106,6 +107,24 @@ class KubeCluster:
 
     def check(self, sha: str) -> SyncState:
         return self.watcher.check(sha)
+
+
+def record_version(api: Any) -> None:
+    """The cluster's version is the one its charts render for (``helm --kube-version``);
+    a cluster that does not say keeps the config's or the default, said in the log."""
+    from kubernetes.client import VersionApi
+    from kubernetes.client.exceptions import OpenApiException
+    from urllib3.exceptions import HTTPError
+
+    from gitmedic.reconciler.manifests.kube_version import record_cluster_version
+
+    try:
+        answer = str(VersionApi(api).get_code().git_version)
+    except (OpenApiException, HTTPError, OSError) as exc:
+        log.warning("the cluster's version is unknown (%s): charts render for the config's", exc)
+        return
+    version = record_cluster_version(answer)
+    log.info("charts render for Kubernetes %s, the cluster's version", version or answer)
 
 
 def engine_watcher(

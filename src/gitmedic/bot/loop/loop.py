@@ -93,7 +93,11 @@ class Loop:
 
     def evaluate(self) -> None:
         snapshot = self.cluster.snapshot()
+        failing = dict(self.monitor.failing)
         self.findings, transition = self.monitor.evaluate(snapshot, self.cluster.alerts())
+        for det_id, why in self.monitor.failing.items():
+            if failing.get(det_id) != why:  # said once, not at every evaluation
+                self.emit("detector-failed", f"{det_id} failed, its last findings kept: {why}")
         self.healthy_images.observe(snapshot, self.clock.now())
         self.evaluations += 1
         for f in transition.activated:

@@ -5,7 +5,10 @@ the snapshot per kind and re-runs only the detectors that read a kind whose
 digest changed since the last evaluation (or all, the first time). The others'
 findings are reused, so a quiet cluster costs one digest per kind and no
 detector run. Each detector runs in the runner's isolation (an error is an
-entry, never a crash of the loop).
+entry, never a crash of the loop). A detector that fails keeps its last findings
+(its verdict is unknown now, never "nothing found") and is named in ``failing``
+until it runs again; one that never ran cleanly has no findings to keep, which
+``failing`` says too.
 
 Runtime-only evidence: when no detector finds anything but alerts fire (a
 B-class fault: the database revoked a password, the manifests are fine), each
@@ -49,6 +52,8 @@ class Monitor:
     runs: int = 0  # detector runs so far (the incremental evaluation's cost)
     held: tuple[Finding, ...] = ()  # explained by a rollout within its deadline, last time
     last_seconds: float = 0.0  # wall time of the last evaluation (serve's metrics)
+    # detector id -> why it failed at the last evaluation (its last findings are kept)
+    failing: dict[str, str] = field(default_factory=dict)
 
     def evaluate(
         self, snapshot: Snapshot, alerts: Sequence[Mapping[str, Any]] = ()
@@ -56,9 +61,9 @@ class Monitor:
         started = time.perf_counter()
         changed = self._changed_kinds(snapshot)
         for det in self.detectors:
-            if det.id not in self.cached or det.spec.kinds & changed or not det.spec.kinds:
-                self.cached[det.id] = run_detectors([det], snapshot).findings
-                self.runs += 1
+            stale = det.id not in self.cached or det.id in self.failing
+            if stale or det.spec.kinds & changed or not det.spec.kinds:
+                self._run(det, snapshot)
         # Info findings are notes (an optional component not deployed), never incidents.
         findings, held = held_back(
             (
@@ -76,6 +81,17 @@ class Monitor:
         self.persistence, transition = self.persistence.observe(findings, thresholds)
         self.last_seconds = time.perf_counter() - started
         return tuple(sort_findings(findings)), transition
+
+    def _run(self, det: Detector, snapshot: Snapshot) -> None:
+        """One detector's findings; on an error its last ones stay, and ``failing`` says so."""
+        evaluation = run_detectors([det], snapshot)
+        self.runs += 1
+        if evaluation.errors:
+            self.failing[det.id] = evaluation.errors[0].message
+            self.cached.setdefault(det.id, ())
+            return
+        self.failing.pop(det.id, None)
+        self.cached[det.id] = evaluation.findings
 
     def _changed_kinds(self, snapshot: Snapshot) -> frozenset[str]:
         bodies: dict[str, list[str]] = {}

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Event:
     at: float
-    kind: str  # detected | incident | proposal | txn | escalated | memory | healthy
+    # detected | detector-failed | incident | proposal | txn | escalated | memory | healthy
+    kind: str
     text: str
     data: dict[str, Any] = field(default_factory=dict)
 

@@ -20,7 +20,10 @@ without any, from the history before a revision
 (:func:`~gitmedic.sim.history.baseline_catalog`): after a restart the one where
 the interrupted incident began, not main, whose history now holds the fault and
 the bot's own candidates, so the restarted sim knows what the one before it
-knew and a candidate that crash-looped still does.
+knew and a candidate that crash-looped still does. Which images exist is wider:
+every image the repo's history names up to those revisions, in any folder, and
+what later commits name outside the app (:mod:`gitmedic.sim.registry`), the same
+registry ``gitmedic sim status`` pulls from.
 """
 
 from __future__ import annotations

@@ -207,9 +207,21 @@ def build_ports(
     )
 
 
+class DetectorFailure(RuntimeError):
+    """A detector failed on the live snapshot: what fires now is unknown, not "nothing"."""
+
+
 def live_findings(cluster: Cluster, detectors: Sequence[Detector]) -> list[Finding]:
-    """What the detectors find on the cluster now: the window's and the checkpoint's reading."""
-    return list(run_detectors(detectors, cluster.snapshot()).findings)
+    """What the detectors find on the cluster now: the window's and the checkpoint's reading.
+
+    A detector that fails raises :class:`DetectorFailure`: a checkpoint or measurement
+    missing its findings would call a fault absent (a target "cleared", a regression
+    unseen), so the step fails instead, loudly (``serve`` logs it and steps again later).
+    """
+    evaluation = run_detectors(detectors, cluster.snapshot())
+    if evaluation.errors:
+        raise DetectorFailure("; ".join(evaluation.problems()))
+    return list(evaluation.findings)
 
 
 def counted_signals(cluster: Cluster, findings: Sequence[Finding]) -> tuple[Signal, ...]:

@@ -5,7 +5,9 @@ the workload object), so a finding can say exactly which line to fix and a fix
 can edit exactly that field. Covered: env ``valueFrom`` (configMapKeyRef,
 secretKeyRef), ``envFrom``, volumes (configMap, secret, persistentVolumeClaim,
 projected configMap/secret sources, with their ``items`` keys),
-``imagePullSecrets`` and ``serviceAccountName`` (``default`` when unset).
+``imagePullSecrets`` and ``serviceAccountName`` (``default`` when unset). A
+StatefulSet's pod volume named like one of its ``volumeClaimTemplates`` is
+replaced by that template's claim, and is no reference.
 """
 
 from __future__ import annotations
@@ -47,7 +49,10 @@ def references(wl: Workload) -> Iterator[Reference]:
     for section in ("initContainers", "containers"):
         for i, container in enumerate(as_list(spec.get(section))):
             yield from _container_refs(mapping(container), f"{base}.{section}[{i}]")
+    claimed = _claim_templates(wl)
     for i, volume in enumerate(as_list(spec.get("volumes"))):
+        if mapping(volume).get("name") in claimed:
+            continue  # the StatefulSet controller puts the template's claim in its place
         yield from _volume_refs(mapping(volume), f"{base}.volumes[{i}]")
     for i, secret in enumerate(as_list(spec.get("imagePullSecrets"))):
         name = mapping(secret).get("name")
@@ -55,6 +60,16 @@ def references(wl: Workload) -> Iterator[Reference]:
             path = f"{base}.imagePullSecrets[{i}]"
             yield Reference(SECRET, name, None, False, "imagePullSecrets", path)
     yield _service_account(spec, base)
+
+
+def _claim_templates(wl: Workload) -> set[str]:
+    """Names of a StatefulSet's ``volumeClaimTemplates``: each replaces the pod volume of
+    that name with the replica's own claim (``<template>-<statefulset>-<ordinal>``)."""
+    if wl.obj.kind != "StatefulSet":
+        return set()
+    templates = as_list(wl.obj.spec.get("volumeClaimTemplates"))
+    names = (mapping(mapping(t).get("metadata")).get("name") for t in templates)
+    return {n for n in names if isinstance(n, str) and n}
 
 
 def _container_refs(container: JSON, path: str) -> Iterator[Reference]:

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from gitmedic.detectors.finding import Resource
+from gitmedic.detectors.pod_owners import may_own_pods
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
 
 
@@ -35,3 +36,28 @@ def services_by_workload(snapshot: Snapshot) -> dict[Resource, list[Obj]]:
         return index
 
     return snapshot.derived("services.by-workload", build)
+
+
+def custom_pod_owners(snapshot: Snapshot, namespace: str) -> list[Obj]:
+    """Custom resources of ``namespace`` whose operator may create pods (and Services)
+    the manifests do not show (:func:`gitmedic.detectors.pod_owners.may_own_pods`)."""
+
+    def build() -> dict[str, list[Obj]]:
+        index: dict[str, list[Obj]] = defaultdict(list)
+        for obj in snapshot:
+            if obj.namespace and may_own_pods(str(obj.body.get("apiVersion", "")), obj.kind):
+                index[obj.namespace].append(obj)
+        return index
+
+    return list(snapshot.derived("services.custom-pod-owners", build).get(namespace, []))
+
+
+def named(objs: list[Obj], limit: int = 3, hints: frozenset[str] = frozenset()) -> str:
+    """``Prometheus k8s, Alertmanager main`` (and how many more), for summaries; those
+    whose name or kind is among ``hints`` (a selector's values, say) first."""
+
+    def order(o: Obj) -> tuple[bool, Resource]:
+        return not ({o.name, o.kind.lower()} & hints), o.ref
+
+    shown = ", ".join(f"{o.kind} {o.name}" for o in sorted(objs, key=order)[:limit])
+    return shown + (f" and {len(objs) - limit} more" if len(objs) > limit else "")

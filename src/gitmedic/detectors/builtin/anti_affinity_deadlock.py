@@ -38,6 +38,10 @@ SPEC = DetectorSpec(
         "most the number of topology domains, or make the term preferred instead of required."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "judged only against the Node objects the snapshot holds (live, or the repo's own node "
+        "list): more replicas than topology domains among them cannot all be placed"
+    ),
     playbooks=("anti-affinity-deadlock",),
 )
 

@@ -34,6 +34,10 @@ SPEC = DetectorSpec(
         "listens on a port of its own."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "two containers of one pod share one network namespace: the pod spec alone proves one "
+        "cannot bind"
+    ),
     playbooks=("sidecar-port-conflict",),
 )
 

@@ -33,6 +33,7 @@ SPEC = DetectorSpec(
     remediation="Find why the new pods fail (the pod findings name it) and restore the field "
     "of the last working revision, or revert the rollout's commit.",
     scope=Scope.LIVE,
+    certain_because=("read from the workload's own live status: no replica is available"),
     playbooks=(
         "deployment-unavailable",
         "node-fault",

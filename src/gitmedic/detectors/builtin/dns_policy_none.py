@@ -43,6 +43,10 @@ SPEC = DetectorSpec(
         "dnsConfig nameservers, or list the cluster DNS Service IP as a nameserver."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "the pod's resolv.conf holds only what its spec lists; critical only when the pod also "
+        "addresses in-cluster Services, which then cannot resolve"
+    ),
     playbooks=("dns-policy-none",),
 )
 

@@ -17,6 +17,7 @@ SPEC = DetectorSpec(
     severity=Severity.WARNING,
     remediation="Remove the later duplicate so the intended value is the only one.",
     scope=Scope.BOTH,
+    certain_because=("never critical (a warning: the later value silently wins)"),
     playbooks=("env-shadowed",),
 )
 

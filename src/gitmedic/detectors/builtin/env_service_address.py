@@ -42,6 +42,11 @@ SPEC = DetectorSpec(
         "(or restore the deleted Service)."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "critical only when the namespace runs the component the host names (the Service, not "
+        "the component, is missing) or the Service lacks the port; a component the app does not"
+        " ship is info"
+    ),
     playbooks=("env-wrong-port", "missing-service"),
 )
 

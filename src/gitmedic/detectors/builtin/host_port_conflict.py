@@ -26,7 +26,14 @@ from gitmedic.detectors.builtin._fields import PlacedContainer, running_containe
 from gitmedic.detectors.builtin._nodes import eligible_nodes
 from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.snapshot import Snapshot, Workload
-from gitmedic.detectors.spec import DetectorSpec, Scope
+from gitmedic.detectors.spec import DetectorSpec, Scope, Uncertainty
+
+NODES_UNKNOWN = Uncertainty(
+    id="nodes-unknown",
+    unseen="the nodes (desired state without Node objects): pods of two workloads "
+    "on different nodes each bind the port",
+    certain_if="their pods outnumber the nodes they may share, or one is a DaemonSet",
+)
 
 SPEC = DetectorSpec(
     id="host-port-conflict",
@@ -44,6 +51,7 @@ SPEC = DetectorSpec(
     ),
     scope=Scope.BOTH,
     playbooks=("host-port-conflict",),
+    uncertain_when=(NODES_UNKNOWN,),
 )
 
 _WILDCARD = frozenset({"", "0.0.0.0", "::"})
@@ -102,7 +110,13 @@ def _shared(snapshot: Snapshot, claims: list[HostPort]) -> Iterator[Finding]:
             and _overlap(claim, c, nodes[id(claim)], nodes[id(c)])
         ]
         if rivals:
-            yield _shared_finding(claim, rivals)
+            known = nodes[id(claim)] is not None and all(nodes[id(r)] is not None for r in rivals)
+            yield _shared_finding(claim, rivals, certain=known or _on_every_node(claim, rivals))
+
+
+def _on_every_node(claim: HostPort, rivals: list[HostPort]) -> bool:
+    """A DaemonSet holds the port on every node it runs on: nowhere is left for the other."""
+    return any(c.workload.obj.kind == "DaemonSet" for c in [claim, *rivals])
 
 
 def _node_names(snapshot: Snapshot, wl: Workload) -> frozenset[str] | None:
@@ -119,13 +133,16 @@ def _overlap(
     return nodes_a is None or nodes_b is None or bool(nodes_a & nodes_b)
 
 
-def _shared_finding(claim: HostPort, rivals: list[HostPort]) -> Finding:
+def _shared_finding(claim: HostPort, rivals: list[HostPort], *, certain: bool) -> Finding:
     names = sorted({str(r.workload.ref) for r in rivals})
+    doubt = "" if certain else f" (the nodes are unknown: certain if {NODES_UNKNOWN.certain_if})"
     return SPEC.finding(
         claim.workload.ref,
         f"{claim.container.name}: hostPort {claim.port}/{claim.protocol} is also claimed by "
-        + ", ".join(names),
+        + ", ".join(names)
+        + doubt,
         rule="host-port-shared",
+        severity=Severity.CRITICAL if certain else Severity.WARNING,
         evidence=f"{claim.path}={claim.port}; also claimed by {', '.join(names)}",
         related=[r.workload.ref for r in rivals],
         params={

@@ -27,6 +27,9 @@ SPEC = DetectorSpec(
     severity=Severity.WARNING,
     remediation="Restore the containers' resources.requests.cpu of the last working revision.",
     scope=Scope.BOTH,
+    certain_because=(
+        "never critical (a warning)"
+    ),
     playbooks=("hpa-no-cpu-request",),
 )  # fmt: skip
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from gitmedic.detectors.builtin._hpa import target_ref
 from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.kinds import CUSTOM_WORKLOAD_KINDS
 from gitmedic.detectors.snapshot import WORKLOAD_KINDS, Snapshot
 from gitmedic.detectors.spec import DetectorSpec, Scope
 
@@ -24,6 +25,7 @@ SPEC = DetectorSpec(
     severity=Severity.WARNING,
     remediation="Point scaleTargetRef at the workload's current kind and name (or delete the HPA).",
     scope=Scope.BOTH,
+    certain_because=("never critical (a warning)"),
     playbooks=("hpa-target-missing",),
 )
 
@@ -33,7 +35,8 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
         target = target_ref(hpa)
         if target is None or snapshot.has(target.kind, target.namespace, target.name):
             continue
-        if target.kind not in WORKLOAD_KINDS and not snapshot.of_kind(target.kind):
+        builtin = target.kind in WORKLOAD_KINDS and target.kind not in CUSTOM_WORKLOAD_KINDS
+        if not builtin and not snapshot.of_kind(target.kind):
             continue
         candidates = sorted(
             {w.ref.name for w in snapshot.workloads(hpa.namespace) if w.ref.kind == target.kind}

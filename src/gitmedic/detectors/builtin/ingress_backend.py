@@ -10,7 +10,9 @@ to an existing but wrong Service cannot be seen here; that takes the traffic
 oracles.
 
 Rules: ``service-missing`` and ``port-missing``, both critical (the controller
-answers 503 for that path).
+answers 503 for that path). In desired state a missing Service is a warning when
+a custom resource of the namespace may create it (operators create Services for
+the pods they run: the Prometheus operator's ``prometheus-operated``).
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gitmedic.detectors.builtin._services import custom_pod_owners, named
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import JSON, Obj, Snapshot, as_list, mapping
-from gitmedic.detectors.spec import DetectorSpec, Scope
+from gitmedic.detectors.spec import DetectorSpec, Scope, Uncertainty
+
+OPERATOR_SERVICE = Uncertainty(
+    id="service-from-custom-resource",
+    unseen="a Service an operator creates for a custom resource of the namespace",
+    certain_if="the operator creates no Service of that name",
+)
 
 SPEC = DetectorSpec(
     id="ingress-backend",
@@ -32,6 +41,7 @@ SPEC = DetectorSpec(
     remediation="Point the backend at the Service and port it routed to before.",
     scope=Scope.BOTH,
     playbooks=("ingress-misroute",),
+    uncertain_when=(OPERATOR_SERVICE,),
 )
 
 
@@ -48,14 +58,24 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
         for backend in backends(ingress):
             svc = snapshot.get("Service", ingress.namespace, backend.service)
             if svc is None:
-                yield _finding(
-                    ingress, backend, "service-missing", f"Service {backend.service} does not exist"
-                )
+                yield _missing(snapshot, ingress, backend)
             elif backend.port is not None and not _exposes(svc, backend.port):
                 yield _finding(
                     ingress, backend, "port-missing",
                     f"Service {backend.service} has no port {backend.port}", svc,
                 )  # fmt: skip
+
+
+def _missing(snapshot: Snapshot, ingress: Obj, backend: Backend) -> Finding:
+    what = f"Service {backend.service} does not exist"
+    owners = [] if snapshot.live else custom_pod_owners(snapshot, ingress.namespace)
+    if not owners:
+        return _finding(ingress, backend, "service-missing", what)
+    what += (
+        f" in the manifests; {named(owners)} may create it through its operator (certain if "
+        f"{OPERATOR_SERVICE.certain_if})"
+    )
+    return _finding(ingress, backend, "service-missing", what, severity=Severity.WARNING)
 
 
 def backends(ingress: Obj) -> Iterator[Backend]:
@@ -98,7 +118,12 @@ def _exposes(svc: Obj, port: int | str) -> bool:
 
 
 def _finding(
-    ingress: Obj, backend: Backend, rule: str, what: str, svc: Obj | None = None
+    ingress: Obj,
+    backend: Backend,
+    rule: str,
+    what: str,
+    svc: Obj | None = None,
+    severity: Severity | None = None,
 ) -> Finding:
     ports = [mapping(p) for p in as_list(svc.spec.get("ports"))] if svc else []
     offered = [p.get("name") or p.get("port") for p in ports]
@@ -106,6 +131,7 @@ def _finding(
         ingress.ref,
         f"Ingress {ingress.name} route {backend.route}: {what}",
         rule=rule,
+        severity=severity,
         evidence=f"{backend.path} -> {backend.service}:{backend.port}"
         + (f"; Service ports {offered}" if svc else ""),
         related=[Resource("Service", ingress.namespace, backend.service)],

@@ -32,6 +32,10 @@ SPEC = DetectorSpec(
         "or run the backend as a DaemonSet."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "critical only when the selected workloads run at most one pod, so every other node of "
+        "a multi-node cluster has no local endpoint"
+    ),
     playbooks=("internal-traffic-policy-local",),
 )
 

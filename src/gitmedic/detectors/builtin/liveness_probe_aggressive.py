@@ -45,6 +45,10 @@ SPEC = DetectorSpec(
         "or initialDelaySeconds."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "critical only when the kill window is under 5 s with no start-up grace, so a container"
+        " slower to answer than that never starts"
+    ),
     playbooks=("liveness-probe-aggressive",),
 )
 

@@ -25,6 +25,9 @@ SPEC = DetectorSpec(
     remediation="Restore the limit (or the request) of the last working revision so that "
     "limit >= request.",
     scope=Scope.BOTH,
+    certain_because=(
+        "the API server rejects such a pod: the spec alone proves no pod is created"
+    ),
     playbooks=("memory-limit-too-small", "cpu-limit-too-tight"),
 )  # fmt: skip
 

@@ -29,6 +29,9 @@ SPEC = DetectorSpec(
     severity=Severity.CRITICAL,
     remediation="Restore the memory limit of the last working revision.",
     scope=Scope.BOTH,
+    certain_because=(
+        "a limit under 16 MiB leaves no room for any runtime: the container is OOMKilled"
+    ),
     playbooks=("memory-limit-too-small",),
 )  # fmt: skip
 MIN_MEMORY_LIMIT = Decimal(16 * 1024 * 1024)

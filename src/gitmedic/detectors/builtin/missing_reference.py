@@ -19,12 +19,17 @@ Judgement choices, all documented in the finding:
   credentials, which only fails for private images.
 - In live state a kind the snapshot holds no object of was not listed (RBAC or
   a partial list), so references to it are not judged rather than all reported.
+- In desired state a ConfigMap or Secret (or key) that a workload of the app may
+  create at runtime (an install Job, a hook, an init container whose
+  ServiceAccount a Role of the app lets create, or update for a key, that
+  resource: see ``_creators``) is a warning naming that workload, never critical.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gitmedic.detectors.builtin._creators import RBAC_KINDS, creators, service_account
 from gitmedic.detectors.builtin._fields import key_path
 from gitmedic.detectors.builtin._references import (
     CONFIGMAP,
@@ -36,7 +41,13 @@ from gitmedic.detectors.builtin._references import (
 )
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
-from gitmedic.detectors.spec import DetectorSpec, Scope
+from gitmedic.detectors.spec import DetectorSpec, Scope, Uncertainty
+
+RUNTIME = Uncertainty(
+    id="created-at-runtime",
+    unseen="a ConfigMap or Secret a Job, hook or init container of the app creates at runtime",
+    certain_if="no workload of the app creates it (its ServiceAccount may)",
+)
 
 SPEC = DetectorSpec(
     id="missing-reference",
@@ -60,7 +71,10 @@ SPEC = DetectorSpec(
             "ExternalSecret",
             "SealedSecret",
             "Certificate",
+            "ReplicationController",
+            "Rollout",
         }
+        | RBAC_KINDS
     ),
     severity=Severity.CRITICAL,
     remediation=(
@@ -69,6 +83,7 @@ SPEC = DetectorSpec(
     ),
     scope=Scope.BOTH,
     playbooks=("missing-configmap", "configmap-key-dropped", "pvc-claim-broken"),
+    uncertain_when=(RUNTIME,),
 )
 
 _API_VERSION = {CONFIGMAP: "v1", SECRET: "v1", PVC: "v1", SERVICE_ACCOUNT: "v1"}
@@ -107,6 +122,11 @@ def _judge(snapshot: Snapshot, wl: Workload, ref: Reference) -> Finding | None:
 def _finding(snapshot: Snapshot, wl: Workload, ref: Reference, *, missing_key: bool) -> Finding:
     rule, severity = _rule(snapshot, ref, missing_key=missing_key)
     what = f"{ref.kind} {ref.name}" + (f" has no key {ref.key}" if missing_key else " is absent")
+    note = _runtime_note(snapshot, wl, ref, missing_key=missing_key)
+    if note:
+        severity = min(severity, Severity.WARNING, key=lambda s: s.rank)
+    elif severity is Severity.WARNING and rule == "secret-missing":
+        note = "; it may be created out of band (kubectl, a controller outside the app)"
     where = f"{ref.container}: " if ref.container else ""
     params: dict[str, object] = {
         "workload": wl.ref.to_json(),
@@ -123,7 +143,7 @@ def _finding(snapshot: Snapshot, wl: Workload, ref: Reference, *, missing_key: b
         params["data_path"] = key_path("data", ref.key or "")
     return SPEC.finding(
         wl.ref,
-        f"{where}{what} ({ref.via} reference)",
+        f"{where}{what} ({ref.via} reference){note}",
         rule=rule,
         severity=severity,
         evidence=f"{ref.path} names {ref.kind} {ref.name}"
@@ -141,6 +161,22 @@ def _rule(snapshot: Snapshot, ref: Reference, *, missing_key: bool) -> tuple[str
     if ref.kind == SECRET and not missing_key and not snapshot.live:
         return rule, Severity.WARNING
     return rule, Severity.CRITICAL
+
+
+def _runtime_note(snapshot: Snapshot, wl: Workload, ref: Reference, *, missing_key: bool) -> str:
+    """Why the reference may resolve at runtime, naming the workload that may make it; or ""."""
+    if snapshot.live or ref.via == "imagePullSecrets":
+        return ""
+    verb = "update" if missing_key else "create"
+    verbs = ("update", "patch") if missing_key else ("create",)
+    made_by = creators(snapshot, wl, ref.kind, verbs=verbs, via=ref.via)
+    if not made_by:
+        return ""
+    return (
+        f"; {made_by[0].ref} may {verb} it at runtime (its ServiceAccount "
+        f"{service_account(made_by[0])} may {verb} {ref.kind.lower()}s): missing only if no "
+        "workload of the app does"
+    )
 
 
 def _keys(obj: Obj) -> set[str]:

@@ -41,6 +41,10 @@ SPEC = DetectorSpec(
         "or stop selecting the called pods."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "only isolation the policies prove is reported; a rule that cannot be judged from the "
+        "manifests is taken to admit"
+    ),
     playbooks=("network-policy-deny-all",),
 )
 

@@ -29,6 +29,7 @@ SPEC = DetectorSpec(
     severity=Severity.WARNING,
     remediation="Remove the node affinity and the gitmedic.io/avoid-node annotation.",
     scope=Scope.LIVE,
+    certain_because=("never critical (a warning)"),
     playbooks=("node-ready-again",),
 )
 

@@ -38,6 +38,10 @@ SPEC = DetectorSpec(
         "or remove the constraint, so that at least one existing node matches."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "judged only against the Node objects the snapshot holds: no node carries what the pod "
+        "requires"
+    ),
     playbooks=("nonexistent-node",),
 )
 

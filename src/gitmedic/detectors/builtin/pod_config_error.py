@@ -37,6 +37,7 @@ SPEC = DetectorSpec(
     remediation="Restore the missing ConfigMap, Secret or key (or the reference to it) from the "
     "last working revision.",
     scope=Scope.LIVE,
+    certain_because=("read from the pod's live status (CreateContainerConfigError)"),
     playbooks=("pod-config-error", "configmap-key-dropped"),
 )
 _REASONS = {"CreateContainerConfigError": "config-error", "CreateContainerError": "create-error"}

@@ -30,6 +30,7 @@ SPEC = DetectorSpec(
         "working revision."
     ),
     scope=Scope.LIVE,
+    certain_because=("read from the pod's live status (CrashLoopBackOff)"),
     playbooks=(
         "bad-image",
         "wrong-command",

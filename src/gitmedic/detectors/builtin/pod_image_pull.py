@@ -32,6 +32,7 @@ SPEC = DetectorSpec(
     remediation="Restore the image reference (repository and tag) of the last working revision, "
     "or add the imagePullSecret the registry needs.",
     scope=Scope.LIVE,
+    certain_because=("read from the pod's live status (ErrImagePull, InvalidImageName)"),
     # the image that last ran healthy, a runtime lever (bot/responder/levers) after bad-image
     playbooks=("bad-image", "image-ran-healthy"),
 )

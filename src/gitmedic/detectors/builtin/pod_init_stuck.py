@@ -40,6 +40,7 @@ SPEC = DetectorSpec(
     remediation="Check what the init container waits for (a Service, a host, a file) and "
     "restore the name or address of the last working revision.",
     scope=Scope.LIVE,
+    certain_because=("read from the pod's live status (an init container that never finishes)"),
     playbooks=("init-container-hang",),
 )
 INIT_STUCK_AFTER_S = 600.0  # initialisation that takes 10 minutes is not going to finish

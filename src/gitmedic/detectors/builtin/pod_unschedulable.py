@@ -43,6 +43,9 @@ SPEC = DetectorSpec(
     remediation="Restore the field the scheduler message points at (nodeSelector, affinity, "
     "resource requests, claimName) to its last working value.",
     scope=Scope.LIVE,
+    certain_because=(
+        "read from the pod's live status and the scheduler's events"
+    ),
     playbooks=("pod-unschedulable", "node-fault"),
 )  # fmt: skip
 PENDING_AFTER_S = 300.0  # a pod unscheduled this long without an event is stuck

@@ -34,6 +34,10 @@ SPEC = DetectorSpec(
     severity=Severity.CRITICAL,
     remediation="Point the probe at the port the container serves (restore its previous port).",
     scope=Scope.BOTH,
+    certain_because=(
+        "critical only for a port name no port of the container carries, which the kubelet "
+        "cannot resolve; an undeclared number is a warning or info"
+    ),
     playbooks=("liveness-probe-wrong", "readiness-probe-wrong"),
 )
 

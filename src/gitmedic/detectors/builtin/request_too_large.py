@@ -40,6 +40,10 @@ SPEC = DetectorSpec(
         "largest node can allocate."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "judged only against the allocatable of the Node objects the snapshot holds: no node "
+        "fits the request"
+    ),
     playbooks=("request-too-large",),
 )
 

@@ -30,6 +30,10 @@ SPEC = DetectorSpec(
     remediation="Restore the containers' resources (requests and limits) of the last working "
     "revision, or add a LimitRange with defaults.",
     scope=Scope.BOTH,
+    certain_because=(
+        "the API server refuses every pod lacking what the quota counts; scoped quotas are not "
+        "judged"
+    ),
     playbooks=("resource-quota-blocks",),
 )  # fmt: skip
 # quota key -> (section, resource name) a container must specify

@@ -44,6 +44,10 @@ SPEC = DetectorSpec(
         "is 25%) so that some pods stay up while new ones start; keep maxSurge above 0."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "critical only when maxUnavailable covers every replica and maxSurge is 0: the "
+        "controller may stop every pod before a new one is Ready"
+    ),
     playbooks=("rollout-strategy-unsafe",),
 )
 

@@ -57,6 +57,10 @@ SPEC = DetectorSpec(
         "ReadWriteMany storage class."
     ),
     scope=Scope.BOTH,
+    certain_because=(
+        "critical only for a ReadWriteOncePod claim, or ReadWriteOnce with required anti-"
+        "affinity spreading the replicas over nodes: the claim cannot attach to them all"
+    ),
     playbooks=("rwo-pvc-shared",),
 )
 

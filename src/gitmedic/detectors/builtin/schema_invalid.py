@@ -25,6 +25,7 @@ SPEC = DetectorSpec(
     severity=Severity.CRITICAL,
     remediation="Correct the field the message names (its type, spelling or place).",
     scope=Scope.DESIRED,
+    certain_because=("the API server rejects an object its schema refuses"),
 )
 
 
@@ -33,8 +34,7 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
     if check is None:
         return
     unknown: set[tuple[str, str]] = set()
-    for obj in snapshot:
-        verdict = _verdict(snapshot, check, obj)
+    for obj, verdict in _verdicts(snapshot, check):
         if not verdict.known:
             key = (obj.ref.api_version, obj.kind)
             if key not in unknown:
@@ -44,8 +44,11 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             yield _invalid(obj, verdict)
 
 
-def _verdict(snapshot: Snapshot, check: SchemaCheck, obj: Obj) -> SchemaVerdict:
-    return snapshot.derived(f"schema:{obj.ref}", lambda: check.check(obj.body))
+def _verdicts(snapshot: Snapshot, check: SchemaCheck) -> list[tuple[Obj, SchemaVerdict]]:
+    """Every object's verdict, computed once per snapshot."""
+    return snapshot.derived(
+        "schema-invalid:verdicts", lambda: [(o, check.check(o.body)) for o in snapshot]
+    )
 
 
 def _invalid(obj: Obj, verdict: SchemaVerdict) -> Finding:

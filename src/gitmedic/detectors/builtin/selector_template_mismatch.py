@@ -29,6 +29,7 @@ SPEC = DetectorSpec(
         "(a Deployment's selector is immutable: change the template labels, not the selector)."
     ),
     scope=Scope.DESIRED,
+    certain_because=("the API server rejects a selector that does not match its template's labels"),
 )
 
 

@@ -27,6 +27,9 @@ SPEC = DetectorSpec(
     remediation="Make the selected pods Ready (see the pod findings) or restore the selector, "
     "targetPort or readiness probe of the last working revision.",
     scope=Scope.LIVE,
+    certain_because=(
+        "read from the live Endpoints: no ready address while the workload wants pods"
+    ),
     playbooks=("service-no-endpoints", "chaos-network", "traffic-flood"),
 )  # fmt: skip
 

@@ -9,6 +9,12 @@ when they run the same images it may be a deliberate variant or canary (warning)
 The params name the workload the Service most likely fronts (the one named like
 the Service, if any) and the labels only that workload carries, so a fix can
 narrow the selector without guessing.
+
+Not pollution: a workload scaled to zero runs no pod (an Argo Rollout's
+``workloadRef`` Deployment), and a Service that spans several versions of one
+app on purpose (``app: reviews`` over reviews-v1/v2/v3, each with its own
+``version`` label: the service-mesh pattern, a mesh routes by that label) is an
+info saying so.
 """
 
 from __future__ import annotations
@@ -18,7 +24,17 @@ from collections.abc import Iterator
 from gitmedic.detectors.builtin._services import selected_workloads, selecting_services
 from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.snapshot import Snapshot, Workload
-from gitmedic.detectors.spec import DetectorSpec, Scope
+from gitmedic.detectors.spec import DetectorSpec, Scope, Uncertainty
+
+# Labels by which a service mesh tells versions of one app apart, and those naming the app.
+VERSION_LABELS = ("version", "app.kubernetes.io/version")
+APP_LABELS = ("app", "app.kubernetes.io/name", "k8s-app")
+VERSIONS = Uncertainty(
+    id="versions-of-one-app",
+    unseen="whether the mix is deliberate: the workloads are versions of one app "
+    "(distinct values of a version label) that a service mesh routes between",
+    certain_if="the workloads are not versions of one app (no distinct version label)",
+)
 
 SPEC = DetectorSpec(
     id="service-selector-polluted",
@@ -31,12 +47,14 @@ SPEC = DetectorSpec(
     ),
     scope=Scope.BOTH,
     playbooks=("service-selector-polluted",),
+    uncertain_when=(VERSIONS,),
 )
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
     for svc, selector in selecting_services(snapshot):
-        workloads = sorted(selected_workloads(snapshot, svc, selector), key=lambda w: w.ref)
+        selected = selected_workloads(snapshot, svc, selector)
+        workloads = sorted((w for w in selected if w.replicas != 0), key=lambda w: w.ref)
         if len(workloads) < 2:
             continue
         images = {_images(w) for w in workloads}
@@ -51,14 +69,45 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             params["intended_workload"] = intended.ref.to_json()
             params["distinguishing_labels"] = own
             evidence += f"; only {intended.ref} carries {_fmt(own) or 'no extra label'}"
+        severity, summary = _verdict(svc.name, workloads, images)
         yield SPEC.finding(
             svc.ref,
-            f"Service {svc.name} selects pods of {len(workloads)} workloads",
-            severity=Severity.CRITICAL if len(images) > 1 else Severity.WARNING,
+            summary,
+            severity=severity,
             evidence=evidence,
             related=[w.ref for w in workloads],
             params=params,
         )
+
+
+def _verdict(
+    service: str, workloads: list[Workload], images: set[tuple[str, ...]]
+) -> tuple[Severity, str]:
+    summary = f"Service {service} selects pods of {len(workloads)} workloads"
+    versions = _versions(workloads)
+    if versions:
+        return Severity.INFO, (
+            f"{summary}, versions {', '.join(versions)} of one app (deliberate when a service "
+            "mesh routes by version)"
+        )
+    return (Severity.CRITICAL if len(images) > 1 else Severity.WARNING), summary
+
+
+def _versions(workloads: list[Workload]) -> list[str]:
+    """The version-label values of the workloads when they are versions of one app (one
+    app-name label value, each its own version); else []."""
+    if not any(_one_value(workloads, key) for key in APP_LABELS):
+        return []
+    for key in VERSION_LABELS:
+        values = [w.template_labels.get(key) for w in workloads]
+        if all(isinstance(v, str) and v for v in values) and len(set(values)) == len(values):
+            return sorted(str(v) for v in values)
+    return []
+
+
+def _one_value(workloads: list[Workload], key: str) -> bool:
+    values = {str(w.template_labels.get(key, "")) for w in workloads}
+    return len(values) == 1 and "" not in values
 
 
 def _images(wl: Workload) -> tuple[str, ...]:

@@ -25,6 +25,10 @@ SPEC = DetectorSpec(
     severity=Severity.CRITICAL,
     remediation="Set targetPort to the containerPort (or port name) the selected container serves.",
     scope=Scope.BOTH,
+    certain_because=(
+        "critical only when the selected containers declare ports and none is the targetPort; "
+        "containers declaring none are not judged"
+    ),
     playbooks=("service-target-port",),
 )
 

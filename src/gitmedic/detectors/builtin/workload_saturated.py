@@ -39,6 +39,7 @@ SPEC = DetectorSpec(
     severity=Severity.CRITICAL,
     remediation="Scale out: raise replicas, or the HPA's maxReplicas, within your bounds.",
     scope=Scope.LIVE,
+    certain_because=("read from live usage against the workload's limits"),
     playbooks=("workload-saturated",),
 )
 

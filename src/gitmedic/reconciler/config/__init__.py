@@ -164,8 +164,19 @@ class LeversConfig:
 
 
 @dataclass(frozen=True)
+class ChartRepository:
+    """A chart repository gitmedic may pull from though the manifests do not declare it;
+    ``name``/``namespace``: the Flux source it stands for (a sourceRef declared elsewhere)."""
+
+    url: str
+    name: str = ""
+    namespace: str = ""
+
+
+@dataclass(frozen=True)
 class ManifestsConfig:
     allow_remote_bases: bool = False  # kustomize resources/bases/components fetched remotely
+    chart_repositories: tuple[ChartRepository, ...] = ()  # read from the work tree's config
 
 
 @dataclass(frozen=True)
@@ -251,7 +262,7 @@ def parse_config(
         apps=tuple(_app(a, source, read) for a in data["apps"]),
         policy=_policy(data.get("policy") or {}),
         llm=LlmConfig(**(data.get("llm") or {})),
-        manifests=ManifestsConfig(**(data.get("manifests") or {})),
+        manifests=_manifests(data.get("manifests") or {}),
         attempts=int(data.get("attempts", 3)),
         version=int(data["version"]),
         kubernetes_version=data.get("kubernetes_version"),
@@ -322,12 +333,19 @@ def _deployed(
     given = data.get("path", "").strip("/")
     if given and given != found.path:
         raise ConfigError(f"{where}: {ref.file} deploys chart {found.path}, but path says {given}")
+    namespace = data.get("namespace") or found.namespace or "default"
+    if found.remote is not None:  # the loader renders it from the deployer at ``path``
+        return {**data, "path": found.path, "namespace": namespace}
     helm = {**(data.get("helm") or {})}
     helm.setdefault("values", list(found.values))
     helm.setdefault("release", found.release)
     helm["sources"] = [dict(vars(s)) for s in found.sources]
-    namespace = data.get("namespace") or found.namespace or "default"
     return {**data, "path": found.path, "namespace": namespace, "helm": helm}
+
+
+def _manifests(data: Mapping[str, Any]) -> ManifestsConfig:
+    repos = tuple(ChartRepository(**r) for r in data.get("chart_repositories") or ())
+    return ManifestsConfig(**{**data, "chart_repositories": repos})
 
 
 def _policy(data: Mapping[str, Any]) -> PolicyConfig:

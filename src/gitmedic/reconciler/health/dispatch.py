@@ -19,6 +19,7 @@ from gitmedic.reconciler.health.fields import JSON, Malformed
 from gitmedic.reconciler.health.flux import helmrelease_health, kustomization_health
 from gitmedic.reconciler.health.network import apiservice_health, ingress_health, service_health
 from gitmedic.reconciler.health.pod import pod_health
+from gitmedic.reconciler.health.rollout import rollout_health
 from gitmedic.reconciler.health.status import Health, HealthStatus
 from gitmedic.reconciler.health.storage import pvc_health
 from gitmedic.reconciler.health.workloads import (
@@ -56,6 +57,7 @@ RULES: Mapping[tuple[str, str], tuple[HealthFn, frozenset[str]]] = {
     ("autoscaling", "HorizontalPodAutoscaler"): _rule(hpa_health, "v1", "v2", "v2beta1", "v2beta2"),
     ("kustomize.toolkit.fluxcd.io", "Kustomization"): _rule(kustomization_health, *_FLUX_KUSTOMIZE),
     ("helm.toolkit.fluxcd.io", "HelmRelease"): _rule(helmrelease_health, *_FLUX_HELM),
+    ("argoproj.io", "Rollout"): _rule(rollout_health, "v1alpha1"),
 }
 
 

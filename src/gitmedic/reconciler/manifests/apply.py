@@ -44,6 +44,7 @@ from gitmedic.reconciler.manifests.objects import add_object, remove_object
 from gitmedic.reconciler.manifests.operations import Change, apply_op, inverse_of
 from gitmedic.reconciler.manifests.paths import PathError
 from gitmedic.reconciler.manifests.render import RoundTrip, guess_indent, rt_value, splice
+from gitmedic.reconciler.manifests.yaml_loader import ValueAsStrLoader
 
 __all__ = [
     "Applied",
@@ -172,7 +173,7 @@ def _verbatim_candidate(chunk: Chunk, verbatim: Verbatim) -> list[str] | None:
 
 def _reads_as(lines: list[str], intended: Any) -> bool:
     try:
-        data = yaml.load("".join(lines), Loader=yaml.CSafeLoader)
+        data = yaml.load("".join(lines), Loader=ValueAsStrLoader)
     except yaml.YAMLError:
         return False
     return same(data, intended)

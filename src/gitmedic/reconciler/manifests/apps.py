@@ -123,6 +123,7 @@ def _merge(states: list[DesiredState], clashes: list[Collision]) -> DesiredState
     for s in states:
         # two environments of one chart fail to render for the same reason: say it once
         merged.errors.extend(e for e in s.errors if e not in merged.errors)
+        merged.findings.extend(f for f in s.findings if f not in merged.findings)
         merged.files.extend(s.files)
         merged.skipped.extend(s.skipped)
     merged.errors.sort(key=lambda e: (e.file, e.line))

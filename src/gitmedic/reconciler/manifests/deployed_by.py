@@ -20,11 +20,17 @@ render the chart:
   (last), ``targetNamespace`` (else the object's namespace), ``releaseName``
   (default ``[<targetNamespace>-]<name>``, as Flux names it).
 
+A chart from a repository (a Flux ``HelmRepository`` or ``OCIRepository``
+source, an Argo CD source with ``chart:`` and ``repoURL``) is named as a
+:class:`ChartSource`, which :mod:`.chart_sources` resolves to the repository
+the manifests declare; ``path`` is then where the deployer is read from (the
+file, or the kustomize overlay's folder), and values files inside the chart's
+package are refused.
+
 The file is the repo's, so hostile input: it is read through the caller's
-reader (no links followed), and every chart from elsewhere (a Helm repository,
-an OCI registry, an Argo ``chart:`` source, a ``$ref`` values file of another
-source, a Secret's values) is refused with the reason: gitmedic renders
-offline, from this repository only.
+reader (no links followed); a ``$ref`` values file of another source and a
+Secret's values are refused with the reason: gitmedic renders from this
+repository and the chart repositories it declares.
 """
 
 from __future__ import annotations
@@ -38,17 +44,20 @@ import yaml
 
 from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.deployed_kustomize import (
+    KUSTOMIZATIONS as KUSTOMIZATION_NAMES,
+)
+from gitmedic.reconciler.manifests.deployed_kustomize import (
     KustomizeReadError,
     is_kustomization,
     kustomized_release,
 )
 from gitmedic.reconciler.manifests.helm_parameters import parameter_problem
 
-__all__ = ["Deployed", "DeployerError", "read_deployer"]
+__all__ = ["ChartSource", "Deployed", "DeployerError", "read_deployer"]
 
 ARGO_KINDS = {("argoproj.io", "Application")}
 FLUX_KINDS = {("helm.toolkit.fluxcd.io", "HelmRelease")}
-REMOTE = "gitmedic renders charts offline from this repository and never fetches one"
+REMOTE = "gitmedic renders from this repository and the chart repositories it declares"
 
 
 class DeployerError(Exception):
@@ -56,12 +65,27 @@ class DeployerError(Exception):
 
 
 @dataclass(frozen=True)
+class ChartSource:
+    """A chart from a repository, as its deployer names it: Argo CD gives the URL itself,
+    Flux names a source object (``kind``, ``name``, ``namespace``) holding it."""
+
+    chart: str  # "" for a Flux OCIRepository: its URL names the chart
+    version: str = ""  # a version or constraint; "": the newest
+    url: str = ""
+    kind: str = ""
+    name: str = ""
+    namespace: str = ""
+    file: str = ""  # the file declaring the deployer
+
+
+@dataclass(frozen=True)
 class Deployed:
-    path: str  # the chart folder, repo-relative
+    path: str  # the chart folder; for a chart from a repository, where the deployer is read
     values: tuple[str, ...]  # values files relative to the chart folder, in order
     release: str
     namespace: str
     sources: tuple[ValuesSource, ...] = ()
+    remote: ChartSource | None = None
 
 
 Reader = Callable[[str], str]
@@ -73,7 +97,13 @@ def read_deployer(read: Reader, file: str, name: str = "") -> Deployed:
             release = kustomized_release(read, _repo_path(file, "."), name)
         except KustomizeReadError as exc:
             raise DeployerError(str(exc)) from None
-        return _flux(read, release.body, release.file, release.layers)
+        found = _flux(read, release.body, release.file, release.layers)
+        if found.remote is None:
+            return found
+        folder = PurePosixPath(file)
+        if folder.name in KUSTOMIZATION_NAMES:
+            folder = folder.parent
+        return replace(found, path=_repo_path(str(folder), file))
     body = _document(read, file, name)
     group = str(body.get("apiVersion", "")).split("/")[0]
     kind = (group, str(body.get("kind")))
@@ -110,9 +140,9 @@ def _argo(body: dict[str, Any], file: str) -> Deployed:
     local = [s for s in sources if s.get("path")]
     where = f"{file}: Application {_name(body)}"
     if not local:
-        chart = next((s.get("chart") for s in sources if s.get("chart")), None)
-        if chart:
-            raise DeployerError(f"{where} takes chart {chart!r} from a Helm repository; {REMOTE}")
+        charted = [s for s in sources if s.get("chart")]
+        if charted:
+            return _argo_chart(body, file, charted[0], where, single=not spec.get("sources"))
         raise DeployerError(f"{where} names no source path")
     source = local[0]
     path = _repo_path(str(source["path"]), where)
@@ -125,6 +155,29 @@ def _argo(body: dict[str, Any], file: str) -> Deployed:
     namespace = str(_map(spec.get("destination")).get("namespace") or "")
     release = str(helm.get("releaseName") or _name(body))
     return Deployed(path, tuple(values), release, namespace, inline)
+
+
+def _argo_chart(
+    body: dict[str, Any], file: str, source: dict[str, Any], where: str, *, single: bool
+) -> Deployed:
+    """An Argo CD source ``chart:`` from ``repoURL`` (a repoURL without a scheme is an
+    OCI registry, as Argo CD reads it)."""
+    helm = _map(source.get("helm"))
+    if helm.get("valueFiles"):
+        raise DeployerError(
+            f"{where}: values files of chart {source['chart']!r} are read from its package; "
+            "gitmedic reads values from this repository only (inline them in valuesObject)"
+        )
+    url = str(source.get("repoURL") or "")
+    if url and "://" not in url:
+        url = f"oci://{url}"
+    chart = ChartSource(
+        str(source["chart"]), str(source.get("targetRevision") or ""), url=url, file=file
+    )
+    namespace = str(_map(_map(body.get("spec")).get("destination")).get("namespace") or "")
+    release = str(helm.get("releaseName") or _name(body))
+    inline = _argo_inline(body, file, helm, where, single=single)
+    return Deployed(_repo_path(file, where), (), release, namespace, inline, chart)
 
 
 def _argo_inline(
@@ -164,19 +217,14 @@ def _flux(
     namespace each declares it in (a kustomize overlay's base and patches); else ``file``."""
     spec = _map(body.get("spec"))
     where = f"{file}: HelmRelease {_name(body)}"
-    if spec.get("chartRef"):
-        ref = _map(spec.get("chartRef"))
-        raise DeployerError(f"{where} takes its chart from {ref.get('kind')}; {REMOTE}")
-    chart = _map(_map(spec.get("chart")).get("spec"))
-    source_kind = str(_map(chart.get("sourceRef")).get("kind") or "")
-    if source_kind != "GitRepository":
-        raise DeployerError(
-            f"{where} takes chart {chart.get('chart')!r} from a {source_kind or 'missing'} "
-            f"source; {REMOTE} (a chart in this repo comes from a GitRepository)"
-        )
-    path = _repo_path(str(chart.get("chart") or ""), where)
-    values = [_relative(_repo_path(str(v), where), path) for v in chart.get("valuesFiles") or []]
     meta = _map(body.get("metadata"))
+    remote = _flux_remote(spec, str(meta.get("namespace") or ""), file, where)
+    chart = _map(_map(spec.get("chart")).get("spec"))
+    if remote is None:
+        path = _repo_path(str(chart.get("chart") or ""), where)
+        values = [_relative(_repo_path(str(v), where), path) for v in _list(chart, "valuesFiles")]
+    else:
+        path, values = _repo_path(file, where), []
     own_ns = str(meta.get("namespace") or "")
     target = str(spec.get("targetNamespace") or "")
     release = str(spec.get("releaseName") or (f"{target}-" if target else "") + _name(body))
@@ -188,7 +236,42 @@ def _flux(
     sources += [
         ValuesSource(f, "HelmRelease", _name(body), ns, ("spec", "values")) for f, ns in layers
     ]
-    return Deployed(path, tuple(values), release, target or own_ns, tuple(sources))
+    return Deployed(path, tuple(values), release, target or own_ns, tuple(sources), remote)
+
+
+def _flux_remote(spec: dict[str, Any], own_ns: str, file: str, where: str) -> ChartSource | None:
+    """The chart's source when it is a repository (None: a GitRepository, this repo)."""
+    if spec.get("chartRef"):
+        ref = _map(spec.get("chartRef"))
+        kind = str(ref.get("kind") or "")
+        if kind != "OCIRepository":
+            raise DeployerError(f"{where} takes its chart from {kind or 'no'} chartRef; {REMOTE}")
+        namespace = str(ref.get("namespace") or own_ns)
+        return ChartSource("", kind=kind, name=str(ref.get("name")), namespace=namespace, file=file)
+    chart = _map(_map(spec.get("chart")).get("spec"))
+    ref = _map(chart.get("sourceRef"))
+    kind = str(ref.get("kind") or "")
+    if kind == "GitRepository":
+        return None
+    if kind != "HelmRepository":
+        raise DeployerError(
+            f"{where} takes chart {chart.get('chart')!r} from a {kind or 'missing'} source; "
+            f"{REMOTE} (a GitRepository, a HelmRepository or an OCIRepository)"
+        )
+    if chart.get("valuesFiles"):
+        raise DeployerError(
+            f"{where}: valuesFiles of chart {chart.get('chart')!r} are read from its package; "
+            "gitmedic reads values from this repository only (use spec.values)"
+        )
+    version = str(chart.get("version") or "")
+    return ChartSource(
+        str(chart.get("chart") or ""),
+        "" if version == "*" else version,
+        kind=kind,
+        name=str(ref.get("name")),
+        namespace=str(ref.get("namespace") or own_ns),
+        file=file,
+    )
 
 
 def _values_from(

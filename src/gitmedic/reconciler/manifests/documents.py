@@ -27,7 +27,8 @@ from typing import Any
 import yaml
 
 from gitmedic.detectors.finding import Resource
-from gitmedic.reconciler.manifests.parse import parse_text
+from gitmedic.reconciler.manifests.parse import is_list_kind, object_name, parse_text
+from gitmedic.reconciler.manifests.yaml_loader import ValueAsStrLoader
 
 __all__ = [
     "Chunk",
@@ -106,7 +107,7 @@ class Chunk:
 
     def data(self) -> Any:
         """The chunk as plain data (PyYAML, as the loader and kubectl read it)."""
-        return yaml.load(self.text, Loader=yaml.CSafeLoader)
+        return yaml.load(self.text, Loader=ValueAsStrLoader)
 
 
 def split_chunks(lines: list[str]) -> list[Chunk]:
@@ -134,12 +135,12 @@ def chunk_identity(chunk: Chunk, file: str) -> tuple[str, str | None, str] | Non
     if chunk.body_start == chunk.body_end:
         return None
     parsed = parse_text(chunk.text, file)
-    if len(parsed.objects) != 1 or parsed.objects[0].body.get("kind") == "List":
+    if len(parsed.objects) != 1 or is_list_kind(parsed.objects[0].body):
         return None
     body = parsed.objects[0].body
     meta = body["metadata"]
     ns = meta.get("namespace")
-    return str(body["kind"]), (str(ns) if ns else None), str(meta["name"])
+    return str(body["kind"]), (str(ns) if ns else None), object_name(meta)
 
 
 def values_ref(file: str) -> Resource:

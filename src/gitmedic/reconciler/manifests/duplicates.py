@@ -1,4 +1,6 @@
-"""Objects defined twice: kept once, reported once.
+"""Objects defined twice across configured apps whose folders overlap: kept once,
+reported once as an error. (Inside one walk, an object declared twice in one app is a
+warning, :mod:`.variants`; the same object in two apps of the walk is two objects.)
 
 Two documents that declare the same object (API group, kind, namespace, name)
 make the desired state ambiguous: ``kubectl apply`` keeps whichever it applies

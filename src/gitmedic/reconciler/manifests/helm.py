@@ -5,8 +5,12 @@ naming the install, never a silent skip. It runs with ``HELM_*`` homes in an
 empty temporary folder (no repositories, plugins or registry logins of the
 user's are read) and ``KUBECONFIG`` pointing nowhere; ``helm template`` talks to
 no cluster and runs no hooks (``--no-hooks --skip-tests`` leave hooks and tests
-out of the desired state). A chart whose dependencies would be fetched from a
-repository is refused: rendering must never reach the network.
+out of the desired state). A chart whose dependency names a remote repository
+renders when the dependency is vendored under ``charts/`` (as ``helm dependency
+build`` leaves it), else it is pulled from the repository ``Chart.yaml`` names
+into a copy of the chart: ``helm template`` never reaches the network. A chart
+from a repository is pulled first (:mod:`.chart_pull`) and rendered from its
+package.
 
 Each rendered object's source is its template (``# Source:`` comments). Which
 values feed which fields is found with one more render (:mod:`.helm_trace`).
@@ -15,17 +19,22 @@ values feed which fields is found with one more render (:mod:`.helm_trace`).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import yaml
 
 from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.parse import ManifestError
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+
+if TYPE_CHECKING:
+    from gitmedic.reconciler.manifests.chart_pull import RemoteChart
 
 HELM_TIMEOUT_S = 60
 INSTALL_HINT = (
@@ -47,6 +56,7 @@ class ChartSpec:
     release: str = ""  # default: the chart folder's name
     namespace: str = "default"
     sources: tuple[ValuesSource, ...] = ()  # values in manifests (Flux), after the files
+    remote: RemoteChart | None = None  # a chart from a repository: ``chart`` is its deployer
 
     @property
     def release_name(self) -> str:
@@ -55,6 +65,8 @@ class ChartSpec:
 
     def values_files(self) -> list[str]:
         """Repo-relative values files as helm layers them: the chart's values.yaml first."""
+        if self.remote is not None:  # its values.yaml is in the package, not the repository
+            return []
         own = str(PurePosixPath(self.chart, "values.yaml"))
         given = [_inside(self.chart, v) for v in self.values]
         return [own, *[v for v in given if v != own]]
@@ -72,26 +84,65 @@ def helm_path() -> str:
     return found
 
 
-def refuse_remote_dependencies(tree: Tree, spec: ChartSpec) -> None:
+def remote_dependencies(tree: Tree, spec: ChartSpec) -> list[RemoteChart]:
+    """The dependencies to pull: those from a repository that are not vendored under
+    ``charts/`` (as ``helm dependency build`` leaves them), each from the repository its
+    ``Chart.yaml`` declares. A repository named by an alias of the user's helm config
+    (``@stable``) is refused: gitmedic reads no helm config."""
+    from gitmedic.reconciler.manifests.chart_pull import RemoteChart
+
+    if spec.remote is not None:
+        return []  # a package from a repository carries its dependencies
+    out = []
     for name in ("Chart.yaml", "requirements.yaml"):
         rel = str(PurePosixPath(spec.chart, name))
         if not tree.is_file(rel):
             continue
         data = yaml.safe_load(tree.read_text(rel)) or {}
-        for dep in data.get("dependencies") or []:
-            repo = str((dep or {}).get("repository") or "")
-            if repo and not repo.startswith("file://"):
+        for dep in data.get("dependencies") or [] if isinstance(data, dict) else []:
+            dep = dep if isinstance(dep, dict) else {}
+            repo = str(dep.get("repository") or "")
+            if not repo or repo.startswith("file://") or _vendored(tree, spec, dep):
+                continue
+            if not repo.startswith(("https://", "http://", "oci://")):
                 raise HelmError(
-                    f"{rel}: dependency {dep.get('name')!r} comes from {repo}; gitmedic renders "
-                    "offline and never fetches charts (vendor it under charts/ or use file://)"
+                    f"{rel}: dependency {dep.get('name')!r} comes from {repo}, a name in a "
+                    "helm config gitmedic does not read; give its URL, or vendor it under "
+                    f"{spec.chart}/charts/ (helm dependency build)"
                 )
+            version = str(dep.get("version") or "")
+            out.append(RemoteChart(repo, str(dep.get("name") or ""), version, rel))
+    return out
+
+
+def _vendored(tree: Tree, spec: ChartSpec, dep: dict[str, object]) -> bool:
+    """``charts/<name>`` (a folder with a Chart.yaml) or ``charts/<name>-<version>.tgz``,
+    as ``helm dependency build`` leaves it: helm template renders it from there."""
+    name = str(dep.get("name") or "")
+    charts = str(PurePosixPath(spec.chart, "charts"))
+    if not name or "/" in name:
+        return False
+    if tree.is_file(f"{charts}/{name}/Chart.yaml"):
+        return True
+    packaged = re.compile(rf"^{re.escape(name)}-\d[^/]*\.tgz$")
+    return any(
+        packaged.match(PurePosixPath(f).name) and str(PurePosixPath(f).parent) == charts
+        for f in tree.files(charts)
+    )
 
 
 def helm_template(
-    tree: Tree, spec: ChartSpec, values: list[Path], kube_version: str | None, root: Path
+    tree: Tree,
+    spec: ChartSpec,
+    values: list[Path],
+    kube_version: str | None,
+    root: Path,
+    package: Path | None = None,
 ) -> str:
-    """The rendered stream; ``values`` are absolute files (inside ``root``, the tree's copy)."""
-    argv = [helm_path(), "template", spec.release_name, str(root / spec.chart)]
+    """The rendered stream; ``values`` are absolute files (inside ``root``, the tree's copy).
+    ``package``: the pulled package of a chart from a repository."""
+    chart = str(package or root / spec.chart)
+    argv = [helm_path(), "template", spec.release_name, chart]
     for v in values:
         argv += ["--values", str(v)]
     argv += ["--namespace", spec.namespace]
@@ -106,7 +157,7 @@ def helm_template(
                 text=True,
                 timeout=HELM_TIMEOUT_S,
                 check=False,
-                env=_env(Path(home)),
+                env=helm_env(Path(home)),
                 cwd=home,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -117,9 +168,14 @@ def helm_template(
     return proc.stdout
 
 
-def _env(home: Path) -> dict[str, str]:
-    """Only what helm needs: no user config, no plugins, no cluster, no proxies."""
-    keep = {k: os.environ[k] for k in ("PATH", "LANG", "TZ") if k in os.environ}
+_PROXIES = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy")
+
+
+def helm_env(home: Path, *, network: bool = False) -> dict[str, str]:
+    """Only what helm needs: no user config, no plugins, no cluster; the machine's proxies
+    only for a pull (``network``), as the user's own helm would use them."""
+    names = ("PATH", "LANG", "TZ", *(_PROXIES if network else ()))
+    keep = {k: os.environ[k] for k in names if k in os.environ}
     dirs = {
         "HELM_CACHE_HOME": home / "cache",
         "HELM_CONFIG_HOME": home / "config",

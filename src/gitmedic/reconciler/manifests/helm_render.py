@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -10,11 +11,12 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from gitmedic.detectors.snapshot import Source
+from gitmedic.reconciler.manifests.chart_pull import pull_chart
 from gitmedic.reconciler.manifests.helm import (
     ChartSpec,
     HelmError,
     helm_template,
-    refuse_remote_dependencies,
+    remote_dependencies,
 )
 from gitmedic.reconciler.manifests.helm_trace import (
     Marked,
@@ -36,17 +38,22 @@ __all__ = ["render_chart"]
 
 
 def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rendered:
-    chart_file = str(PurePosixPath(spec.chart, "Chart.yaml"))
+    """A chart of the repository, or (``spec.remote``) one pulled from its repository: its
+    objects are then located in the file that deploys it (``spec.chart``)."""
+    chart_file = spec.chart if spec.remote else str(PurePosixPath(spec.chart, "Chart.yaml"))
     out = Rendered(chart_file)
     try:
-        refuse_remote_dependencies(tree, spec)
+        package = pull_chart(spec.remote) if spec.remote else None
+        dependencies = [pull_chart(d) for d in remote_dependencies(tree, spec)]
         layers = _layers(tree, spec)
         with tree.materialize("") as root, tempfile.TemporaryDirectory() as held:
+            if dependencies:
+                package = _with_dependencies(root / spec.chart, dependencies, Path(held))
             files = _layer_files(layers, root, Path(held))
-            stream = helm_template(tree, spec, files, kube_version, root)
-            marked = _marked_render(tree, spec, layers, kube_version, root)
+            stream = helm_template(tree, spec, files, kube_version, root, package)
+            marked = _marked_render(tree, spec, layers, kube_version, root, package)
     except (HelmError, LoadFailure, yaml.YAMLError) as exc:
-        out.errors.append(ManifestError(chart_file, 0, str(exc)))
+        out.errors.append(ManifestError(chart_file, _chart_line(tree, spec), str(exc)))
         return out
     owner = owning_layers(layers)
     traced = _by_identity(marked[1]) if marked else {}
@@ -71,6 +78,21 @@ def _layer_files(layers: list[ValuesLayer], root: Path, held: Path) -> list[Path
     return files
 
 
+def _with_dependencies(chart: Path, packages: list[Path], held: Path) -> Path:
+    """A copy of the chart with the pulled dependencies in its ``charts/``, as ``helm
+    dependency build`` would leave it (the repository's own folder is never written)."""
+    copy = held / "chart"
+    shutil.copytree(chart, copy, ignore=_links)
+    (copy / "charts").mkdir(exist_ok=True)
+    for package in packages:
+        shutil.copyfile(package, copy / "charts" / package.name)
+    return copy
+
+
+def _links(folder: str, names: list[str]) -> list[str]:
+    return [n for n in names if Path(folder, n).is_symlink()]
+
+
 def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:
     layers = []
     for index, file in enumerate(spec.values_files()):
@@ -88,14 +110,19 @@ def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:
 
 
 def _marked_render(
-    tree: Tree, spec: ChartSpec, layers: list[ValuesLayer], kube_version: str | None, root: Path
+    tree: Tree,
+    spec: ChartSpec,
+    layers: list[ValuesLayer],
+    kube_version: str | None,
+    root: Path,
+    package: Path | None,
 ) -> tuple[Marked, str] | None:
     marked = mark(merge(layers))
     with tempfile.TemporaryDirectory(prefix="gitmedic-marked-") as tmp:
         values = Path(tmp, "marked-values.yaml")
         values.write_text(yaml.safe_dump(marked.values, sort_keys=False))
         try:
-            return marked, helm_template(tree, spec, [values], kube_version, root)
+            return marked, helm_template(tree, spec, [values], kube_version, root, package)
         except HelmError:
             return None  # templates that reject the markers: objects without field origins
 
@@ -106,10 +133,12 @@ def _objects(
     found = []
     for document, (template, text) in enumerate(_documents(stream)):
         file = str(PurePosixPath(spec.chart, template)) if template else out.file
+        if spec.remote is not None:  # the templates are in the package, not the repository
+            file = out.file
         parsed = parse_text(text, file)
         out.errors.extend(parsed.errors)
         for p in parsed.objects:
-            line = _kind_line(tree, file, p.body)
+            line = _chart_line(tree, spec) if spec.remote else _kind_line(tree, file, p.body)
             found.append((p.body, Source(file, line, document, (), "helm", out.file)))
     return found
 
@@ -131,6 +160,18 @@ def _kind_line(tree: Tree, file: str, body: dict[str, object]) -> int:
         return 1
     kind = re.compile(rf"^kind:\s*[\"']?{re.escape(str(body.get('kind')))}\b")
     return next((n for n, line in enumerate(lines, 1) if kind.match(line)), 1)
+
+
+def _chart_line(tree: Tree, spec: ChartSpec) -> int:
+    """The line of a deploying file that names the chart from a repository (``chart:``)."""
+    if spec.remote is None:
+        return 0
+    try:
+        lines = tree.read_text(spec.chart).splitlines()
+    except LoadFailure:
+        return 0
+    named = re.compile(rf"^\s*(?:-\s+)?chart:\s*[\"']?{re.escape(spec.remote.chart)}\b")
+    return next((n for n, line in enumerate(lines, 1) if named.match(line)), 1)
 
 
 def _identity(body: dict[str, object]) -> tuple[str, str]:

@@ -13,7 +13,6 @@ at the kustomization file itself.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -21,18 +20,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.snapshot import Source
+from gitmedic.reconciler.manifests.kustomize_errors import build_error, output_errors
 from gitmedic.reconciler.manifests.kustomize_refs import (
     KUSTOMIZATION_FILES,
     check_references,
     remote_allowed,
 )
 from gitmedic.reconciler.manifests.kustomize_trace import origins_for, trace
-from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
+from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 KUSTOMIZE_TIMEOUT_S = 60
 ROOT_ONLY = "LoadRestrictionsRootOnly"  # kustomize's default, pinned: no file above a root
-_QUOTED = re.compile(r"'([^'\s]+)'")
 
 
 @dataclass(frozen=True)
@@ -82,18 +81,19 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
             out.errors.append(ManifestError(kfile, 0, f"kustomize build failed: {exc}"))
             return out
         if proc.returncode != 0:
-            message = _first_error(proc.stderr.replace(str(folder), root or "."))
-            line = _blamed_line(tree, kfile, message)
-            out.errors.append(ManifestError(kfile, line, f"kustomize build failed: {message}"))
+            stderr = proc.stderr.replace(str(folder), root or ".")
+            out.errors.append(build_error(tree, root, kfile, _first_error(stderr)))
             return out
-        origins = _origins(tree, root, kfile)
         traced = trace(tree, root)
+        origins: dict[tuple[str, str], Source] | None = None  # read only when needed
     parsed = parse_text(proc.stdout, kfile)
-    out.errors.extend(parsed.errors)
+    out.errors.extend(output_errors(tree, root, kfile, parsed.errors))
     for p in parsed.objects:
-        meta = p.body.get("metadata")
-        ident = (str(p.body.get("kind")), str(meta.get("name") if isinstance(meta, dict) else None))
-        src = traced.sources.get(ident) or origins.get(ident) or Source(kfile, 1, p.document)
+        ident = (str(p.body.get("kind")), object_name(p.body["metadata"]))
+        src = traced.sources.get(ident)
+        if src is None:
+            origins = _origins(tree, root, kfile) if origins is None else origins
+            src = origins.get(ident) or Source(kfile, 1, p.document)
         src = replace(src, renderer="kustomize", render_root=kfile)
         patched = traced.patched.get(ident)
         if patched:
@@ -112,27 +112,14 @@ def _origins(tree: Tree, root: str, kfile: str) -> dict[tuple[str, str], Source]
         except LoadFailure:  # an unreadable side file only costs us a line number
             continue
         for p in parsed.objects:
-            name = p.body["metadata"]["name"]
-            found.setdefault((str(p.body["kind"]), str(name)), Source(f, p.line, p.document))
+            name = object_name(p.body["metadata"])
+            found.setdefault((str(p.body["kind"]), name), Source(f, p.line, p.document))
     return found
 
 
 def _first_error(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
     return lines[-1] if lines else "kubectl kustomize exited with an error"
-
-
-def _blamed_line(tree: Tree, kfile: str, message: str) -> int:
-    """The kustomization line naming what kustomize quotes in its error ('missing.yaml'), or 0."""
-    try:
-        lines = tree.read_text(kfile).splitlines()
-    except LoadFailure:
-        return 0
-    for quoted in _QUOTED.findall(message):
-        for number, text in enumerate(lines, 1):
-            if quoted in text.split("#", 1)[0]:
-                return number
-    return 0
 
 
 def _join(root: str, name: str) -> str:

@@ -16,6 +16,7 @@ kustomize, which names them.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Iterator
@@ -26,8 +27,16 @@ import yaml
 
 from gitmedic.reconciler.manifests.parse import ManifestError
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+from gitmedic.reconciler.manifests.yaml_loader import ValueAsStrLoader
 
-__all__ = ["KUSTOMIZATION_FILES", "check_references", "remote_allowed"]
+__all__ = [
+    "KUSTOMIZATION_FILES",
+    "check_references",
+    "kustomization_file",
+    "local_references",
+    "outside_reach",
+    "remote_allowed",
+]
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 # Fields whose entries are paths, or objects with a path, a kustomization loads.
@@ -74,6 +83,65 @@ def check_references(tree: Tree, root: str, *, allow_remote: bool) -> list[Manif
     return problems
 
 
+def outside_reach(folder: Path) -> list[Path]:
+    """Outside a git work tree, the folders and files above ``folder`` that its
+    kustomizations (and the ones they include) name (``../../base``): the tree read must
+    hold them, as a repository would. Read straight from disk; links are not followed
+    (the tree built over them refuses them, naming them)."""
+    out: list[Path] = []
+    seen: set[Path] = set()
+    pending = _folders_below(folder)
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        kfile = next((current / n for n in KUSTOMIZATION_FILES if (current / n).is_file()), None)
+        if kfile is None or kfile.is_symlink():
+            continue
+        try:
+            data = yaml.load(kfile.read_text(encoding="utf-8"), Loader=ValueAsStrLoader)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue  # kustomize names what it cannot read
+        for _, ref in _references(data):
+            if _remote(ref) or posixpath.isabs(ref):
+                continue
+            target = Path(posixpath.normpath(posixpath.join(current.as_posix(), ref)))
+            if not target.is_relative_to(folder):
+                out.append(target)
+            if target.is_dir() and not target.is_symlink():
+                pending.append(target)
+    return out
+
+
+def _folders_below(folder: Path) -> list[Path]:
+    found = []
+    for dirpath, dirnames, _ in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        found.append(Path(dirpath))
+    return found
+
+
+def local_references(tree: Tree, folder: str) -> list[str]:
+    """The repository paths (files or folders) the kustomization in ``folder`` names;
+    remote, absolute and escaping references are left out (:func:`check_references`
+    reports them)."""
+    kfile = kustomization_file(tree, folder)
+    if kfile is None:
+        return []
+    out = []
+    for _, ref in _references(_load(tree, kfile)[1]):
+        target = _join(folder, ref)
+        if not (_remote(ref) or posixpath.isabs(ref) or target == ".." or target.startswith("../")):
+            out.append(target)
+    return out
+
+
+def kustomization_file(tree: Tree, folder: str) -> str | None:
+    """The kustomization file of ``folder``, if it has one."""
+    return _kustomization(tree, folder)
+
+
 def _check(tree: Tree, folder: str, field: str, ref: str, allow_remote: bool) -> str:
     if _remote(ref):
         if allow_remote:
@@ -83,7 +151,11 @@ def _check(tree: Tree, folder: str, field: str, ref: str, allow_remote: bool) ->
         return f"{field}: {ref!r} is an absolute path; only paths inside the repository are read"
     target = _join(folder, ref)
     if target.startswith("../") or target == "..":
-        return f"{field}: {ref!r} is outside the repository"
+        return (
+            f"{field}: {ref!r} is outside the repository: gitmedic reads only the git work "
+            "tree holding the path it is given (outside one, the folders the path's "
+            "kustomizations name); detect from a clone that holds it"
+        )
     if tree.is_link(target):
         return f"{field}: {ref!r} is a symbolic link; gitmedic does not follow links"
     return ""
@@ -145,7 +217,7 @@ def _load(tree: Tree, kfile: str) -> tuple[str, Any]:
     """The file's text and data; what does not parse is left for kustomize to report."""
     try:
         text = tree.read_text(kfile)
-        return text, yaml.safe_load(text)
+        return text, yaml.load(text, Loader=ValueAsStrLoader)
     except (LoadFailure, yaml.YAMLError):
         return "", None
 

@@ -37,9 +37,10 @@ import yaml
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.origin import FieldOrigin
 from gitmedic.detectors.snapshot import Source
-from gitmedic.reconciler.manifests.parse import parse_text
+from gitmedic.reconciler.manifests.parse import object_name, parse_text
 from gitmedic.reconciler.manifests.paths import format_path
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+from gitmedic.reconciler.manifests.yaml_loader import ValueAsStrLoader
 
 Identity = tuple[str, str]  # (kind, name)
 # the (namePrefix, nameSuffix) of each kustomization from the one declaring an object out
@@ -107,13 +108,13 @@ def _rendered_as(ident: Identity, affixes: Affixes) -> list[Identity]:
 def _patch(tree: Tree, file: str, out: Traced, affixes: Affixes) -> None:
     try:
         text = tree.read_text(file)
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        nodes = list(yaml.compose_all(text, Loader=ValueAsStrLoader))
     except (LoadFailure, yaml.YAMLError):
         return
     for node in nodes:
         if not isinstance(node, yaml.MappingNode):
             continue
-        body = yaml.safe_load(yaml.serialize(node))
+        body = yaml.load(yaml.serialize(node), Loader=ValueAsStrLoader)
         if not isinstance(body, dict) or "kind" not in body:
             continue
         declared = _identity(body)
@@ -196,7 +197,7 @@ def _documents(tree: Tree, file: str) -> list[tuple[dict[str, Any], int, int]]:
 
 def _read(tree: Tree, file: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(tree.read_text(file))
+        data = yaml.load(tree.read_text(file), Loader=ValueAsStrLoader)
     except (LoadFailure, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -204,7 +205,7 @@ def _read(tree: Tree, file: str) -> dict[str, Any]:
 
 def _identity(body: dict[str, Any]) -> Identity:
     meta = body.get("metadata")
-    return str(body.get("kind")), str(meta.get("name") if isinstance(meta, dict) else None)
+    return str(body.get("kind")), object_name(meta) if isinstance(meta, dict) else "None"
 
 
 def _resource(body: dict[str, Any]) -> Resource:

@@ -6,6 +6,11 @@ user's files. Folders holding a ``kustomization.yaml`` are rendered by
 ``kubectl kustomize`` and their objects are traced back to the resource file
 that declared them, so findings still point at a file and line.
 
+A folder is read as the apps it holds (:mod:`.layout`): each kustomize root and chart
+rendered once, loose files split by the folders GitOps objects deploy; each app is
+evaluated on its own (:attr:`DesiredState.parts`), and one object declared twice in
+one app is a warning (:mod:`.variants`), not an error.
+
 In a folder walk, YAML files that hold no Kubernetes object at all (CI configs,
 app config files next to the manifests) are skipped; an explicitly named file
 must be a manifest.
@@ -18,31 +23,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from gitmedic.detectors.finding import Resource
+from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.detectors.snapshot import CLUSTER_SCOPED, Mode, Obj, Snapshot, Source
 from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
-from gitmedic.reconciler.manifests.app_charts import configured_chart
-from gitmedic.reconciler.manifests.duplicates import unique_objects
+from gitmedic.reconciler.manifests.app_charts import configured_chart, tree_config
+from gitmedic.reconciler.manifests.chart_sources import allowed_repositories, deployed_charts
+from gitmedic.reconciler.manifests.field_lines import FileFields
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
+from gitmedic.reconciler.manifests.kube_version import render_version
 from gitmedic.reconciler.manifests.kustomize import render_kustomization
-from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
-from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
+from gitmedic.reconciler.manifests.kustomize_refs import outside_reach
+from gitmedic.reconciler.manifests.layout import (
+    MANIFEST_SUFFIXES,
+    deployed_folders,
+    owner_folder,
+    plan,
+)
+from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
 from gitmedic.reconciler.manifests.schema import (
     KubernetesSchemas,
-    chart_kube_version,
     schemas_installed,
 )
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
+from gitmedic.reconciler.manifests.variants import Part, loose_apps, settle
 from gitmedic.reconciler.redact import register_objects
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 LINK_REFUSED = (
     "a symbolic link: gitmedic does not follow links in the repository "
     "(commit the file or folder itself)"
 )
 
 __all__ = [
+    "MANIFEST_SUFFIXES",
     "DesiredState",
     "LoadFailure",
     "ManifestError",
@@ -59,6 +72,13 @@ class DesiredState:
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     kubernetes_version: str | None = None  # the schema objects are validated by (None: newest)
+    # the walk's apps when it holds more than one (each is evaluated on its own); else empty
+    parts: list[Snapshot] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # what reading found (variants)
+
+    def apps(self) -> list[Snapshot]:
+        """The snapshots to evaluate, one per app."""
+        return self.parts or [self.snapshot]
 
 
 def open_tree(path: str | os.PathLike[str], rev: str | None = None) -> tuple[Tree, str]:
@@ -68,7 +88,7 @@ def open_tree(path: str | os.PathLike[str], rev: str | None = None) -> tuple[Tre
     if rev is None:
         if not p.exists():
             raise LoadFailure(f"{path}: no such file or directory")
-        return FsTree.around(p)
+        return FsTree.around(p, reach=outside_reach)
     return GitTree.at(p, rev)
 
 
@@ -107,17 +127,28 @@ def load_tree(
     """The desired state of ``rel`` in ``tree`` (see :func:`load_desired`)."""
     state = DesiredState(Snapshot((), mode=Mode.DESIRED, revision=tree.revision))
     state.kubernetes_version = kubernetes_version
-    objects: list[Obj] = []
     if tree.is_file(rel):
-        _load_file(tree, rel, namespace, objects, state, explicit=True)
+        part = Part(rel)
+        _load_file(tree, rel, namespace, part.objects, state, explicit=True)
+        parts = [part]
     else:
-        _load_dir(tree, rel, namespace, objects, state, helm or {})
-    objects, repeats = unique_objects(objects)
-    state.errors.extend(repeats)
-    register_objects(o.body for o in objects)  # before any text about them leaves
+        parts = _load_dir(tree, rel, namespace, state, helm or {})
+    for part in parts:  # a HelmRelease's or Application's chart is its app's
+        _load_deployed_charts(tree, part.objects, state)
+    settled = settle(parts)
+    state.findings.extend(settled.findings)
+    # before any text about them leaves; every app's copy (the prod overlay's Secret too)
+    register_objects(o.body for objs in settled.parts for o in objs)
     schema = KubernetesSchemas(kubernetes_version) if schemas_installed() else None
-    state.snapshot = Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision, schema=schema)
-    state.errors.sort(key=lambda e: (e.file, e.line))
+
+    def snapshot(objects: list[Obj]) -> Snapshot:
+        return Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision, schema=schema)
+
+    state.snapshot = snapshot(settled.objects)
+    apps = [objs for objs in settled.parts if objs]
+    state.parts = [snapshot(objs) for objs in apps] if len(apps) > 1 else []
+    # one deployer seen by two apps is one error
+    state.errors = sorted(set(state.errors), key=lambda e: (e.file, e.line, e.message))
     return state
 
 
@@ -125,43 +156,49 @@ def _load_dir(
     tree: Tree,
     rel: str,
     namespace: str,
-    objects: list[Obj],
     state: DesiredState,
     helm: Mapping[str, ChartSpec],
-) -> None:
+) -> list[Part]:
+    """The apps of a folder (:mod:`.layout`), each rendered once."""
     for link in tree.links(rel):
         state.errors.append(ManifestError(link, 0, LINK_REFUSED))
     files = tree.files(rel)
-    kustomize_roots = sorted(
-        {
-            str(PurePosixPath(f).parent)
-            for f in files
-            if PurePosixPath(f).name in KUSTOMIZATION_FILES
-        }
-    )
-    # Only the outermost kustomizations render; what they include is theirs.
-    roots = [
-        r for r in kustomize_roots if not any(_inside(r, o) for o in kustomize_roots if o != r)
-    ]
-    for root in roots:
+    layout = plan(tree, files)
+    parts: list[Part] = []
+    for root in layout.kustomize_roots:
         rendered = render_kustomization(tree, root)
         state.errors.extend(rendered.errors)
         state.files.append(rendered.file)
-        objects.extend(_to_obj(p.body, p.source, namespace) for p in rendered.objects)
-    charts = {str(PurePosixPath(f).parent) for f in files if PurePosixPath(f).name == "Chart.yaml"}
-    for chart in sorted(charts):
-        if not any(_inside(chart, r) for r in roots) and not any(
-            _inside(chart, c)
-            for c in charts
-            if c != chart  # a subchart renders with its parent
-        ):
-            _load_chart(tree, chart, namespace, objects, state, spec=helm.get(chart))
-    for f in files:
-        if any(_inside(f, r) for r in roots) or not f.endswith(MANIFEST_SUFFIXES):
-            continue
-        if any(_inside(f, c) for c in charts):
-            continue  # a chart's templates are not YAML until rendered
-        _load_file(tree, f, namespace, objects, state, explicit=False)
+        objs = [_to_obj(p.body, p.source, namespace) for p in rendered.objects]
+        parts.append(Part(root, objs))
+    for chart in layout.charts:
+        part = Part(chart)
+        _load_chart(tree, chart, namespace, part.objects, state, spec=helm.get(chart))
+        parts.append(part)
+    loose: dict[str, list[Obj]] = {}
+    for f in layout.loose:
+        _load_file(tree, f, namespace, loose.setdefault(f, []), state, explicit=False)
+    return _by_deployer(parts, loose, files)
+
+
+def _by_deployer(parts: list[Part], loose: dict[str, list[Obj]], files: list[str]) -> list[Part]:
+    """Loose files a GitOps object deploys (by folder) are that folder's app; the rest
+    are one app. A kustomization or chart a GitOps object deploys is marked so."""
+    everything = [o for p in parts for o in p.objects]
+    everything += [o for objs in loose.values() for o in objs]
+    folders = {"" if str(a) == "." else str(a) for f in files for a in PurePosixPath(f).parents}
+    deployed = deployed_folders(everything, folders)
+    for part in parts:
+        part.deployed = part.root in deployed
+    by_folder: dict[str, Part] = {}
+    rest: dict[str, list[Obj]] = {}
+    for file, objs in loose.items():
+        folder = owner_folder(file, deployed)
+        if folder is None:
+            rest.setdefault(str(PurePosixPath(file).parent), []).extend(objs)
+        else:
+            by_folder.setdefault(folder, Part(folder, deployed=True)).objects.extend(objs)
+    return [*parts, *by_folder.values(), *loose_apps(rest)]
 
 
 def _load_chart(
@@ -181,10 +218,30 @@ def _load_chart(
             state.errors.append(ManifestError(CONFIG_PATH, 0, str(exc)))
             return
     spec = spec or ChartSpec(chart, namespace=namespace)
-    rendered = render_chart(tree, spec, chart_kube_version(state.kubernetes_version))
+    rendered = render_chart(tree, spec, _kube_version(tree, state))
     state.errors.extend(rendered.errors)
     state.files.append(rendered.file)
     objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
+
+
+def _load_deployed_charts(tree: Tree, objects: list[Obj], state: DesiredState) -> None:
+    """The charts that HelmReleases and Applications among ``objects`` take from a repository:
+    rendered, or an error saying why not (never a release standing for its chart unseen)."""
+    specs, errors = deployed_charts(tree, objects, allowed_repositories(tree.root))
+    state.errors.extend(errors)
+    for spec in specs:
+        rendered = render_chart(tree, spec, _kube_version(tree, state))
+        state.errors.extend(rendered.errors)
+        objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
+
+
+def _kube_version(tree: Tree, state: DesiredState) -> str:
+    """What charts render for: asked, else the live cluster's, else the config's."""
+    try:
+        config = tree_config(tree)
+    except (ConfigError, LoadFailure):
+        config = None  # said where the config is read for the apps
+    return render_version(state.kubernetes_version, config.kubernetes_version if config else None)
 
 
 def _load_file(
@@ -207,8 +264,10 @@ def _load_file(
         return
     state.files.append(rel)
     state.errors.extend(parsed.errors)
+    located = FileFields(text)  # each finding's field line, found when asked
     objects.extend(
-        _to_obj(p.body, Source(rel, p.line, p.document), namespace) for p in parsed.objects
+        _to_obj(p.body, Source(rel, p.line, p.document, fields=located.at(p.line)), namespace)
+        for p in parsed.objects
     )
 
 
@@ -219,10 +278,5 @@ def _to_obj(body: dict[str, object], source: Source | None, namespace: str) -> O
     ns = "" if kind in CLUSTER_SCOPED else str(meta.get("namespace") or namespace)
     if ns and meta.get("namespace") != ns:
         body = {**body, "metadata": {**meta, "namespace": ns}}
-    ref = Resource(kind, ns, str(meta["name"]), str(body["apiVersion"]))
+    ref = Resource(kind, ns, object_name(meta), str(body["apiVersion"]))
     return Obj(ref, body, source)
-
-
-def _inside(path: str, root: str) -> bool:
-    # Templates of a Helm chart are not YAML until rendered, so charts are skipped too.
-    return root in ("", ".") or path == root or path.startswith(root.rstrip("/") + "/")

@@ -2,8 +2,11 @@
 
 Read-only detection must not pay for round-trip parsing, so this path uses
 libyaml (PyYAML's CSafeLoader) and only adds what Kubernetes tooling needs on
-top: documents must be objects with apiVersion, kind and metadata.name, and
-``kind: List`` is expanded (each item at its own line). The loader itself
+top: documents must be objects with apiVersion, kind and metadata.name (or a
+``generateName``: an Argo CD hook Job is named when it is created), and every list
+kind (``kind: List``, and ``ConfigMapList``, ``RoleBindingList``... any ``<Kind>List``
+holding ``items``, as ``kubectl get -o yaml`` writes them) is expanded, each item an
+object at its own line. The loader itself
 (``yaml_loader.py``) refuses duplicate keys and alias bombs and is faster than
 stock CSafeLoader. Oversized files are refused before parsing.
 Round-trip editing lives in ``edit.py`` with ruamel.yaml.
@@ -180,7 +183,7 @@ def _add_document(
         out.foreign_documents += 1
         out.errors.append(ManifestError(file, line, NOT_AN_OBJECT))
         return
-    if data.get("kind") == "List" and isinstance(data.get("items"), list):
+    if is_list_kind(data):
         items = data["items"]
         lines = _item_lines(node, len(items)) or [line] * len(items)
         for item, item_line in zip(items, lines, strict=True):
@@ -191,6 +194,21 @@ def _add_document(
         out.errors.append(ManifestError(file, line, problem))
         return
     out.objects.append(ParsedObject(dict(data), line, index))
+
+
+def is_list_kind(data: Mapping[str, Any]) -> bool:
+    """``kind: List`` or ``<Kind>List`` with an ``items`` list: a list of objects, not one."""
+    kind = data.get("kind")
+    return isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list)
+
+
+def object_name(meta: Mapping[str, Any]) -> str:
+    """``metadata.name``, else the ``generateName`` prefix the API server completes."""
+    name = meta.get("name")
+    if isinstance(name, str) and name:
+        return name
+    prefix = meta.get("generateName")
+    return prefix if isinstance(prefix, str) else ""
 
 
 def _item_lines(node: Node | None, count: int) -> list[int]:
@@ -214,11 +232,11 @@ def object_problem(data: Mapping[str, Any]) -> str:
     meta = data.get("metadata")
     if not isinstance(meta, Mapping):
         return f"{data['kind']} has no metadata"
-    if not isinstance(meta.get("name"), str) or not meta.get("name"):
-        return f"{data['kind']} has no metadata.name"
+    if not object_name(meta):
+        return f"{data['kind']} has no metadata.name (nor metadata.generateName)"
     ns = meta.get("namespace")
     if ns is not None and not isinstance(ns, str):
-        return f"{data['kind']} {meta['name']}: metadata.namespace is not a string"
+        return f"{data['kind']} {object_name(meta)}: metadata.namespace is not a string"
     return ""
 
 

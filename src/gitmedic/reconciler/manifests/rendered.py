@@ -79,6 +79,12 @@ def field_targets(obj: Obj, path: Path) -> list[Target]:
 def _values_targets(obj: Obj, path: Path) -> list[Target]:
     assert obj.source is not None
     origins = feeding(obj.source.origins, format_path(indexed(obj.body, path)))
+    if not origins and obj.source.file == obj.source.render_root:  # a chart from a repository
+        raise NotEditable(
+            f"{format_path(path)} of {obj.ref} comes from the chart that {obj.source.file} "
+            "pulls from a repository (its default values or a template), not from a value "
+            "in this repository; set it in the release's values by hand"
+        )
     if not origins:
         raise NotEditable(
             f"{format_path(path)} of {obj.ref} is written in the chart's template "

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import tarfile
 import tempfile
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -67,12 +68,20 @@ class FsTree:
         self.revision = ""
 
     @classmethod
-    def around(cls, path: Path) -> tuple[FsTree, str]:
+    def around(
+        cls, path: Path, reach: Callable[[Path], list[Path]] | None = None
+    ) -> tuple[FsTree, str]:
+        """The git work tree holding ``path``. Outside one, the current folder when it
+        holds ``path``, else ``path``'s folder, widened to the common folder of what
+        ``reach(folder)`` names (an overlay's ``../../base``)."""
         path = path.resolve()
         root = git_toplevel(path)
         if root is None:
             cwd = Path.cwd().resolve()
             root = cwd if path.is_relative_to(cwd) else (path if path.is_dir() else path.parent)
+            reached = reach(path if path.is_dir() else path.parent) if reach else []
+            if reached:
+                root = Path(os.path.commonpath([root, *(p.resolve() for p in reached)]))
         rel = path.relative_to(root).as_posix()
         return cls(root), "" if rel == "." else rel
 
@@ -138,6 +147,7 @@ class GitTree:
             elif kind == b"blob":
                 self._entries[name.decode()] = (sha.decode(), int(size))
         self._batch: Popen[bytes] | None = None
+        self._extracted: Path | None = None  # the commit's files, once kustomize needs them
 
     @classmethod
     def at(cls, path: Path, rev: str) -> tuple[GitTree, str]:
@@ -203,12 +213,16 @@ class GitTree:
 
     @contextmanager
     def materialize(self, rel: str) -> Iterator[Path]:
-        # kustomize may reach ../base, so the whole commit is extracted.
-        archive = _git(self.root, "archive", "--format=tar", self.revision).stdout
-        with tempfile.TemporaryDirectory(prefix="gitmedic-rev-") as tmp:
+        # kustomize may reach ../base, so the whole commit is extracted: once per tree,
+        # however many kustomize roots a whole-repo read renders from it.
+        if self._extracted is None:
+            archive = _git(self.root, "archive", "--format=tar", self.revision).stdout
+            tmp = tempfile.mkdtemp(prefix="gitmedic-rev-")
+            weakref.finalize(self, shutil.rmtree, tmp, ignore_errors=True)
             with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
                 tar.extractall(tmp, filter=_no_links)
-            yield Path(tmp) / rel
+            self._extracted = Path(tmp)
+        yield self._extracted / rel
 
     def _cat_file(self) -> Popen[bytes]:
         if self._batch is None:

@@ -16,6 +16,11 @@ changing a single value:
   up and the document is built again by PyYAML's own constructor, so unusual
   input gets PyYAML's exact values and errors.
 
+A plain ``=`` is a string. PyYAML resolves it to YAML 1.1's ``value`` tag (the
+default-value key of the old type repository), for which no loader has a
+constructor, so one CRD enum of ``['!=', '=']`` made the whole file unreadable;
+libyaml-based readers of manifests (kubectl, kustomize, Argo CD) read a string.
+
 Documents with anchors always take PyYAML's constructor, after
 :func:`check_expansion` has refused any whose aliases would expand past a
 bound (a "billion laughs" document). Both paths refuse duplicate mapping keys:
@@ -36,6 +41,7 @@ _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _MERGE = "tag:yaml.org,2002:merge"
+_VALUE = "tag:yaml.org,2002:value"  # what PyYAML resolves a plain ``=`` to
 # Scalar tags whose constructors return a value directly (no generator, no recursion).
 _PLAIN_SCALAR_TAGS = frozenset(
     f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "timestamp", "binary")
@@ -58,6 +64,22 @@ class ExpansionError(Exception):
 _RESOLVE: Callable[[Any, type[Node], Any, tuple[bool, bool]], str] = yaml.CSafeLoader.resolve
 
 
+def resolve_plain(loader: Any, value: str, implicit: tuple[bool, bool]) -> str:
+    """The tag of a plain scalar, with ``=`` read as the string it is to every manifest tool."""
+    tag = _RESOLVE(loader, ScalarNode, value, implicit)
+    return _STR if tag == _VALUE else tag
+
+
+class ValueAsStrLoader(yaml.CSafeLoader):
+    """Stock CSafeLoader reading a plain ``=`` as a string (for kustomization and patch
+    files, and edited documents, read outside :class:`StrictLoader`)."""
+
+    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode and implicit[0]:
+            return resolve_plain(self, value, implicit)
+        return _RESOLVE(self, kind, value, implicit)
+
+
 class _Unusual(Exception):
     """The fast walk met something only PyYAML's constructor handles."""
 
@@ -77,7 +99,7 @@ class StrictLoader(yaml.CSafeLoader):
         if kind is ScalarNode and implicit[0]:
             tag = self._tags.get(value)
             if tag is None:
-                tag = self._tags[value] = _RESOLVE(self, kind, value, implicit)
+                tag = self._tags[value] = resolve_plain(self, value, implicit)
             return tag
         return _RESOLVE(self, kind, value, implicit)
 

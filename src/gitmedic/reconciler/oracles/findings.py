@@ -3,7 +3,8 @@
 The snapshot comes from a function it is given (live cluster, sim); detectors
 come from a registry (built-ins plus learned ones). Its result is
 ``{"critical", "findings": [fingerprints], "errors"}``; by default it fails on any
-critical finding. A snapshot that cannot be taken raises (an Error measurement).
+critical finding. A snapshot that cannot be taken, or a detector that fails on it,
+raises (an Error measurement): a failed detector's findings are unknown, not absent.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class DetectorOracle:
 
     def measure(self) -> Reading:
         evaluation = run_detectors(self.detectors, self.snapshot())
+        if evaluation.errors:
+            raise RuntimeError("; ".join(evaluation.problems()))
         critical = [f for f in evaluation.findings if f.severity is Severity.CRITICAL]
         fingerprints = tuple(f.fingerprint for f in critical)
         result = {

@@ -6,11 +6,12 @@ validates strictly against the Kubernetes OpenAPI schema (kubernetes-validate),
 (3) the detectors find nothing new against the base (no finding of warning or
 worse whose fingerprint the base lacks, nor one of the base's at a higher
 severity), and (4) every target finding that is visible in desired state is
-gone. The targets are what the fix must clear; a finding the app had before its
-fault is none (:mod:`gitmedic.bot.loop.targets`), so it neither blocks the fix
-here nor counts against it in verification, as long as the fix leaves it as it
-was. A server-side dry-run, when a real cluster is reachable, is a further check
-injected by the caller.
+gone. A detector that fails on either state refuses the candidate: its findings
+are unknown there, never "nothing found". The targets are what the fix must
+clear; a finding the app had before its fault is none
+(:mod:`gitmedic.bot.loop.targets`), so it neither blocks the fix here nor counts
+against it in verification, as long as the fix leaves it as it was. A server-side
+dry-run, when a real cluster is reachable, is a further check injected by the caller.
 
 The schemas come with the ``[kube]`` extra (kubernetes-validate, 108 MB): a
 core install, such as the demo's, gates without them and says so in the
@@ -70,8 +71,9 @@ class Gate:
         problems = [f"cannot load {e}" for e in head.errors]
         schema_problems = self._schema_problems(head)
         problems += schema_problems or []
-        base_findings = _findings(self.detectors, self.desired_at(base_sha))
-        head_findings = _findings(self.detectors, head)
+        base_findings, base_failed = _findings(self.detectors, self.desired_at(base_sha), "base")
+        head_findings, head_failed = _findings(self.detectors, head, "candidate")
+        problems += head_failed + base_failed
         problems += _new_or_worse(base_findings, head_findings)
         still = {f.fingerprint for f in head_findings} & set(targets)
         problems += [f"target finding {fp} is still present" for fp in sorted(still)]
@@ -80,24 +82,21 @@ class Gate:
         return GateReport(not problems, tuple(problems), schema_problems is not None)
 
     def _schema_problems(self, state: DesiredState) -> list[str] | None:
-        """What fails strict validation; None when the schemas are not installed."""
-        try:
-            import kubernetes_validate
-        except ModuleNotFoundError:
-            return None
+        """What fails strict validation; None when the schemas are not installed. The
+        schemas are those ``detect`` validates with, compiled once per kind."""
+        from gitmedic.reconciler.manifests.schema import KubernetesSchemas, schemas_installed
 
-        version = self.schema_version or kubernetes_validate.latest_version()
+        if not schemas_installed():
+            return None
+        schemas = KubernetesSchemas(self.schema_version)
         out = []
         for obj in state.snapshot:
-            try:
-                kubernetes_validate.validate(dict(obj.body), version, strict=True)
-            except kubernetes_validate.SchemaNotFoundError:
-                continue  # a custom resource: its schema is the CRD's business
-            except kubernetes_validate.ValidationError as exc:
-                first = str(exc).splitlines()[0]
-                out.append(f"{obj.ref} does not validate: {first}")
-            except kubernetes_validate.InvalidSchemaError as exc:
-                out.append(f"{obj.ref}: {exc}")
+            verdict = schemas.check(obj.body)  # a custom resource: its CRD's business
+            if verdict.problems:
+                first = verdict.problems[0]
+                out.append(
+                    f"{obj.ref} does not validate: {first.path or '(object)'}: {first.message}"
+                )
         return out
 
 
@@ -119,5 +118,12 @@ def _new_or_worse(base: Iterable[Finding], head: Iterable[Finding]) -> list[str]
     return out
 
 
-def _findings(detectors: Iterable[Detector], state: DesiredState) -> list[Finding]:
-    return list(run_detectors(detectors, state.snapshot).findings)
+def _findings(
+    detectors: Iterable[Detector], state: DesiredState, which: str
+) -> tuple[list[Finding], list[str]]:
+    """The findings on ``state``, and each detector that failed there as a problem."""
+    evaluation = run_detectors(detectors, state.snapshot)
+    failed = [
+        f"detector {e.detector} failed on the {which}: {e.message}" for e in evaluation.errors
+    ]
+    return list(evaluation.findings), failed

@@ -1,0 +1,324 @@
+"""Charts from a Helm repository or an OCI registry, pulled by helm into a local cache.
+
+A chart is pulled only from a repository that the manifests themselves declare
+(resolved by :mod:`.chart_sources`) or that the work tree's config allows; this
+module pulls it and checks what it gets:
+
+- **A Helm repository** (``https://...``): gitmedic fetches its ``index.yaml``
+  itself, refusing a redirect to another host, and refuses an index whose
+  entries for the chart live on another host (unless an allowed repository
+  covers them); the index is handed to helm in its private repository cache, so
+  ``helm pull`` resolves the version constraint as Flux and Argo CD do and
+  downloads the package, whose sha256 must be the index's ``digest``.
+- **An OCI registry** (``oci://...``): ``helm pull oci://...``; the content is
+  addressed by digest. Plain HTTP only where the declaration says so (Flux's
+  ``spec.insecure``) or to a loopback registry.
+
+helm runs with ``HELM_*`` homes in an empty temporary folder: the user's
+repositories, plugins and registry logins never apply. Packages land in a
+content-addressed cache (``$GITMEDIC_CHART_CACHE``, else
+``$XDG_CACHE_HOME/gitmedic/charts``): ``sha256-<digest>/<chart>-<version>.tgz``,
+with a reference per (repository, chart, exact version), so a pinned version
+renders offline once pulled. A constraint (``6.x``, ``>=1.0.0``) is resolved
+against the repository once per process. A pull that fails says which chart,
+from which repository, and how to vendor it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import yaml
+
+from gitmedic.reconciler.manifests.helm import HelmError, helm_env, helm_path
+
+__all__ = ["ChartPullError", "RemoteChart", "cache_dir", "check_repository", "pull_chart"]
+
+PULL_TIMEOUT_S = 120
+MAX_INDEX_BYTES = 64 << 20
+_EXACT = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$")
+_pulled: dict[tuple[str, str, str], Path] = {}  # constraints resolved by this process
+# A repository that failed is not asked again for a while: a bisect reads many revisions,
+# and an unreachable registry takes seconds to say so each time.
+FAILURE_KEPT_S = 300.0
+_failed: dict[tuple[str, str, str], tuple[float, ChartPullError]] = {}
+
+
+class ChartPullError(HelmError):
+    """The chart cannot be pulled (or may not be); the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class RemoteChart:
+    repository: str  # https://charts.example.com or oci://registry/path (without the chart)
+    chart: str
+    version: str = ""  # an exact version or a constraint; "": the newest stable
+    declared_in: str = ""  # the file (and object) declaring the repository, for messages
+    insecure: bool = False  # plain HTTP to an OCI registry, as the declaration says
+    allowed: tuple[str, ...] = ()  # more repository URLs the package may come from
+
+    @property
+    def oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+    @property
+    def reference(self) -> str:
+        return f"{self.repository.rstrip('/')}/{self.chart}" if self.oci else self.chart
+
+    def describe(self) -> str:
+        version = self.version or "(newest)"
+        where = f", declared in {self.declared_in}" if self.declared_in else ""
+        return f"chart {self.chart} {version} from {self.repository}{where}"
+
+    def vendor_hint(self) -> str:
+        source = self.reference if self.oci else f"{self.chart} --repo {self.repository}"
+        version = f" --version '{self.version}'" if self.version else ""
+        return (
+            f"to render without the network, vendor it into the repository (helm pull "
+            f"{source}{version} --untar --untardir charts) and render that folder: a Flux "
+            "HelmRelease's chart from a GitRepository, an Argo CD source's path"
+        )
+
+
+def check_repository(url: str) -> None:
+    """Only http(s) and oci URLs naming a host, without credentials in them."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http", "oci"):
+        raise ChartPullError(
+            f"{url!r} is not a chart repository gitmedic pulls from (https://, http:// or "
+            "oci:// only)"
+        )
+    if not parts.hostname or parts.username or parts.password:
+        raise ChartPullError(f"{url!r}: a chart repository URL names a host and no credentials")
+    if _unroutable(parts.hostname):
+        raise ChartPullError(
+            f"{url!r} is not a chart repository gitmedic pulls from (a "
+            "link-local, multicast or unspecified address)"
+        )
+
+
+def cache_dir() -> Path:
+    given = os.environ.get("GITMEDIC_CHART_CACHE")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gitmedic" / "charts"
+
+
+def pull_chart(remote: RemoteChart) -> Path:
+    """The chart's package in the cache, pulled when it is not there yet."""
+    check_repository(remote.repository)
+    key = (remote.repository, remote.chart, remote.version)
+    cached = _pulled.get(key) or (_cached(key) if _EXACT.match(remote.version) else None)
+    if cached is not None and cached.is_file():
+        return cached
+    failed = _failed.get(key)
+    if failed is not None and time.monotonic() - failed[0] < FAILURE_KEPT_S:
+        raise failed[1]
+    try:
+        stored = _pull_and_store(remote, key)
+    except ChartPullError as exc:
+        _failed[key] = (time.monotonic(), exc)
+        raise
+    _pulled[key] = stored
+    return stored
+
+
+def _pull_and_store(remote: RemoteChart, key: tuple[str, str, str]) -> Path:
+    with tempfile.TemporaryDirectory(prefix="gitmedic-pull-") as tmp:
+        home = Path(tmp)
+        package, index = _pull(remote, home)
+        digest = hashlib.sha256(package.read_bytes()).hexdigest()
+        if index is not None:
+            _check_digest(remote, package.name, digest, index)
+        return _store(package, digest, key)
+
+
+def _pull(remote: RemoteChart, home: Path) -> tuple[Path, dict[str, Any] | None]:
+    out = home / "out"
+    out.mkdir()
+    argv = [helm_path(), "pull", "--destination", str(out)]
+    index = None
+    if remote.oci:
+        argv.append(remote.reference)
+        if remote.insecure or _loopback(remote.repository):
+            argv.append("--plain-http")
+    else:
+        index = _fetch_index(remote)
+        _check_hosts(remote, index)
+        _hand_to_helm(remote, index, home)
+        argv.append(f"gitmedic/{remote.chart}")
+    if remote.version:
+        argv += ["--version", remote.version]
+    _run(argv, remote, home)
+    packages = sorted(out.glob("*.tgz"))
+    if len(packages) != 1:
+        raise ChartPullError(f"{remote.describe()}: helm pull left {len(packages)} packages")
+    return packages[0], index
+
+
+def _run(argv: list[str], remote: RemoteChart, home: Path) -> None:
+    try:
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=PULL_TIMEOUT_S,
+            check=False,
+            env=helm_env(home, network=True),
+            cwd=home,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        reason = f"{remote.describe()} cannot be pulled: {exc}; {remote.vendor_hint()}"
+        raise ChartPullError(reason) from None
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines() or [f"helm pull exited {proc.returncode}"]
+        reason = lines[-1].removeprefix("Error: ")
+        raise ChartPullError(
+            f"{remote.describe()} cannot be pulled: {reason}; {remote.vendor_hint()}"
+        )
+
+
+class _SameHost(urllib.request.HTTPRedirectHandler):
+    """A redirect stays on the repository's host: the index is the repository's own."""
+
+    def redirect_request(  # type: ignore[no-untyped-def]
+        self, req, fp, code, msg, headers, newurl
+    ):
+        if urlsplit(newurl).netloc != urlsplit(req.full_url).netloc:
+            raise urllib.error.URLError(f"it redirects to another host ({newurl})")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _fetch_index(remote: RemoteChart) -> dict[str, Any]:
+    url = remote.repository.rstrip("/") + "/index.yaml"
+    opener = urllib.request.build_opener(_SameHost)
+    try:
+        with opener.open(url, timeout=PULL_TIMEOUT_S) as answer:
+            data = answer.read(MAX_INDEX_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ChartPullError(
+            f"{remote.describe()} cannot be pulled: {url}: {reason}; {remote.vendor_hint()}"
+        ) from None
+    if len(data) > MAX_INDEX_BYTES:
+        raise ChartPullError(f"{url} is larger than {MAX_INDEX_BYTES >> 20} MB")
+    try:
+        index = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise ChartPullError(f"{url} is not a Helm repository index: {exc}") from None
+    if not isinstance(index, dict) or not isinstance(index.get("entries"), dict):
+        raise ChartPullError(f"{url} is not a Helm repository index (no entries)")
+    if remote.chart not in index["entries"]:
+        raise ChartPullError(f"{remote.describe()}: the repository has no chart {remote.chart}")
+    return index
+
+
+def _entries(remote: RemoteChart, index: dict[str, Any]) -> list[dict[str, Any]]:
+    found = index["entries"].get(remote.chart)
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+def _check_hosts(remote: RemoteChart, index: dict[str, Any]) -> None:
+    """Every package URL of the chart is on the repository's host (or an allowed one's)."""
+    base = remote.repository.rstrip("/") + "/"
+    allowed = tuple(a.rstrip("/") + "/" for a in remote.allowed)
+    for entry in _entries(remote, index):
+        for url in entry.get("urls") or []:
+            full = urljoin(base, str(url))
+            parts = urlsplit(full)
+            own = parts.netloc == urlsplit(base).netloc or full.startswith(allowed)
+            if parts.scheme not in ("http", "https") or not own:
+                raise ChartPullError(
+                    f"{remote.describe()}: the index serves it from {full}, outside the "
+                    "repository's host; gitmedic pulls only from repositories the repo declares "
+                    "or manifests.chart_repositories allows"
+                )
+
+
+def _hand_to_helm(remote: RemoteChart, index: dict[str, Any], home: Path) -> None:
+    """The fetched index as helm's cached index of a repository named ``gitmedic``."""
+    cache = home / "repository"
+    cache.mkdir()
+    (cache / "gitmedic-index.yaml").write_text(yaml.safe_dump(index))
+    repos = {"apiVersion": "", "repositories": [{"name": "gitmedic", "url": remote.repository}]}
+    (home / "repositories.yaml").write_text(yaml.safe_dump(repos))
+
+
+def _check_digest(remote: RemoteChart, package: str, digest: str, index: dict[str, Any]) -> None:
+    for entry in _entries(remote, index):
+        named = f"{remote.chart}-{entry.get('version')}.tgz" == package
+        if named and entry.get("digest") and str(entry["digest"]) != digest:
+            raise ChartPullError(
+                f"{remote.describe()}: {package} has sha256 {digest}, the index says "
+                f"{entry['digest']}"
+            )
+
+
+def _store(package: Path, digest: str, key: tuple[str, str, str]) -> Path:
+    folder = cache_dir() / f"sha256-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    stored = folder / package.name
+    if not stored.is_file():
+        part = folder / f".{package.name}.{os.getpid()}"
+        shutil.copyfile(package, part)
+        part.replace(stored)
+    version = package.name.removeprefix(f"{key[1]}-").removesuffix(".tgz")
+    _write_ref((key[0], key[1], version), stored)
+    return stored
+
+
+def _ref_file(key: tuple[str, str, str]) -> Path:
+    name = hashlib.sha256("\n".join(key).encode()).hexdigest()
+    return cache_dir() / "refs" / name
+
+
+def _write_ref(key: tuple[str, str, str], stored: Path) -> None:
+    ref = _ref_file(key)
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    part = ref.with_suffix(f".{os.getpid()}")
+    part.write_text(str(stored.relative_to(cache_dir())))
+    part.replace(ref)
+
+
+def _cached(key: tuple[str, str, str]) -> Path | None:
+    """An exact version pulled before (also written ``v1.2.3`` or ``1.2.3``)."""
+    for version in dict.fromkeys([key[2], key[2].removeprefix("v")]):
+        ref = _ref_file((key[0], key[1], version))
+        if ref.is_file():
+            stored = cache_dir() / ref.read_text().strip()
+            if stored.is_file() and stored.parent.parent == cache_dir():
+                return stored
+    return None
+
+
+def _unroutable(host: str) -> bool:
+    """Addresses no chart repository has: cloud metadata endpoints (169.254.169.254)."""
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return ip.is_link_local or ip.is_multicast or ip.is_unspecified
+
+
+def _loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

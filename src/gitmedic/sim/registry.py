@@ -1,0 +1,209 @@
+"""The sim's registry: every image any commit of the repository names exists.
+
+The sim cannot ask a registry whether ``repo:tag`` was pushed. Guessing from what
+one app ran turned images the team uses elsewhere into pull failures (a service
+pinned to the image the repo's own ``release/`` manifests deploy; a chart's
+``redis:8.8.0``, in the repo since its first commit), and gitmedic reverted
+correct changes for it. So the registry knows, as :class:`KnownImages`:
+
+- every image named in any file of any commit up to the ``base`` revisions (the
+  revisions the sim takes as having run: a known-good, or the commit before the
+  app's newest change), read raw (:mod:`gitmedic.sim.image_refs`: manifests,
+  values files, kustomize ``images:``), whatever path it sits in;
+- every image that a later commit (up to ``head``) wrote outside the app's own
+  paths: a new release elsewhere in the repo exists as soon as it is committed.
+
+What the app's own later commits introduce is what the sim judges, so it is not
+taken as evidence: a tag a bad commit names and no other commit ever named still
+fails to pull, and the fault is still seen. Docker Hub's spellings of one image
+(``redis:8``, ``docker.io/redis:8``, ``docker.io/library/redis:8``) are one
+image (:func:`canonical`). The result is computed once per commit set and kept
+for the process (``sim status`` and each app's loop ask for the same sets).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import IO
+
+from gitmedic.reconciler import gitcmd
+from gitmedic.reconciler.manifests.tree import LoadFailure, git_toplevel
+from gitmedic.sim.image_refs import Parts, references
+
+MAX_BLOB_BYTES = 4 * 1024 * 1024  # a file version bigger than this is not read for images
+_SUFFIXES = (".yaml", ".yml", ".json")
+_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
+
+
+def canonical(image: str) -> str:
+    """One spelling per image: Docker Hub's host and ``library/`` dropped, ``:latest`` added."""
+    ref = image.strip()
+    for host in _HUB:
+        if ref.startswith(host):
+            ref = ref[len(host) :]
+            break
+    ref = ref.removeprefix("library/")
+    last = ref.rsplit("/", 1)[-1]
+    return ref if ("@" in ref or ":" in last) else f"{ref}:latest"
+
+
+@dataclass(frozen=True)
+class KnownImages:
+    """The images the sim's registry holds: full references (canonical), and the
+    repositories of values maps with the tags each may take (see image_refs)."""
+
+    images: frozenset[str] = frozenset()
+    repository_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    key_tags: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    blobs: int = 0  # file versions read to learn them (for people and tests)
+
+    def knows(self, image: str) -> bool:
+        ref = canonical(image)
+        if ref in self.images:
+            return True
+        name = ref.split("@", 1)[0]
+        repo, colon, tag = name.rpartition(":")
+        if not colon or "/" in tag:
+            return False
+        keys = self.repository_keys.get(repo, frozenset())
+        return any(tag in self.key_tags.get(key, frozenset()) for key in keys)
+
+    @classmethod
+    def of(cls, images: Iterable[str], blobs: int = 0) -> KnownImages:
+        return cls(frozenset(_spellings(images)), blobs=blobs)
+
+    @classmethod
+    def from_parts(cls, parts: Parts, blobs: int) -> KnownImages:
+        keys: dict[str, set[str]] = defaultdict(set)
+        for repo, named in parts.repository_keys().items():
+            keys[canonical_repository(repo)] |= named
+        return cls(
+            frozenset(_spellings(parts.references())),
+            {repo: frozenset(k) for repo, k in keys.items()},
+            {key: frozenset(tags) for key, tags in parts.tags_by_key().items()},
+            blobs,
+        )
+
+
+def canonical_repository(repo: str) -> str:
+    return canonical(f"{repo}:_").removesuffix(":_")
+
+
+def _spellings(images: Iterable[str]) -> set[str]:
+    """Canonical references; ``name:tag@digest`` pulls by either, so both are added."""
+    out: set[str] = set()
+    for image in images:
+        ref = canonical(image)
+        out.add(ref)
+        name, at, digest = ref.partition("@")
+        if at and ":" in name.rsplit("/", 1)[-1]:
+            out |= {name, f"{name.rpartition(':')[0]}@{digest}"}
+    return out
+
+
+def known_images(
+    where: Path, base: Sequence[str], head: str | None, app_paths: Sequence[str]
+) -> KnownImages:
+    """What the repository at ``where`` names up to ``base``, and outside ``app_paths``
+    (``:(top)`` pathspecs) up to ``head``. Outside a git repository: nothing."""
+    shas = tuple(sha for sha in (_commit(where, rev) for rev in base) if sha)
+    if not shas:
+        return KnownImages()
+    tip = _commit(where, head or "HEAD") or shas[0]
+    root = git_toplevel(where)
+    return _known(root.resolve() if root else where.resolve(), shas, tip, tuple(app_paths))
+
+
+@lru_cache(maxsize=32)
+def _known(
+    where: Path, base: tuple[str, ...], head: str, app_paths: tuple[str, ...]
+) -> KnownImages:
+    blobs = _reachable_blobs(where, base) | _written_outside(where, base, head, app_paths)
+    parts = Parts()
+    for path, text in _read(where, blobs):
+        parts.merge(references(path, text))
+    return KnownImages.from_parts(parts, len({sha for sha, _ in blobs}))
+
+
+def _commit(where: Path, rev: str) -> str:
+    proc = gitcmd.run(where, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def _reachable_blobs(where: Path, base: tuple[str, ...]) -> set[tuple[str, str]]:
+    """(blob, path) of every manifest-like file version in the trees up to ``base``."""
+    proc = gitcmd.run(where, "rev-list", "--objects", *base)
+    if proc.returncode != 0:
+        raise RegistryError(f"git rev-list in {where}: {proc.stderr.strip()}")
+    out: set[tuple[str, str]] = set()
+    for line in proc.stdout.splitlines():
+        sha, _, path = line.partition(" ")
+        if path.endswith(_SUFFIXES):
+            out.add((sha, path))
+    return out
+
+
+def _written_outside(
+    where: Path, base: tuple[str, ...], head: str, app_paths: tuple[str, ...]
+) -> set[tuple[str, str]]:
+    """(blob, path) of the file versions commits after ``base`` wrote outside the app."""
+    top = ":(top)"
+    excluded = [p.replace(top, ":(top,exclude)", 1) for p in app_paths if p.startswith(top)]
+    if not excluded or len(excluded) != len(app_paths):
+        return set()  # the app's paths are unknown: nothing later is safely outside it
+    args = ["--format=", "--raw", "--no-abbrev", "--no-renames", head, "--not", *base]
+    proc = gitcmd.run(where, "log", *args, "--", ":(top)", *excluded)
+    if proc.returncode != 0:
+        raise RegistryError(f"git log in {where}: {proc.stderr.strip()}")
+    out: set[tuple[str, str]] = set()
+    for line in proc.stdout.splitlines():
+        meta, _, path = line.partition("\t")
+        fields = meta.split()
+        if len(fields) == 5 and path.endswith(_SUFFIXES) and set(fields[3]) != {"0"}:
+            out.add((fields[3], path))
+    return out
+
+
+def _read(where: Path, blobs: set[tuple[str, str]]) -> Iterable[tuple[str, str]]:
+    """(path, text) of each distinct blob, read through one ``cat-file --batch``."""
+    first_path: dict[str, str] = {}
+    for sha, path in sorted(blobs):
+        first_path.setdefault(sha, path)
+    if not first_path:
+        return
+    proc = gitcmd.start(where, "cat-file", "--batch")
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for sha, path in first_path.items():
+            proc.stdin.write(sha.encode() + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if len(header) != 3:  # "<sha> missing": a pruned or shallow history
+                continue
+            size = int(header[2])
+            if header[1] != b"blob" or size > MAX_BLOB_BYTES:
+                _skip(proc.stdout, size + 1)
+                continue
+            data = proc.stdout.read(size + 1)[:-1]  # the content, then a newline
+            yield path, data.decode("utf-8", errors="replace")
+    finally:
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.wait()
+
+
+def _skip(stream: IO[bytes], size: int) -> None:
+    """Read past ``size`` bytes without keeping them (a file version too big to read)."""
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            return
+        size -= len(chunk)
+
+
+class RegistryError(LoadFailure):
+    """git could not list the repository's history (the registry cannot be built)."""

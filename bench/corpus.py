@@ -124,13 +124,18 @@ def revision() -> str:
 def section(body: str, totals: dict[str, float], tools: dict[str, str | None]) -> str:
     missing = [name for name, path in tools.items() if not path]
     sums = ", ".join(f"{tool} {cpu:.1f} s" for tool, cpu in totals.items())
+    command = " ".join([".venv/bin/python", "bench/corpus.py", *sys.argv[1:]])
     return "\n".join(
         [
             BEGIN,
             "## Real-world corpus (issue 22): detect beside its peers",
             "",
             f"- commit {revision()}, {datetime.date.today().isoformat()}, nproc {os.cpu_count()}",
-            "- command: `.venv/bin/python bench/corpus.py` (goldens: tests/corpus/golden/)",
+            f"- command: `{command}` (goldens: tests/corpus/golden/)",
+            "- peers: kube-score v1.20.0 (`.ci/tools.sh kube-score`); kubeconform from"
+            " `GOBIN=DIR go install github.com/yannh/kubeconform/cmd/kubeconform@latest` (v0.8.0);"
+            " kube-linter: the Go module proxy refuses both `golang.stackrox.io/kube-linter` and"
+            " `github.com/stackrox/kube-linter` (403), so it is not run",
             "- gitmedic: `gitmedic detect PATH --namespace NS --format json` in the app's folder;"
             " critical (n true) counts the goldens' verdicts",
             "- peers read the app rendered once (helm template / kubectl kustomize / loose"

@@ -11,6 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+# the unit tier's guard (no CLI subprocess, built tool or real sleep outside the
+# integration marker), and pytester for its own test
+pytest_plugins = ["pytester", "tests.support.unit_guard"]
+
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = FIXTURES / "data"
 APPS = DATA / "apps"

@@ -28,6 +28,8 @@ from gitmedic.sim.faults.git import commit_all, init_repo
 from gitmedic.sim.faults.targets import workload
 from tests.conftest import APPS
 
+pytestmark = pytest.mark.integration  # the whole loop through a 400 s rollout
+
 NAMESPACE = "sock-shop"
 APP = "apps/sock-shop"
 SLOW = "catalogue"

@@ -11,6 +11,8 @@ from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import PrFilter
 from tests.bot.run_world import REAL, app_repo, run_json, show, with_fault
 
+pytestmark = pytest.mark.integration  # the whole loop, 5-15 s each
+
 TXN_KEYS = {"pr", "branch", "status", "attempt", "strategy", "tokens", "mu_before", "mu_after"}
 
 

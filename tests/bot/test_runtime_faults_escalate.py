@@ -11,6 +11,8 @@ from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import PrFilter
 from tests.bot.run_world import app_repo
 
+pytestmark = pytest.mark.integration  # the whole loop (run_once)
+
 CASES = {
     "database-auth-revoked": "authentication failed: the database user was dropped",
     "cache-password-changed": "NOAUTH Authentication required (password changed in the pod)",

@@ -89,7 +89,8 @@ def test_serve_github_without_a_repository_is_a_clear_error(tmp_path: Path) -> N
     from gitmedic.bot.github_env import GitHubEnvError
 
     settings = ServeSettings(SECRET, tmp_path / "state", Path("."))
+    # no --cluster: kube, the default with a real forge (the sim is refused with it)
     with pytest.raises(GitHubEnvError, match="needs GITHUB_REPOSITORY=owner/name"):
-        assemble(settings, args(), {"GITHUB_TOKEN": TOKEN})
+        assemble(settings, args(cluster=None), {"GITHUB_TOKEN": TOKEN})
     with pytest.raises(GitHubEnvError, match="GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY"):
-        assemble(settings, args(), {"GITHUB_REPOSITORY": "acme/manifests"})
+        assemble(settings, args(cluster=None), {"GITHUB_REPOSITORY": "acme/manifests"})

@@ -41,6 +41,8 @@ ALERTS_LINE = (
     "alerts of namespace shop from the simulator's alert rules: none firing that was not before"
 )
 
+pytestmark = pytest.mark.integration  # whole transactions through their verification windows
+
 
 def make_loop(tmp: Path, cluster: SimCluster, **config: Any) -> Loop:
     repo = tmp / "manifests"
@@ -186,7 +188,6 @@ def served(tmp: Path) -> Iterator[tuple[ServedSim, Any]]:
         yield cluster, url
 
 
-@pytest.mark.integration
 def test_an_alert_source_that_fails_during_the_window_holds_the_transaction(
     tmp_path: Path,
 ) -> None:
@@ -207,7 +208,6 @@ def test_an_alert_source_that_fails_during_the_window_holds_the_transaction(
     assert any(line.startswith("alerts error: ") for line in state.feedback)
 
 
-@pytest.mark.integration
 def test_a_probe_that_passed_before_and_fails_after_the_change_reverts_it(
     tmp_path: Path,
 ) -> None:

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gitmedic import __version__
+
+pytestmark = pytest.mark.integration  # each starts the gitmedic CLI
 
 
 def _init(*argv: str | Path) -> subprocess.CompletedProcess[str]:

@@ -77,6 +77,7 @@ def test_every_object_of_every_real_app_points_at_its_own_first_key(app: App) ->
         assert re.search(named, following, re.MULTILINE), (obj.ref, obj.source)
 
 
+@pytest.mark.integration  # helm renders the chart: `make test` builds it
 @pytest.mark.usefixtures("helm_on_path")
 def test_folder_walk_skips_non_manifests_and_hidden_paths_and_renders_charts(
     tmp_path: Path,

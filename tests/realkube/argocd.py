@@ -25,7 +25,6 @@ import functools
 import json
 import os
 import secrets
-import shutil
 import socket
 import urllib.request
 from dataclasses import dataclass
@@ -93,7 +92,7 @@ def start_argocd(tools: Tools, plane: ControlPlane, folder: Path, procs: Process
     work = folder / "argocd"
     (work / "tmp").mkdir(parents=True)
     env = _environment(tools, plane, work)
-    redis = _start_redis(work, procs)
+    redis = _start_redis(tools, work, procs)
     repo_server = _start_repo_server(tools, redis, env, procs)
     common = [
         f"--redis={redis}",
@@ -178,11 +177,10 @@ def _established(plane: ControlPlane, crd: str) -> bool:
     return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
-def _start_redis(work: Path, procs: Processes) -> str:
+def _start_redis(tools: Tools, work: Path, procs: Processes) -> str:
     port = free_port()
-    redis = shutil.which("redis-server") or "redis-server"
-    argv = [redis, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"]
-    procs.start("redis", [*argv, "--dir", str(work)])
+    argv = [str(tools.redis), "--bind", "127.0.0.1", "--port", str(port), "--save", ""]
+    procs.start("redis", [*argv, "--appendonly", "no", "--dir", str(work)], tools.redis_env)
     procs.wait_until("redis", functools.partial(_redis_answers, port), START_TIMEOUT_S)
     return f"127.0.0.1:{port}"
 

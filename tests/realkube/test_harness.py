@@ -1,5 +1,6 @@
 """The tier's harness without a cluster: where the binaries are looked for, the
-bot's generated RBAC rules, and what the fake kubelet reports. These run everywhere."""
+bot's generated RBAC rules, and what the fake kubelet reports. These run everywhere
+(one, which stops a real process, in the integration tier)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from tests.realkube.pki import make_pki
 from tests.realkube.processes import Processes, stop_recorded
 from tests.realkube.tools import (
     ARGOCD_KEY_FILES,
+    BUILD_HINT,
+    DEBIAN_KEY_FILES,
     FLUX_KEY_FILES,
     K8S_KEY_FILES,
     WRAPPERS,
@@ -39,17 +42,33 @@ def test_the_build_script_and_the_tests_agree_on_the_cache_directories(
         str(tmp_path / f"kube-k8s-{cache_key(K8S_KEY_FILES)}"),
         str(tmp_path / f"kube-flux-{cache_key(FLUX_KEY_FILES)}"),
         str(tmp_path / f"kube-argocd-{cache_key(ARGOCD_KEY_FILES)}"),
+        str(tmp_path / f"kube-debian-{cache_key(DEBIAN_KEY_FILES)}"),
     ]
 
 
+@pytest.mark.parametrize("etcd_on_path", [False, True], ids=["fresh-machine", "etcd-on-path"])
 def test_a_machine_without_the_build_gets_the_reason_and_the_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, etcd_on_path: bool
 ) -> None:
-    monkeypatch.setenv("GITMEDIC_TOOLS", str(tmp_path))
+    """The reason names the missing build whether or not the machine has an etcd of
+    its own, and etcd only when there is none (a fresh machine has neither): session
+    8's fresh machine got etcd alone, so the hint named one of the two things missing."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if etcd_on_path:
+        (bin_dir / "etcd").write_text("#!/bin/sh\n")
+        (bin_dir / "etcd").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("GITMEDIC_TOOLS", str(tmp_path / "tools"))
+
     reason = find_tools()
+
     assert isinstance(reason, str)
-    assert reason.endswith("run tools/kube/build.sh (about 30 min of CPU on a cold machine)")
-    assert str(tmp_path) in reason or "etcd" in reason
+    assert reason.endswith(f": {BUILD_HINT}")
+    k8s = tmp_path / "tools" / f"kube-k8s-{cache_key(K8S_KEY_FILES)}"
+    assert f"{k8s} is not built" in reason
+    debian = tmp_path / "tools" / f"kube-debian-{cache_key(DEBIAN_KEY_FILES)}"
+    assert (f"no etcd in {debian} nor on PATH" in reason) is not etcd_on_path
 
 
 def test_the_bot_rules_are_the_charts_and_grant_only_reads() -> None:
@@ -100,6 +119,7 @@ def test_the_pki_serves_loopback_and_lists_one_token_per_identity(tmp_path: Path
     assert lines[0].endswith(',"system:masters"')
 
 
+@pytest.mark.integration  # a real process, polled until it has exec'd, then stopped
 def test_a_process_that_rewrites_its_title_is_still_stopped(tmp_path: Path) -> None:
     """As redis-server does: its argv[0] becomes "PROGRAM ADDRESS", one argument."""
     procs = Processes(tmp_path / "run")

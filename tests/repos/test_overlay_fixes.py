@@ -145,7 +145,10 @@ def test_a_base_fault_every_environment_has_is_undone_in_the_base(tmp_path: Path
     (repo / PATCH).write_text(HEALTHY.replace("256Mi", "1Mi"))  # production has it too
     bad = commit_all(repo, "frontend: tighter memory everywhere")
 
-    run = gitmedic("run", repo, "--cluster", "sim", "--forge", "local", "--once", "--json")
+    # dev's loop alone (run acts on every app; production's own patch is not this test's)
+    run = gitmedic(
+        "run", repo, "--app", "dev", "--cluster", "sim", "--forge", "local", "--once", "--json"
+    )
     assert run.rc == 0, run.err[-2000:]
     assert base.read_text() == original  # dev's fix may edit the base every env shares
     changed = git(repo, "diff", "--name-only", bad, "main", "--", "deploy").splitlines()

@@ -222,6 +222,37 @@ def test_variants_of_one_object_in_a_plain_folder_are_a_warning_naming_both(
     assert "WARNING  object-variants" in text.out and "error" not in text.err
 
 
+def test_object_variants_is_a_check_like_the_detectors_listed_selected_and_in_sarif(
+    tmp_path: Path,
+) -> None:
+    service = SERVICE.format(app="web")
+    write(tmp_path, {"deploy/a.yaml": service, "deploy/b.yaml": service})
+
+    listed = gitmedic("detect", "--list")
+    only = report(
+        gitmedic("detect", tmp_path / "deploy", "--detector", "object-variants", "--format", "json")
+    )
+    others = report(
+        gitmedic(
+            "detect",
+            tmp_path / "deploy",
+            "--detector",
+            "service-selector-unmatched",
+            "--format",
+            "json",
+        )
+    )
+    sarif = gitmedic("detect", tmp_path / "deploy", "--format", "sarif").json()
+
+    assert "object-variants" in listed.out
+    assert {f["detector"] for f in only["findings"]} == {"object-variants"}
+    assert "object-variants" not in {f["detector"] for f in others["findings"]}
+    [run] = sarif["runs"]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    [result] = [r for r in run["results"] if r["ruleId"] == "object-variants"]
+    assert rules[result["ruleIndex"]] == "object-variants"
+
+
 def test_a_failed_build_names_the_base_line_at_fault(tmp_path: Path) -> None:
     write(
         tmp_path,

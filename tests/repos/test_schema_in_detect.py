@@ -48,7 +48,8 @@ def test_the_bad_deployment_has_a_schema_and_a_selector_finding_at_its_file_and_
         )
         for r in results
     }
-    assert got == {"schema-invalid": ("bad.yaml", 2), "selector-template-mismatch": ("bad.yaml", 2)}
+    # each at its field: ``replicas: "three"`` and the selector's matchLabels
+    assert got == {"schema-invalid": ("bad.yaml", 7), "selector-template-mismatch": ("bad.yaml", 9)}
     text = gitmedic("detect", "bad.yaml", cwd=tmp_path)
     assert "Deployment/default/web  (bad.yaml:2)" in text.out
     assert "spec.replicas: 'three' is not of type 'integer'" in text.out

@@ -38,10 +38,17 @@ def test_the_chart_s_standing_warning_is_escalated_and_the_run_is_unhealthy(
     rc, report = run_json(repo)
     assert (rc, report["healthy"]) == (1, False)
     incidents = report["incidents"]
-    assert isinstance(incidents, list) and len(incidents) == 1
-    [incident] = incidents
-    assert {f["detector"] for f in incident["findings"]} == {CHART_WARNING}
-    assert incident["transactions"] == []  # escalated to a person: no pull request
+    # run acts on every app: each environment renders the chart, each has the warning
+    assert isinstance(incidents, list) and len(incidents) == 2
+    for incident in incidents:
+        assert {f["detector"] for f in incident["findings"]} == {CHART_WARNING}
+        assert incident["transactions"] == []  # escalated to a person: no pull request
+    apps = report["apps"]
+    assert isinstance(apps, list)
+    assert [(a["app"], a["healthy"], len(a["incidents"])) for a in apps] == [
+        ("staging", False, 1),
+        ("production", False, 1),
+    ]
     assert git(repo, "rev-parse", "main") == head
 
 
@@ -52,5 +59,6 @@ def test_the_warning_accepted_in_the_config_leaves_the_run_healthy(tmp_path: Pat
     write(repo, {".gitmedic/config.yaml": ACCEPTED})
     head = commit_all(repo, "gitmedic: the chart's rollout strategy is accepted")
     rc, report = run_json(repo)
-    assert (rc, report) == (0, {"healthy": True, "incidents": []})
+    apps = [{"app": env, "healthy": True, "incidents": []} for env in ("staging", "production")]
+    assert (rc, report) == (0, {"healthy": True, "incidents": [], "apps": apps})
     assert git(repo, "rev-parse", "main") == head

@@ -12,6 +12,8 @@ import respx
 
 from gitmedic.bot.responder.llm import Budget, Tool, data_block, run_agent
 
+pytestmark = pytest.mark.integration  # the agent loop against a stand-in provider, 27 s for one
+
 BASE = "http://llm.test/v1"
 MODEL = "openai/gpt-4o-mini"
 PLANTED = "sk_live_plantedsecret123456"

@@ -47,6 +47,8 @@ CREDENTIALS = (
                                    {"name": "DB_PASSWORD", "value": PLANTED[2]}),)),
 )  # fmt: skip
 
+pytestmark = pytest.mark.integration  # the responder with a scripted model on a real app
+
 
 class Scripted:
     """An OpenAI-shaped completion function that replays tool calls and records prompts."""

@@ -7,6 +7,8 @@ import pytest
 from gitmedic.sim.health import Status, health_of
 from tests.sim.helpers import HEALTHY, UNHEALTHY, desired, sim_for
 
+pytestmark = pytest.mark.integration  # each settles a whole app in the sim
+
 
 @pytest.mark.parametrize("name", HEALTHY)
 def test_healthy_app_settles_ready_synced_and_silent(name: str) -> None:

@@ -139,6 +139,7 @@ def test_an_alertmanager_latency_alert_counts_in_mu_as_a_paging_alert() -> None:
     assert severity(reading.observation) == 10
 
 
+@pytest.mark.integration  # the whole loop (run_once)
 def test_a_latency_fault_on_a_called_service_is_escalated_with_no_pull_request(
     tmp_path: Path,
 ) -> None:

@@ -748,18 +748,17 @@ class SharedServer:
     def __init__(self) -> None:
         self.app: FastAPI | None = None
         self._lock: asyncio.Lock | None = None
-        self.port = free_port()
+        # bound and listening before uvicorn starts: a client's connection waits in the
+        # backlog until the server thread serves it, so nothing polls for the start
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        self.port = sock.getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            self, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
-        )
+        config = uvicorn.Config(self, log_level="warning", lifespan="off")
         self.server = uvicorn.Server(config)
-        threading.Thread(target=self.server.run, daemon=True).start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the GitHub stand-in did not start")
-            time.sleep(0.01)
+        serving = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
+        serving.start()
 
     def use(self, store: GitHubStore) -> str:
         """Serve ``store`` from now on; its base URL."""

@@ -9,17 +9,18 @@
 #   $GITMEDIC_TOOLS/kube-argocd-<key>/ argocd (one multi-call binary: repo-server,
 #                                     application-controller, API server),
 #                                     git-verify-wrapper.sh; Argo CD's CRDs
+#   $GITMEDIC_TOOLS/kube-debian-<key>/ bin/etcd, bin/redis-server and lib/ (the
+#                                     libraries redis needs: LD_LIBRARY_PATH)
 #
 # Kubernetes, kwok and Flux come from one wrapper module (tier/): the packages they
 # share are one version and compiled once, so Flux, built after Kubernetes, finds
 # them in the build cache. Argo CD has its own (argocd/): it needs Go 1.27, whose
 # compiler shares nothing with 1.26's cache; its go.mod names the toolchain, which
-# the Go module proxy serves (GOTOOLCHAIN is set to it for that group only). Its
-# redis is Debian's `redis-server` (installed when missing, as etcd is).
+# the Go module proxy serves (GOTOOLCHAIN is set to it for that group only).
 #
 # <key> is the first 12 hex digits of the sha256 of the wrapper's go.mod, go.sum
-# (and the gitserver's source for Flux): tests/realkube/tools.py computes the
-# same key to find them. A directory is complete once it holds `.complete`; a
+# (and the gitserver's source for Flux; of debian.txt for Debian's):
+# tests/realkube/tools.py computes the same key to find them. A directory is complete once it holds `.complete`; a
 # complete one is skipped, so a warm machine pays nothing. The groups build one
 # after the other, niced, each with its own log (build.log in its directory) and
 # what is left of the budget, in the order the tier needs them: Kubernetes (every
@@ -27,8 +28,13 @@
 # compiled the shared packages twice, and on a cold .ci/run Argo CD took a core
 # from Kubernetes and neither finished (bench/RESULTS.md).
 #
-# etcd is not built: the Debian package `etcd-server` provides /usr/bin/etcd
-# (installed here when missing and apt-get is available).
+# etcd and Argo CD's redis are not built: they are Debian's (debian.txt), fetched
+# with `apt-get download` and unpacked with `dpkg -x` into the cache, never
+# installed on the system. The system's PATH is thus the same before and after a
+# build: CI's `make test`, which runs beside it, sees what a fresh machine has (an
+# install into /usr/bin once hid a test that failed without etcd). Skipped when
+# both are on PATH already (tests/realkube/tools.py looks in the cache first, then
+# on PATH), or, saying so, without apt-get (the tier then skips, naming etcd).
 #
 # Usage: tools/kube/build.sh [--print-dirs | [--budget SECONDS] GROUP...]
 #   GROUP         k8s, flux and/or argocd (default: all three)
@@ -58,11 +64,13 @@ k8s_dir="$tools/kube-k8s-$(key "$here/tier/go.mod" "$here/tier/go.sum")"
 flux_dir="$tools/kube-flux-$(key "$here/tier/go.mod" "$here/tier/go.sum" \
     "$here/tier/gitserver/main.go")"
 argocd_dir="$tools/kube-argocd-$(key "$here/argocd/go.mod" "$here/argocd/go.sum")"
+debian_dir="$tools/kube-debian-$(key "$here/debian.txt")"
 
 if [[ ${1:-} == --print-dirs ]]; then
     echo "$k8s_dir"
     echo "$flux_dir"
     echo "$argocd_dir"
+    echo "$debian_dir"
     exit 0
 fi
 
@@ -169,24 +177,47 @@ build_once() {
         grep -E 'User time|System time|Elapsed' | sed "s/^\s*/kube tools: $name: /" || true
 }
 
-ensure_etcd() {
-    command -v etcd >/dev/null && return 0
-    if command -v apt-get >/dev/null; then
-        echo "kube tools: installing etcd (Debian etcd-server)"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server
-    else
-        echo "kube tools: no etcd on PATH and no apt-get: the realkube tier will skip" >&2
+# Debian's etcd and redis-server, unpacked into $debian_dir (see the top).
+fetch_debian() {
+    [[ -f $debian_dir/.complete ]] && { echo "kube tools: debian present in $debian_dir"; return 0; }
+    if command -v etcd >/dev/null && command -v redis-server >/dev/null; then
+        echo "kube tools: etcd and redis-server on PATH"
+        return 0
     fi
-}
-
-ensure_redis() {  # Argo CD's cache
-    command -v redis-server >/dev/null && return 0
-    if command -v apt-get >/dev/null; then
-        echo "kube tools: installing redis (Debian redis-server)"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
-    else
-        echo "kube tools: no redis-server on PATH and no apt-get: the Argo CD tests will skip" >&2
+    if ! command -v apt-get >/dev/null; then
+        echo "kube tools: no etcd or redis-server on PATH and no apt-get: the realkube" \
+            "tier skips what needs them" >&2
+        return 0
     fi
+    echo "kube tools: fetching Debian's etcd and redis-server into $debian_dir"
+    local packages work
+    mapfile -t packages < <(grep -v '^#' "$here/debian.txt" | grep .)
+    work=$(mktemp -d)
+    # a fresh machine has no package lists yet: fetched once, then retried
+    if ! (cd "$work" && apt-get download -qq "${packages[@]}" 2>/dev/null); then
+        apt-get update -qq
+        (cd "$work" && apt-get download -qq "${packages[@]}")
+    fi
+    local deb
+    for deb in "$work"/*.deb; do
+        dpkg -x "$deb" "$work/root"
+    done
+    rm -rf "$debian_dir.partial" && mkdir -p "$debian_dir.partial/bin" "$debian_dir.partial/lib"
+    # redis-server is a link to redis-check-rdb, which serves when named redis-server
+    cp -L "$work/root/usr/bin/etcd" "$work/root/usr/bin/redis-server" "$debian_dir.partial/bin/"
+    find "$work/root/usr/lib" -name '*.so*' -exec cp -L {} "$debian_dir.partial/lib/" \;
+    rm -rf "$work"
+    # they run here, with the libraries unpacked beside them (a missing one fails now)
+    local bin
+    for bin in etcd redis-server; do
+        LD_LIBRARY_PATH="$debian_dir.partial/lib" "$debian_dir.partial/bin/$bin" --version >/dev/null || {
+            echo "kube tools: Debian's $bin does not run from $debian_dir.partial" >&2
+            return 1
+        }
+    done
+    touch "$debian_dir.partial/.complete"
+    rm -rf "$debian_dir"
+    mv "$debian_dir.partial" "$debian_dir"
 }
 
 began=$SECONDS
@@ -203,8 +234,7 @@ for group in "${groups[@]}"; do
 done
 [[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "kube tools: go is not on PATH" >&2; exit 1; }
-ensure_etcd
-[[ " ${groups[*]} " == *" argocd "* ]] && ensure_redis
+fetch_debian
 # stopped (CI's run ended early): build_once stops its group's build and all of it
 status=0
 for group in k8s flux argocd; do  # the tier's order, whatever the command line's

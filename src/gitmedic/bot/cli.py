@@ -9,11 +9,13 @@ commands that use them.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer killed by it
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -157,18 +159,28 @@ def build_parser() -> argparse.ArgumentParser:
         "--watch", action="append", metavar="PATH", help="an app folder to watch (repeat)"
     )
     p.add_argument("--forge", choices=("local", "github"), help="GITMEDIC_FORGE, default local")
-    p.add_argument("--cluster", choices=("sim", "kube"), help="GITMEDIC_CLUSTER, default sim")
+    p.add_argument(
+        "--cluster",
+        choices=("sim", "kube"),
+        help="GITMEDIC_CLUSTER; default sim, kube with --forge github (which refuses sim)",
+    )
+    p.add_argument("--app", help="act on this app of .gitmedic/config.yaml only (default: all)")
     p.add_argument("--interval", type=float, help="monitor interval, s (GITMEDIC_INTERVAL, 60)")
     p.add_argument("--path", help="the app's folder when the repo has no .gitmedic/config.yaml")
     p.add_argument("--namespace", help="namespace for objects that name none")
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("run", help="the whole loop against one manifest repo")
+    p = sub.add_parser("run", help="the whole loop against one manifest repo, every app of it")
     p.add_argument("repo", help="the manifest repository (a git work tree)")
-    p.add_argument("--path", help="the app's folder in the repo (default: the whole repo)")
+    p.add_argument("--path", help="the app's folder in the repo (default: every app, else all)")
     p.add_argument("--namespace", help="namespace for objects that name none")
-    p.add_argument("--cluster", choices=("sim", "kube"), default="sim")
+    p.add_argument(
+        "--cluster",
+        choices=("sim", "kube"),
+        help="default sim; kube with --forge github (which refuses sim)",
+    )
     p.add_argument("--forge", choices=("local", "github"), default="local")
+    p.add_argument("--app", help="act on this app of .gitmedic/config.yaml only (default: all)")
     p.add_argument("--once", action="store_true", help="until healthy or out of attempts")
     p.add_argument("--interval", type=float, help="seconds between evaluations (default 10)")
     p.add_argument("--settle", type=float, help="--once: healthy this long is healthy (300)")
@@ -206,8 +218,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run_command(args)
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
         sys.stdout, sys.stderr = out, err
 
 
@@ -221,6 +236,9 @@ def _run_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `gitmedic detect --list | head`: the reader is gone
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except ModuleNotFoundError as exc:
         from gitmedic.bot.extras import missing_extra_message
 
@@ -231,6 +249,13 @@ def _run_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     except Exception:
         return _internal_error()
+
+
+def _quiet_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's last flush of a closed pipe is silent."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
 
 
 def _internal_error() -> int:

@@ -104,11 +104,12 @@ def collect(args: argparse.Namespace) -> Report:
     else:
         if not args.path:
             raise UsageError("detect needs a PATH (or --live)")
-        state, config = _desired(args)
+        (state, parts), config = _desired(args)
         snapshot, files, errors = state.snapshot, state.files, state.errors
         registry = _registry(args.detector, config, _learned(Path(args.path)))
-        found = [] if args.detector else list(state.findings)
-        apps = state.apps()
+        # each configured app on its own, and inside one the walk's apps (its overlays)
+        found = [f for part in parts for f in part.findings if f.detector in registry]
+        apps = [app for part in parts for app in part.apps()]
     findings, detector_errors, snapshot = _evaluate(registry, apps, snapshot)
     errors += detector_errors
     return Report(sort_findings(_unique([*found, *findings])), errors, registry, snapshot, files)
@@ -161,9 +162,11 @@ def _failure(error: DetectorError) -> ManifestError:
     return ManifestError(f"detector:{error.detector}", 0, f"{what}: {error.message}")
 
 
-def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:
+def _desired(
+    args: argparse.Namespace,
+) -> tuple[tuple[DesiredState, list[DesiredState]], Config | None]:
     from gitmedic.reconciler.config import ConfigError
-    from gitmedic.reconciler.manifests.apps import load_apps_desired, repo_config
+    from gitmedic.reconciler.manifests.apps import load_apps_each, repo_config
     from gitmedic.reconciler.manifests.load import LoadFailure
     from gitmedic.reconciler.manifests.schema import (
         SchemaVersionError,
@@ -180,7 +183,7 @@ def _desired(args: argparse.Namespace) -> tuple[DesiredState, Config | None]:
         if args.kubernetes_version and schemas_installed():
             resolve_version(args.kubernetes_version)
         config = repo_config(args.path)
-        state = load_apps_desired(
+        state = load_apps_each(
             args.path,
             rev=args.rev,
             namespace=args.namespace,
@@ -293,6 +296,9 @@ def _registry(
 ) -> Registry:
     """``--detector`` when given, else the config's include/exclude, else every detector."""
     registry = builtin_registry() if detectors is None else Registry(detectors)
+    for check in _reader_checks():
+        if check.id not in registry:
+            registry.register(check)
     try:
         if ids:
             return registry.select(ids)
@@ -307,6 +313,19 @@ def _registry(
         known = ", ".join(d.id for d in registry)
         raise UsageError(f"{exc}; known detectors: {known}") from None
     return registry
+
+
+def _reader_checks() -> list[Detector]:
+    """Checks made while reading (one object declared twice in an app): listed, selectable
+    with --detector and described in SARIF like the detectors; their findings come from
+    the loader, so over a snapshot they find nothing."""
+    from gitmedic.reconciler.manifests.variants import SPEC as VARIANTS
+
+    def from_reading(snapshot: Snapshot) -> list[Finding]:
+        del snapshot
+        return []
+
+    return [Detector(VARIANTS, from_reading)]
 
 
 def _now() -> str:

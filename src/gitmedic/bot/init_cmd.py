@@ -1,5 +1,11 @@
 """``gitmedic init PATH``: scaffold ``.gitmedic/`` and the GitHub workflow in a manifest repo.
 
+With no app flags, the apps are discovered: one per environment the repository's
+Argo CD and Flux objects deploy, else per kustomize root, chart and manifest
+folder (:mod:`gitmedic.bot.init_discover`), printed with why each was made and
+what was left out. ``--path`` (with ``--name``, ``--namespace``) writes that one
+app instead.
+
 Existing files are kept unless ``--force`` is given: init can be re-run after an
 upgrade to add what is missing, and says what it created, what it kept and what
 it overwrote. The app's ``--path`` must be a folder of the repo, so a typo does
@@ -41,16 +47,15 @@ def run_init(args: argparse.Namespace) -> int:
     repo = Path(args.path)
     if not repo.is_dir():
         raise UsageError(f"{repo}: not a directory")
-    app_path = (args.app_path or ".").strip("/") or "."
-    if not (repo / app_path).is_dir():
-        raise UsageError(f"--path {app_path}: no such folder in {repo}")
-    values = {
-        "name": args.name or _app_name(repo),
-        "path": app_path,
-        "namespace": args.namespace or "default",
-    }
+    if args.app_path or args.name or args.namespace:
+        apps = _flagged_app(repo, args)
+    else:
+        from gitmedic.bot.init_discover import discovered_apps
+
+        apps, report = discovered_apps(repo)
+        print("\n".join(report), end="\n\n")
     for rel, template in FILES.items():
-        _write(repo, rel, _render(template, values), force=args.force)
+        _write(repo, rel, _render(template, {"apps": apps}), force=args.force)
     outcomes = repo / OUTCOMES
     if not outcomes.exists():
         outcomes.touch()
@@ -60,9 +65,23 @@ def run_init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _flagged_app(repo: Path, args: argparse.Namespace) -> str:
+    app_path = (args.app_path or ".").strip("/") or "."
+    if not (repo / app_path).is_dir():
+        raise UsageError(f"--path {app_path}: no such folder in {repo}")
+    values = {
+        "name": args.name or _app_name(repo),
+        "path": app_path,
+        "namespace": args.namespace or "default",
+    }
+    return _render("app.yaml", values)
+
+
 def _render(template: str, values: dict[str, str]) -> str:
     text = (resources.files("gitmedic.bot") / "templates" / "init" / template).read_text()
     if template == "config.yaml":
+        return text.replace("{apps}", values["apps"])
+    if template == "app.yaml":
         return text.format(**values)
     # The workflow holds GitHub expressions (``${{ }}``): no str.format there.
     return text.replace("{gitmedic_version}", __version__)

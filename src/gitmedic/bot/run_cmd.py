@@ -1,7 +1,13 @@
 """``gitmedic run REPO``: the whole loop against one manifest repo, until healthy with --once.
 
-The app comes from ``.gitmedic/config.yaml`` when the repo has one (its first
-app, or the one whose path is ``--path``), else from ``--path``/``--namespace``.
+The apps come from ``.gitmedic/config.yaml`` when the repo has one: every app,
+each with its own loop, incidents, attempts and writer lease (``--once``: one
+after the other; else every app ticked in turn), or the one ``--app`` names (or
+whose path is ``--path``); without a config, ``--path``/``--namespace``. An app
+the sim cannot deploy (its manifests do not render) is said, naming the file, and
+counts as unhealthy; the others run. ``--forge github`` takes ``--cluster kube``
+(:mod:`gitmedic.bot.start_line`), and every start prints one line naming forge,
+repository, cluster and context, engine and apps.
 The config's ``policy`` is taken as written (``rules: []`` is no rule, and
 ``auto_merge: never`` merges nothing without a person). Without a config, or
 with a ``policy`` that gives no ``rules``, the built-in rules let fixes that
@@ -22,14 +28,14 @@ of it: its ``main`` is reset to its origin's, at the start and after every write
 through the API that makes commits (a PR's branch, a merge, a revert), whose
 commits are fetched, so the gate and the sim read what GitHub holds.
 
-One writer per app: the process takes the app's writer lease in the journal
-(``.git/gitmedic/journal.sqlite``) before it does anything, and a second
-``gitmedic run`` on the same repo exits at once saying which process holds it.
+One writer per app: the process takes each app's writer lease in the journal
+(``.git/gitmedic/journal.sqlite``) before it does anything, and leaves an app
+another ``gitmedic run`` holds, saying which process holds it.
 A restarted run first carries on every transaction the journal holds unsettled
 (a run killed mid-transaction), then answers what fires.
 
-Exit codes: 0 healthy, 1 not healthy (out of attempts, escalated or held, or
-the app held by another process), 2 bad input.
+Exit codes: 0 every app healthy, 1 one is not (out of attempts, escalated or
+held, held by another process, or not deployable), 2 bad input.
 """
 
 from __future__ import annotations
@@ -61,41 +67,108 @@ from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
-__all__ = ["DEFAULT_POLICY", "build_loop", "loop_config_of", "report_json", "run_run"]
+__all__ = [
+    "DEFAULT_POLICY",
+    "build_loop",
+    "loop_config_of",
+    "loop_configs_of",
+    "report_json",
+    "run_run",
+]
 
 
 def run_run(args: argparse.Namespace) -> int:
     from gitmedic.bot.cli import UsageError
     from gitmedic.bot.extras import MEMORY_ENGINE, require
+    from gitmedic.bot.start_line import check_cluster_for_forge, start_line
 
     require(MEMORY_ENGINE)
 
     repo = Path(args.repo).resolve()
     if not (repo / ".git").exists():
         raise UsageError(f"{repo}: not a git repository")
-    loop_config = loop_config_of(repo, args)
+    cluster = check_cluster_for_forge(args.forge, args.cluster)
+    configs = loop_configs_of(repo, args)
     state = repo / ".git" / "gitmedic"
-    loop = build_loop(loop_config, args.cluster, args.forge, state, quiet=args.json)
-    grant = loop.lease.hold()
-    if not grant.acquired:
-        until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(grant.expires))
-        print(
-            f"gitmedic: {loop_config.app} is held by {grant.holder} (lease until {until}); "
-            "another gitmedic acts on it, so this one exits",
-            file=sys.stderr,
-        )
-        if args.json:
-            print(json.dumps({"healthy": False, "incidents": [], "held_by": grant.holder}))
-        return EXIT_UNHEALTHY
+    forge = _forge(repo, args.forge)
+    loops, broken = _loops(configs, cluster, forge, state, quiet=args.json)
+    print(start_line(args.forge, forge, repo, cluster, loops), file=sys.stderr, flush=True)
+    held = {loop.config.app: holder for loop in loops if (holder := _held_by(loop))}
+    acting = [loop for loop in loops if loop.config.app not in held]
     try:
-        healthy = loop.run_once() if args.once else _forever(loop)
-        if healthy:
-            _note_healthy(loop)
-        if args.json:
-            print(json.dumps(report_json(loop, healthy), indent=1))
+        outcome = _run_once(acting) if args.once else _forever(acting)
     finally:
-        loop.lease.release()
-    return EXIT_OK if healthy else EXIT_UNHEALTHY
+        for loop in acting:
+            loop.lease.release()
+    healthy = {loop.config.app: outcome[loop.config.app] for loop in acting}
+    for loop in acting:
+        if healthy[loop.config.app]:
+            _note_healthy(loop)
+    if args.json:
+        print(json.dumps(report_json_apps(acting, healthy, held, broken), indent=1))
+    return EXIT_OK if all(healthy.values()) and not held and not broken else EXIT_UNHEALTHY
+
+
+def _loops(
+    configs: list[LoopConfig], cluster: str, forge: Forge, state: Path, *, quiet: bool
+) -> tuple[list[Loop], dict[str, str]]:
+    """A loop per app; an app the sim cannot deploy (its manifests do not render) is
+    said, naming the file, and left unhealthy while the other apps run."""
+    from gitmedic.sim.engine import ManifestLoadError
+
+    loops, broken = [], {}
+    for config in configs:
+        try:
+            loops.append(build_loop(config, cluster, forge, state, quiet=quiet))
+        except ManifestLoadError as exc:
+            broken[config.app] = str(exc)
+            print(f"gitmedic: {config.app}: cannot deploy it: {exc}", file=sys.stderr)
+    return loops, broken
+
+
+def _held_by(loop: Loop) -> str:
+    """Take the app's writer lease: '', or (said on stderr) the process that holds it."""
+    grant = loop.lease.hold()
+    if grant.acquired:
+        return ""
+    until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(grant.expires))
+    print(
+        f"gitmedic: {loop.config.app} is held by {grant.holder} (lease until {until}); "
+        "another gitmedic acts on it, so this one leaves it",
+        file=sys.stderr,
+    )
+    return grant.holder
+
+
+def _run_once(loops: list[Loop]) -> dict[str, bool]:
+    """Each app until healthy or out of attempts, one after the other."""
+    return {loop.config.app: loop.run_once() for loop in loops}
+
+
+def report_json_apps(
+    loops: list[Loop],
+    healthy: dict[str, bool],
+    held: dict[str, str],
+    broken: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Every app's report under ``apps``, and the incidents of all of them; with one app,
+    that app's report alone (the shape scripts read before there were several)."""
+    apps = [{"app": lp.config.app, **report_json(lp, healthy[lp.config.app])} for lp in loops]
+    apps += [
+        {"app": app, "healthy": False, "incidents": [], "held_by": holder}
+        for app, holder in held.items()
+    ]
+    apps += [
+        {"app": app, "healthy": False, "incidents": [], "error": error}
+        for app, error in (broken or {}).items()
+    ]
+    if len(apps) == 1:  # one app: its report as it always was
+        return {k: v for k, v in apps[0].items() if k != "app"}
+    return {
+        "healthy": all(a["healthy"] for a in apps),
+        "incidents": [i for a in apps for i in a["incidents"]],
+        "apps": apps,
+    }
 
 
 def _note_healthy(loop: Loop) -> None:
@@ -107,9 +180,22 @@ def _note_healthy(loop: Loop) -> None:
     note_healthy(loop.journal, loop.config.app, head, loop.cluster.check, loop.clock.now())
 
 
-def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
+def loop_configs_of(repo: Path, args: argparse.Namespace, **extra: Any) -> list[LoopConfig]:
+    """One loop's settings per app the command acts on: every app of the config, or the
+    one ``--app`` names (or whose folder is ``--path``); without a config, ``--path``."""
     config = _config(repo)
-    app = _app(config, args, repo)
+    return [_loop_config(repo, config, app, args, dict(extra)) for app in _apps(config, args, repo)]
+
+
+def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
+    """The settings of the one app ``args`` picks (the first of the config's without)."""
+    config = _config(repo)
+    return _loop_config(repo, config, _apps(config, args, repo)[0], args, extra)
+
+
+def _loop_config(
+    repo: Path, config: Config | None, app: AppConfig, args: argparse.Namespace, extra: Any
+) -> LoopConfig:
     siblings = _own_objects(repo, config, app) if config is not None else frozenset()
     for flag, key in (("interval", "interval_s"), ("settle", "settle_s")):
         if getattr(args, flag, None) is not None:
@@ -176,12 +262,15 @@ def _chosen(detectors: list[Detector], repo: Path) -> list[Detector]:
     return [d for d in detectors if d.id in chosen]
 
 
-def _forever(loop: Loop) -> bool:
+def _forever(loops: list[Loop]) -> dict[str, bool]:
+    """Every app ticked in turn until interrupted; how each stood then."""
     try:
-        while True:
-            loop.tick()
+        while loops:
+            for loop in loops:
+                loop.tick()
     except KeyboardInterrupt:
-        return loop.healthy
+        pass
+    return {loop.config.app: loop.healthy for loop in loops}
 
 
 def _print_event(event: Event) -> None:
@@ -201,17 +290,28 @@ def _config(repo: Path) -> Config | None:
         raise UsageError(str(exc)) from None
 
 
-def _app(config: Config | None, args: argparse.Namespace, repo: Path) -> AppConfig:
+def _apps(config: Config | None, args: argparse.Namespace, repo: Path) -> list[AppConfig]:
     from gitmedic.bot.cli import UsageError
 
-    path = (args.path or "").strip("/")
+    path = (getattr(args, "path", None) or "").strip("/")
+    name = getattr(args, "app", None) or ""
     if config is None:
-        name = Path(path).name if path else repo.name
-        return AppConfig(name=name, path=path, namespace=args.namespace or "default")
-    for app in config.apps:
-        if not path or app.path.strip("/") == path:
-            return app
-    raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
+        if name:
+            raise UsageError(f"--app {name}: the repository has no {CONFIG_PATH}")
+        alone = Path(path).name if path else repo.name
+        return [AppConfig(name=alone, path=path, namespace=args.namespace or "default")]
+    if name:
+        named = [app for app in config.apps if app.name == name]
+        if not named:
+            known = ", ".join(app.name for app in config.apps)
+            raise UsageError(f"--app {name}: no such app in {CONFIG_PATH} (its apps: {known})")
+        return named
+    if path:
+        for app in config.apps:
+            if app.path.strip("/") == path:
+                return [app]
+        raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
+    return list(config.apps)
 
 
 def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[str, str]]:
@@ -231,7 +331,7 @@ def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[
 def _app_config(config: LoopConfig) -> AppConfig:
     found = _config(config.repo)
     apps = found.apps if found else ()
-    match = [a for a in apps if a.path.strip("/").removeprefix(".") == config.path]
+    match = [a for a in apps if a.name == config.app]
     return match[0] if match else AppConfig(config.app, config.path, config.namespace)
 
 

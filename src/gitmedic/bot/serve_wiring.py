@@ -37,16 +37,18 @@ from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
 from gitmedic.bot.loop.checks import AlertFeed
-from gitmedic.bot.loop.loop import Loop
+from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.retry_resolve import retry_queued
+from gitmedic.bot.serve_apps import AppsActions, app_state_dir
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
 from gitmedic.bot.serve_metrics import MonitorMetrics
 from gitmedic.bot.server.handlers import ChangedFiles
 from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.service import Service
+from gitmedic.bot.start_line import start_line
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.forge import Forge
@@ -92,9 +94,13 @@ class MonitorThread:
 class Served:
     service: Service
     monitor: MonitorThread
-    actions: LiveActions
+    actions: LiveActions | AppsActions  # LiveActions when the config has one app
     repo: Path
-    loop: Loop
+    loops: list[Loop]
+
+    @property
+    def loop(self) -> Loop:
+        return self.loops[0]
 
     @contextmanager
     def running(self) -> Iterator[Served]:
@@ -103,12 +109,21 @@ class Served:
             yield self
         finally:
             self.monitor.stop()
-            self.loop.lease.release()  # the next serve need not wait for it to expire
+            for loop in self.loops:
+                loop.lease.release()  # the next serve need not wait for it to expire
 
 
 def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
+    from gitmedic.bot.start_line import check_cluster_for_forge
+
+    kind = args.forge or env.get("GITMEDIC_FORGE", "local")
+    # a real forge is never judged by the sim: checked before anything is cloned or built
+    given = args.cluster or env.get("GITMEDIC_CLUSTER")
+    args.cluster = check_cluster_for_forge(kind, given, env)
     forge, repo, fetch = _forge_and_repo(settings, args, env)
-    return wire(settings, args, env, forge, repo, fetch)
+    served = wire(settings, args, env, forge, repo, fetch)
+    log.info(start_line(kind, forge, repo, args.cluster, served.loops, env))
+    return served
 
 
 def wire(
@@ -119,24 +134,64 @@ def wire(
     repo: Path,
     fetch: Callable[[], object],
 ) -> Served:
-    """Everything but the forge: the loop, the live actions and the service over ``forge``."""
-    from gitmedic.bot.run_cmd import build_loop, loop_config_of
+    """Everything but the forge: a loop and live actions per app, and the service."""
+    from gitmedic.bot.run_cmd import loop_configs_of
 
     interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
     cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
-    config = loop_config_of(repo, args, interval_s=interval)
+    configs = loop_configs_of(repo, args, interval_s=interval)
     lock = SharedLock(fetch)
     metrics = Metrics()
+    states = [app_state_dir(settings.state_dir, c.app, len(configs)) for c in configs]
+    apps = [
+        _wire_app(config, cluster, forge, state, lock, metrics)
+        for config, state in zip(configs, states, strict=True)
+    ]
+    changed = _fetched(fetch, git_changed_files(repo))
+    each = [app.actions for app in apps]
+    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in configs], changed)
+
+    def step() -> None:
+        for app in apps:
+            app.step(interval)
+
+    service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
+    monitor = MonitorThread(step, interval, lock)
+    return Served(service, monitor, actions, repo, [app.loop for app in apps])
+
+
+@dataclass
+class _App:
+    loop: Loop
+    actions: LiveActions
+    recorder: MonitorMetrics
+    clock: YieldingClock
+
+    def step(self, interval: float) -> None:
+        try:
+            self.loop.step()
+            self.actions.work()
+            self.recorder.after_step(self.loop)
+        finally:  # the sim's time runs the interval even after a failed step
+            self.clock.elapse(interval)
+
+
+def _wire_app(
+    config: LoopConfig, cluster: str, forge: Forge, state: Path, lock: SharedLock, metrics: Metrics
+) -> _App:
+    from gitmedic.bot.run_cmd import build_loop
+
     recorded: list[MonitorMetrics] = []  # set once the loop's journal exists
 
     def on_event(event: Event) -> None:
         for recorder in recorded:
             recorder.on_event(event)
         log.info(
-            "%s: %s",
+            "%s: %s: %s",
+            config.app,
             event.kind,
             event.text,
-            extra={"event": event.kind, "pr": event.data.get("pr")},
+            extra={"event": event.kind, "pr": event.data.get("pr"), "app": config.app},
         )
         lock.yield_to_waiters()  # every event is reported between two steps
 
@@ -148,28 +203,15 @@ def wire(
         clocks.append(yielding.clock)
         return yielding
 
-    loop = build_loop(config, cluster, forge, settings.state_dir, quiet=True,
-                      on_event=on_event, view=view)  # fmt: skip
+    loop = build_loop(config, cluster, forge, state, quiet=True, on_event=on_event, view=view)
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
         mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
         resume_ports=lambda plan: loop.ports(plan=plan), machine=loop.txns.runner.config,
     )  # fmt: skip
-
     recorded.append(MonitorMetrics(metrics, loop.journal))
     (clock,) = clocks
-
-    def step() -> None:
-        try:
-            loop.step()
-            actions.work()
-            recorded[0].after_step(loop)
-        finally:  # the sim's time runs the interval even after a failed step
-            clock.elapse(interval)
-
-    changed = _fetched(fetch, git_changed_files(repo))
-    service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
-    return Served(service, MonitorThread(step, interval, lock), actions, repo, loop)
+    return _App(loop, actions, recorded[0], clock)
 
 
 def _forge_and_repo(

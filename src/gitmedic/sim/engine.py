@@ -253,17 +253,28 @@ class StaticSource:
 
 @dataclass
 class GitSource:
-    """A path in a git repo, tracking a branch (``main``)."""
+    """A path in a git repo, tracking a branch: the one named, else the repository's
+    ``main``, else its ``master`` (a GitOps engine tracks the default branch, and many
+    repositories still call it master), else the branch checked out."""
 
     path: Path
     namespace: str = "default"
-    branch: str = "main"
+    branch: str | None = None
 
     def head(self) -> str:
-        proc = gitcmd.run(self._dir(), "rev-parse", self.branch)
+        branch = self.branch or self._default_branch()
+        proc = gitcmd.run(self._dir(), "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}")
         if proc.returncode != 0:
-            raise ManifestLoadError(f"{self.path}: no branch {self.branch}: {proc.stderr.strip()}")
+            raise ManifestLoadError(f"{self.path}: no branch {branch} to deploy")
         return proc.stdout.strip()
+
+    def _default_branch(self) -> str:
+        for candidate in ("main", "master"):
+            ref = f"refs/heads/{candidate}"
+            if gitcmd.run(self._dir(), "rev-parse", "--verify", "--quiet", ref).returncode == 0:
+                return candidate
+        proc = gitcmd.run(self._dir(), "symbolic-ref", "--quiet", "--short", "HEAD")
+        return proc.stdout.strip() if proc.returncode == 0 else "main"
 
     def desired(self, revision: str) -> Snapshot:
         from gitmedic.reconciler.manifests.load import LoadFailure, load_desired

@@ -95,6 +95,7 @@ class AppConfig:
     helm: HelmConfig | None = None  # set: ``path`` is a Helm chart
     deployed_by: DeployedBy | None = None  # path, namespace and helm were read from it
     sim: SimConfig = field(default_factory=SimConfig)
+    cluster: str = ""  # set: the cluster it runs on; apps of two clusters share no object
 
 
 @dataclass(frozen=True)
@@ -301,6 +302,7 @@ def _app(data: Mapping[str, Any], source: str, read: Callable[[str], str] | None
         helm=_helm(data["helm"]) if "helm" in data else None,
         deployed_by=DeployedBy(**data["deployed_by"]) if "deployed_by" in data else None,
         sim=SimConfig(**(data.get("sim") or {})),
+        cluster=str(data.get("cluster") or ""),
         oracles=OracleConfig(
             **oracles,
             alerts_url=alerts.get("url", ""),

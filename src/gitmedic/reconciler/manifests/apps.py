@@ -16,11 +16,11 @@ from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Snapshot
 from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, find_config, load_config
 from gitmedic.reconciler.manifests.app_charts import chart_spec
-from gitmedic.reconciler.manifests.duplicates import unique_objects
+from gitmedic.reconciler.manifests.duplicates import object_key, unique_objects
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired
 from gitmedic.reconciler.manifests.parse import ManifestError
-from gitmedic.reconciler.manifests.shared_namespace import Collision, collisions
+from gitmedic.reconciler.manifests.shared_namespace import Collision, collisions, overlapping
 from gitmedic.reconciler.manifests.tree import git_toplevel
 
 
@@ -42,14 +42,32 @@ def load_apps_desired(
     kubernetes_version: str | None = None,
 ) -> DesiredState:
     """``kubernetes_version`` (else the config's) picks the schema objects are validated by."""
+    merged, _ = load_apps_each(
+        path, rev=rev, namespace=namespace, kubernetes_version=kubernetes_version
+    )
+    return merged
+
+
+def load_apps_each(
+    path: str | Path,
+    *,
+    rev: str | None = None,
+    namespace: str | None = None,
+    kubernetes_version: str | None = None,
+) -> tuple[DesiredState, list[DesiredState]]:
+    """The apps PATH covers merged (for reporting), and each app's own state: detectors
+    evaluate each app on its own, so one object two environments render (a base both
+    overlays include, a cluster-scoped object) is no "defined twice" and each copy is
+    judged with its own app's objects."""
     path = Path(path).absolute()
     root = repo_root(path)
     config_file = find_config(root)
     default_ns = namespace or "default"
     if config_file is None:
-        return load_desired(
+        alone = load_desired(
             path, rev=rev, namespace=default_ns, kubernetes_version=kubernetes_version
         )
+        return alone, [alone]
     rel = PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
     config = load_config(config_file)
     version = kubernetes_version or config.kubernetes_version
@@ -59,7 +77,8 @@ def load_apps_desired(
         # environments of one chart would then render the same objects twice)
         chosen = [(app, part) for app, part in chosen if app.namespace == namespace]
     if not chosen:
-        return load_desired(path, rev=rev, namespace=default_ns, kubernetes_version=version)
+        alone = load_desired(path, rev=rev, namespace=default_ns, kubernetes_version=version)
+        return alone, [alone]
     states = [
         load_desired(
             root / part,
@@ -70,7 +89,9 @@ def load_apps_desired(
         )
         for app, part in chosen
     ]
-    return _merge(states, _collisions([app for app, _ in chosen], states, namespace))
+    apps = [app for app, _ in chosen]
+    merged = _merge(states, _collisions(apps, states, namespace), [a.path for a in apps])
+    return merged, states
 
 
 def _chart(app: AppConfig, namespace: str) -> dict[str, ChartSpec]:
@@ -98,19 +119,26 @@ def _collisions(
     return collisions(apps, [list(s.snapshot) for s in states])
 
 
-def _merge(states: list[DesiredState], clashes: list[Collision]) -> DesiredState:
-    # Two apps whose folders overlap declare the same objects: they are counted once. Two
-    # apps of one namespace rendering one object are one config error, not one per object.
+def _merge(states: list[DesiredState], clashes: list[Collision], paths: list[str]) -> DesiredState:
+    # Two apps whose folders overlap declare the same objects: they are counted once, and
+    # each repeat said. Two apps of one namespace rendering one object are one config
+    # error, not one per object. Two apps apart (two overlays of one base, one
+    # cluster-scoped object each renders) are each judged on its own: no repeat there.
     again = {r for c in clashes for r in c.objects}
     seen: set[Resource] = set()
+    first: dict[tuple[str, str, str, str], int] = {}
     kept = []
-    for o in (o for s in states for o in s.snapshot):
-        if o.ref in again and o.ref in seen:
-            continue
-        seen.add(o.ref)
-        kept.append(o)
+    for index, state in enumerate(states):
+        for o in state.snapshot:
+            if o.ref in again and o.ref in seen:
+                continue
+            seen.add(o.ref)
+            owner = first.setdefault(object_key(o), index)
+            if owner != index and not overlapping(paths[owner], paths[index]):
+                continue
+            kept.append(o)
     objects, repeats = unique_objects(kept)
-    errors = [ManifestError(CONFIG_PATH, 0, c.message()) for c in clashes]
+    errors = [*(ManifestError(CONFIG_PATH, 0, c.message()) for c in clashes), *repeats]
     merged = DesiredState(
         Snapshot(
             objects,
@@ -118,7 +146,7 @@ def _merge(states: list[DesiredState], clashes: list[Collision]) -> DesiredState
             revision=states[0].snapshot.revision,
             schema=states[0].snapshot.schema,
         ),
-        [*errors, *repeats],
+        errors,
     )
     for s in states:
         # two environments of one chart fail to render for the same reason: say it once

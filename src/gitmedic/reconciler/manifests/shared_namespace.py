@@ -25,7 +25,7 @@ from gitmedic.reconciler.manifests.duplicates import object_key
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.tree import LoadFailure
 
-__all__ = ["Collision", "Neighbours", "collisions", "neighbours"]
+__all__ = ["Collision", "Neighbours", "collisions", "neighbours", "overlapping"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def collisions(apps: Sequence[AppConfig], objects: Sequence[Sequence[Obj]]) -> l
     for i, a in enumerate(apps):
         for j in range(i + 1, len(apps)):
             b = apps[j]
-            if a.namespace != b.namespace or _overlap(a.path, b.path):
+            if not _together(a, b) or _overlap(a.path, b.path):
                 continue
             both = sorted((keys[i][k] for k in keys[i].keys() & keys[j].keys()), key=_shown)
             if both:
@@ -73,7 +73,7 @@ class Neighbours:
 def neighbours(root: Path, config: Config, app: AppConfig) -> Neighbours:
     """Renders each app of ``app``'s namespace once (apps in other namespaces not at all):
     what they render, for the live reading, and whether one renders ``app``'s objects."""
-    siblings = [a for a in config.apps if a.namespace == app.namespace and a.name != app.name]
+    siblings = [a for a in config.apps if _together(a, app) and a.name != app.name]
     siblings = [a for a in siblings if not _overlap(a.path, app.path)]
     if not siblings:
         return Neighbours((), None)
@@ -81,6 +81,11 @@ def neighbours(root: Path, config: Config, app: AppConfig) -> Neighbours:
     theirs = [(other, _rendered(root, other)) for other in siblings]
     found = [c for other, objs in theirs for c in collisions([app, other], [mine, objs])]
     return Neighbours(tuple(o for _, objs in theirs for o in objs), found[0] if found else None)
+
+
+def _together(a: AppConfig, b: AppConfig) -> bool:
+    """One namespace of one cluster (an app naming no cluster may be on any)."""
+    return a.namespace == b.namespace and (not a.cluster or not b.cluster or a.cluster == b.cluster)
 
 
 def _rendered(root: Path, app: AppConfig) -> list[Obj]:
@@ -96,6 +101,11 @@ def _shown(ref: Resource) -> tuple[bool, str]:
 
 
 _FIRST = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Service"})
+
+
+def overlapping(a: str, b: str) -> bool:
+    """One app folder inside the other (the root holds every folder)."""
+    return _overlap(a, b)
 
 
 def _overlap(a: str, b: str) -> bool:

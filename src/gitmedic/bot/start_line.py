@@ -1,0 +1,96 @@
+"""What a starting ``run`` or ``serve`` acts on, said in one line, and the one pairing it
+refuses: a real forge with the simulated cluster.
+
+With ``--forge github`` every fix is a pull request on a real repository; judging
+those fixes by a simulated cluster would merge and revert real changes on made-up
+evidence. So ``--forge github`` takes ``--cluster kube``, the default with it, and
+``--cluster sim`` with it is refused, unless the GitHub API is a stand-in on a
+loopback address (``GITHUB_API_URL``, the tests' server: no real repository
+behind it). The start line names forge, repository,
+cluster and kubeconfig context, engines and apps, so a log says which world the
+process acted in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+import yaml
+
+__all__ = ["check_cluster_for_forge", "kube_context", "start_line"]
+
+
+class _Started(Protocol):
+    """What the line reads of a loop (:class:`gitmedic.bot.loop.loop.Loop`)."""
+
+    @property
+    def config(self) -> object: ...
+
+    @property
+    def cluster(self) -> object: ...
+
+
+def check_cluster_for_forge(
+    forge: str, cluster: str | None, env: Mapping[str, str] | None = None
+) -> str:
+    """The cluster to use: ``kube`` with a real forge (refusing ``sim``), else ``sim``."""
+    from gitmedic.bot.cli import UsageError
+
+    env = os.environ if env is None else env
+    if forge == "github":
+        if cluster == "sim" and not _loopback(env.get("GITHUB_API_URL", "")):
+            raise UsageError(
+                "--forge github needs --cluster kube: a fix on a real repository is judged "
+                "by the real cluster, never by the simulated one"
+            )
+        return cluster or "kube"
+    return cluster or "sim"
+
+
+def start_line(
+    forge: str,
+    forge_obj: object,
+    repo: Path,
+    cluster: str,
+    loops: Sequence[_Started],
+    env: Mapping[str, str] | None = None,
+) -> str:
+    env = os.environ if env is None else env
+    repository = getattr(forge_obj, "repo_name", "") or env.get("GITHUB_REPOSITORY", "")
+    repository = repository if forge == "github" and repository else str(repo)
+    context = f" (context {kube_context(env) or 'in-cluster'})" if cluster == "kube" else ""
+    engines = sorted({str(getattr(loop.cluster, "engine_name", "") or "?") for loop in loops})
+    apps = ", ".join(_app(loop) for loop in loops) or "none"
+    return (
+        f"gitmedic: starting: forge {forge} ({repository}), cluster {cluster}{context}, "
+        f"engine {', '.join(engines) or '?'}, {len(loops)} app{'s' * (len(loops) != 1)}: {apps}"
+    )
+
+
+def _loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
+def _app(loop: _Started) -> str:
+    config = loop.config
+    name = getattr(config, "app", "?")
+    return f"{name} ({getattr(config, 'namespace', '?')})"
+
+
+def kube_context(env: Mapping[str, str]) -> str:
+    """The kubeconfig's current context, as the Kubernetes client would pick it ('' when
+    there is no kubeconfig: the in-cluster service account)."""
+    paths = env.get("KUBECONFIG") or str(Path(env.get("HOME", "~"), ".kube", "config"))
+    for path in paths.split(os.pathsep):
+        try:
+            data = yaml.safe_load(Path(path).expanduser().read_text())
+        except (OSError, yaml.YAMLError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("current-context"):
+            return str(data["current-context"])
+    return ""

@@ -1,0 +1,158 @@
+"""No sim against a real forge, and the one line every start logs (bot.start_line)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from gitmedic.bot.cli import UsageError
+from gitmedic.bot.start_line import check_cluster_for_forge, kube_context, start_line
+from tests.bot.test_serve_github import github
+
+REAL_API = {"GITHUB_API_URL": "https://api.github.com"}
+
+
+def test_github_takes_kube_by_default_and_refuses_the_sim() -> None:
+    assert check_cluster_for_forge("github", None, REAL_API) == "kube"
+    assert check_cluster_for_forge("github", "kube", REAL_API) == "kube"
+    with pytest.raises(UsageError, match="--forge github needs --cluster kube"):
+        check_cluster_for_forge("github", "sim", REAL_API)
+    with pytest.raises(UsageError, match="--forge github needs --cluster kube"):
+        check_cluster_for_forge("github", "sim", {})  # api.github.com, the default
+
+
+def test_the_local_forge_defaults_to_the_sim_and_a_loopback_stand_in_may_use_it() -> None:
+    assert check_cluster_for_forge("local", None, {}) == "sim"
+    assert check_cluster_for_forge("local", "kube", {}) == "kube"
+    loopback = {"GITHUB_API_URL": "http://127.0.0.1:8999/api"}
+    assert check_cluster_for_forge("github", "sim", loopback) == "sim"
+
+
+def test_the_start_line_names_forge_repository_cluster_context_engine_and_apps(
+    tmp_path: Path,
+) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\ncurrent-context: prod-eu\n")
+    loops = [
+        SimpleNamespace(
+            config=SimpleNamespace(app=name, namespace=ns),
+            cluster=SimpleNamespace(engine_name="Flux"),
+        )
+        for name, ns in (("dev", "dev"), ("prod", "shop"))
+    ]
+    env = {"KUBECONFIG": str(kubeconfig), "GITHUB_REPOSITORY": "acme/deploy"}
+    line = start_line("github", object(), tmp_path, "kube", loops, env)
+    assert line == (
+        "gitmedic: starting: forge github (acme/deploy), cluster kube (context prod-eu), "
+        "engine Flux, 2 apps: dev (dev), prod (shop)"
+    )
+    local = start_line("local", object(), tmp_path, "sim", loops[:1], env)
+    assert local.startswith(f"gitmedic: starting: forge local ({tmp_path}), cluster sim, ")
+
+
+def test_kube_context_without_a_kubeconfig_is_empty(tmp_path: Path) -> None:
+    assert kube_context({"KUBECONFIG": str(tmp_path / "none")}) == ""
+
+
+@pytest.mark.integration
+def test_serve_on_github_without_cluster_never_starts_the_sim(tmp_path: Path) -> None:
+    """The GitHub stand-in on 127.0.0.1 would let ``--cluster sim`` through if asked; with
+    no ``--cluster`` serve takes kube, and without a kubeconfig exits 2 saying so."""
+    _, env = github(tmp_path)
+    served = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gitmedic",
+            "serve",
+            "--forge",
+            "github",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--port",
+            "0",
+        ],
+        env={
+            **os.environ,
+            **env,
+            "GITMEDIC_WEBHOOK_SECRET": "s3cret",
+            "HOME": str(tmp_path),
+            "KUBECONFIG": str(tmp_path / "no-kubeconfig"),
+            "GITMEDIC_CLUSTER": "",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert served.returncode == 2, served.stderr[-3000:]
+    assert "gitmedic: error: --cluster kube: cannot load kubeconfig" in served.stderr
+    assert "simulator" not in served.stderr and "cluster sim" not in served.stderr
+    asked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gitmedic",
+            "serve",
+            "--forge",
+            "github",
+            "--cluster",
+            "sim",
+            "--state-dir",
+            str(tmp_path / "state2"),
+        ],
+        env={
+            **os.environ,
+            **env,
+            "GITMEDIC_WEBHOOK_SECRET": "s3cret",
+            "GITHUB_API_URL": "https://api.github.com",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert asked.returncode == 2
+    assert "--forge github needs --cluster kube" in asked.stderr
+    assert not (tmp_path / "state2" / "clone").exists(), "refused before cloning anything"
+
+
+@pytest.mark.integration
+def test_serve_logs_one_start_line_for_every_app(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gitmedic.bot.serve_cmd import ServeSettings
+    from gitmedic.bot.serve_wiring import assemble
+    from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
+
+    repo = make_repo(tmp_path)
+    (repo / ".gitmedic").mkdir(exist_ok=True)
+    (repo / ".gitmedic" / "config.yaml").write_text(
+        "version: 1\napps:\n"
+        f"  - {{name: shop, path: {APP}, namespace: {NAMESPACE}}}\n"
+        f"  - {{name: shop-copy, path: {APP}, namespace: {NAMESPACE}-copy}}\n"
+    )
+    args = argparse.Namespace(
+        forge="local",
+        cluster=None,
+        interval=3600.0,
+        path=None,
+        app=None,
+        namespace=None,
+        watch=None,
+    )
+    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    served = assemble(ServeSettings("s3cret", tmp_path / "state", repo), args, {})
+    (line,) = [r.getMessage() for r in caplog.records if "starting:" in r.getMessage()]
+    assert line == (
+        f"gitmedic: starting: forge local ({repo}), cluster sim, engine the simulator, "
+        f"2 apps: shop ({NAMESPACE}), shop-copy ({NAMESPACE}-copy)"
+    )
+    assert [loop.config.app for loop in served.loops] == ["shop", "shop-copy"]
+    assert (tmp_path / "state" / "apps" / "shop-copy" / "journal.sqlite").exists()

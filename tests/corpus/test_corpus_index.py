@@ -35,7 +35,7 @@ def test_every_critical_and_warning_is_judged() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 22: 1 of 3 criticals true on main at its merge of 09:13 UTC (false: the ALB"
+    reason="issue 22: 1 of 3 criticals true on main as merged at 09:50 UTC (false: the ALB"
     " use-annotation backend, guestbook's legacy ReplicationController variant); see the goldens",
 )
 def test_precision_of_criticals_is_at_least_95_percent() -> None:

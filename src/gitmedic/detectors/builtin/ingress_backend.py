@@ -13,6 +13,13 @@ Rules: ``service-missing`` and ``port-missing``, both critical (the controller
 answers 503 for that path). In desired state a missing Service is a warning when
 a custom resource of the namespace may create it (operators create Services for
 the pods they run: the Prometheus operator's ``prometheus-operated``).
+
+The AWS Load Balancer Controller's port name ``use-annotation`` is no Service port:
+the backend is the action that the Ingress annotation
+``alb.ingress.kubernetes.io/actions.<service>`` describes (rule ``action-missing``
+when it is absent, critical). Argo Rollouts' ALB traffic routing writes that
+annotation at runtime, so in desired state an Ingress a Rollout routes through is a
+warning saying so.
 """
 
 from __future__ import annotations
@@ -31,6 +38,14 @@ OPERATOR_SERVICE = Uncertainty(
     certain_if="the operator creates no Service of that name",
 )
 
+ALB_ACTION_AT_RUNTIME = Uncertainty(
+    id="alb-action-at-runtime",
+    unseen="the ALB action annotation a Rollout's traffic routing writes at runtime",
+    certain_if="no Rollout routes its canary through this Ingress",
+)
+ALB_ACTION_PORT = "use-annotation"
+ALB_ACTIONS = "alb.ingress.kubernetes.io/actions."
+
 SPEC = DetectorSpec(
     id="ingress-backend",
     description=(
@@ -41,7 +56,7 @@ SPEC = DetectorSpec(
     remediation="Point the backend at the Service and port it routed to before.",
     scope=Scope.BOTH,
     playbooks=("ingress-misroute",),
-    uncertain_when=(OPERATOR_SERVICE,),
+    uncertain_when=(OPERATOR_SERVICE, ALB_ACTION_AT_RUNTIME),
 )
 
 
@@ -56,14 +71,46 @@ class Backend:
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
     for ingress in snapshot.of_kind("Ingress"):
         for backend in backends(ingress):
+            if backend.port == ALB_ACTION_PORT:
+                yield from _alb_action(snapshot, ingress, backend)
+                continue
             svc = snapshot.get("Service", ingress.namespace, backend.service)
             if svc is None:
                 yield _missing(snapshot, ingress, backend)
             elif backend.port is not None and not _exposes(svc, backend.port):
-                yield _finding(
-                    ingress, backend, "port-missing",
-                    f"Service {backend.service} has no port {backend.port}", svc,
-                )  # fmt: skip
+                what = f"Service {backend.service} has no port {backend.port}"
+                yield _finding(ingress, backend, "port-missing", what, svc)
+
+
+def _alb_action(snapshot: Snapshot, ingress: Obj, backend: Backend) -> Iterator[Finding]:
+    """An ALB action backend: judged by its annotation, not by the Service's ports."""
+    annotations = mapping(mapping(ingress.body.get("metadata")).get("annotations"))
+    if f"{ALB_ACTIONS}{backend.service}" in annotations:
+        return
+    what = f"no annotation {ALB_ACTIONS}{backend.service} describes its action"
+    writers = [] if snapshot.live else _alb_routers(snapshot, ingress)
+    if not writers:
+        yield _finding(ingress, backend, "action-missing", what)
+        return
+    what += (
+        f"; {named(writers)} writes it at runtime (ALB traffic routing; certain if "
+        f"{ALB_ACTION_AT_RUNTIME.certain_if})"
+    )
+    yield _finding(ingress, backend, "action-missing", what, severity=Severity.WARNING)
+
+
+def _alb_routers(snapshot: Snapshot, ingress: Obj) -> list[Obj]:
+    """The Rollouts whose canary traffic routing manages this Ingress's ALB actions."""
+    found = []
+    for rollout in snapshot.of_kind("Rollout"):
+        if rollout.namespace != ingress.namespace:
+            continue
+        canary = mapping(mapping(rollout.spec.get("strategy")).get("canary"))
+        alb = mapping(mapping(canary.get("trafficRouting")).get("alb"))
+        managed = {str(alb.get("ingress") or ""), *map(str, as_list(alb.get("ingresses")))}
+        if ingress.name in managed:
+            found.append(rollout)
+    return found
 
 
 def _missing(snapshot: Snapshot, ingress: Obj, backend: Backend) -> Finding:

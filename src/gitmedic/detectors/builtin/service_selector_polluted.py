@@ -14,7 +14,9 @@ Not pollution: a workload scaled to zero runs no pod (an Argo Rollout's
 ``workloadRef`` Deployment), and a Service that spans several versions of one
 app on purpose (``app: reviews`` over reviews-v1/v2/v3, each with its own
 ``version`` label: the service-mesh pattern, a mesh routes by that label) is an
-info saying so.
+info saying so. Nor certain: workloads of one name and different kinds (a Deployment
+and the legacy ReplicationController it replaces, kept side by side in the repo) are
+alternative definitions of one workload, which are seldom applied together: a warning.
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ VERSIONS = Uncertainty(
     certain_if="the workloads are not versions of one app (no distinct version label)",
 )
 
+ALTERNATIVES = Uncertainty(
+    id="alternatives-of-one-workload",
+    unseen="whether both definitions are applied: workloads of one name and different "
+    "kinds (a Deployment beside the ReplicationController it replaced) are alternatives",
+    certain_if="the workloads have different names, so both run",
+)
+
 SPEC = DetectorSpec(
     id="service-selector-polluted",
     description="A Service's selector matches the pods of more than one workload.",
@@ -47,7 +56,7 @@ SPEC = DetectorSpec(
     ),
     scope=Scope.BOTH,
     playbooks=("service-selector-polluted",),
-    uncertain_when=(VERSIONS,),
+    uncertain_when=(VERSIONS, ALTERNATIVES),
 )
 
 
@@ -89,6 +98,12 @@ def _verdict(
         return Severity.INFO, (
             f"{summary}, versions {', '.join(versions)} of one app (deliberate when a service "
             "mesh routes by version)"
+        )
+    if len({w.ref.name for w in workloads}) == 1:
+        kinds = " and ".join(sorted(w.ref.kind for w in workloads))
+        return Severity.WARNING, (
+            f"{summary}: {kinds} {workloads[0].ref.name}, alternative definitions of one "
+            "workload (a mix only if both are applied)"
         )
     return (Severity.CRITICAL if len(images) > 1 else Severity.WARNING), summary
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from tests.corpus.golden import CORPUS, GOLDEN, load_apps, load_golden, precision, unjudged
 
 APPS = load_apps()
@@ -33,11 +31,6 @@ def test_every_critical_and_warning_is_judged() -> None:
         assert not unjudged(golden), f"{app.golden.name}: {unjudged(golden)}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 22: 1 of 3 criticals true on main as merged at 09:50 UTC (false: the ALB"
-    " use-annotation backend, guestbook's legacy ReplicationController variant); see the goldens",
-)
 def test_precision_of_criticals_is_at_least_95_percent() -> None:
     """The issue's bar, by the goldens' own verdicts (bench/corpus.py --precision prints it)."""
     goldens = {app.name: load_golden(app) or {} for app in APPS}

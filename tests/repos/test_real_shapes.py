@@ -253,6 +253,31 @@ def test_object_variants_is_a_check_like_the_detectors_listed_selected_and_in_sa
     assert rules[result["ruleIndex"]] == "object-variants"
 
 
+def test_a_kustomize_component_is_no_root_of_its_own(tmp_path: Path) -> None:
+    """metrics-server's manifests/components/: a Component patches what an overlay
+    including it declares (here none of the walk: a user's overlay elsewhere does);
+    built alone it fails ('no matches for Id')."""
+    write(
+        tmp_path,
+        {
+            "base/kustomization.yaml": "resources: [deployment.yaml, cfg.yaml]\n",
+            "base/deployment.yaml": DEPLOY.format(config="cfg"),
+            "base/cfg.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n",
+            "components/scale/kustomization.yaml": (
+                "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                "patches: [{path: replicas.yaml}]\n"
+            ),
+            "components/scale/replicas.yaml": (
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                "spec: {replicas: 3}\n"
+            ),
+            "overlay/kustomization.yaml": ("resources: [../base]\n"),
+        },
+    )
+    data = report(gitmedic("detect", tmp_path, "--format", "json"))
+    assert data["errors"] == []
+
+
 def test_a_failed_build_names_the_base_line_at_fault(tmp_path: Path) -> None:
     write(
         tmp_path,

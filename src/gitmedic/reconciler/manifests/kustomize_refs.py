@@ -137,6 +137,14 @@ def local_references(tree: Tree, folder: str) -> list[str]:
     return out
 
 
+def is_component(tree: Tree, folder: str) -> bool:
+    """A kustomize ``kind: Component``: a reusable piece an overlay's ``components:``
+    includes, never built on its own (it patches objects it does not declare)."""
+    kfile = kustomization_file(tree, folder)
+    data = _load(tree, kfile)[1] if kfile else None
+    return isinstance(data, dict) and data.get("kind") == "Component"
+
+
 def kustomization_file(tree: Tree, folder: str) -> str | None:
     """The kustomization file of ``folder``, if it has one."""
     return _kustomization(tree, folder)

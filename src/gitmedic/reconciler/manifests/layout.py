@@ -28,7 +28,11 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from gitmedic.detectors.snapshot import Obj
-from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES, local_references
+from gitmedic.reconciler.manifests.kustomize_refs import (
+    KUSTOMIZATION_FILES,
+    is_component,
+    local_references,
+)
 from gitmedic.reconciler.manifests.tree import Tree
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -47,7 +51,7 @@ def plan(tree: Tree, files: list[str]) -> Layout:
     folders = sorted({_parent(f) for f in files if PurePosixPath(f).name in KUSTOMIZATION_FILES})
     nested = {k for k in folders if any(inside(k, o) for o in folders if o != k)}
     named = {t for k in folders for t in local_references(tree, k)}
-    roots = [k for k in folders if k not in nested and k not in named]
+    roots = [k for k in folders if k not in nested and k not in named and not is_component(tree, k)]
     charts = _charts(files, folders)
     loose = [
         f

@@ -66,8 +66,8 @@ EXPECTED = {
         ],
     ),
     # no Application outside a chart: its apps of apps are charts templating Applications
-    # (envs/<env>; teams/team-geordie/<env> for ho11y and yelb), which init does not render
-    # to follow, so each chart is an app named after its folders
+    # (envs/<env>), which init does not render to follow, so each chart is an app named
+    # after its folders
     "eks-blueprints-workloads": (
         {
             "dev-envs",
@@ -76,9 +76,6 @@ EXPECTED = {
             "dev-team-riker",
             "test-team-riker",
             "prod-team-riker",
-            "dev-team-geordie",
-            "test-team-geordie",
-            "prod-team-geordie",
         },
         [],
     ),

@@ -250,3 +250,26 @@ def test_links_and_hidden_folders_are_not_read(tmp_path: Path) -> None:
     write(tmp_path, {".hidden/deployment.yaml": DEPLOYMENT, "real/deployment.yaml": DEPLOYMENT})
     (tmp_path / "linked").symlink_to(tmp_path / "real")
     assert [p.path for p in discover(tmp_path).proposals] == ["real"]
+
+
+def test_a_chart_in_a_sub_folder_of_a_chart_is_a_chart_of_its_own(tmp_path: Path) -> None:
+    # eks-blueprints-workloads' shape: teams/geordie/dev is a chart whose sub-folder yelb/
+    # is another chart (helm renders only templates/ and charts/), which an Application
+    # points at; the outer chart's files/ holds YAML that is no deployed object
+    write(
+        tmp_path,
+        {
+            "root.yaml": app("yelb", "teams/geordie/dev/yelb", "geordie"),
+            "teams/geordie/dev/Chart.yaml": CHART,
+            "teams/geordie/dev/templates/deployment.yaml": DEPLOYMENT,
+            "teams/geordie/dev/files/deployment.yaml": DEPLOYMENT,
+            "teams/geordie/dev/yelb/Chart.yaml": CHART,
+            "teams/geordie/dev/yelb/templates/deployment.yaml": DEPLOYMENT,
+        },
+    )
+    apps = by_name(discover(tmp_path))
+    assert set(apps) == {"yelb"}
+    assert (apps["yelb"].deployed_by, apps["yelb"].namespace) == (("root.yaml", "yelb"), "geordie")
+    (tmp_path / "root.yaml").unlink()  # no deployer: proposed from the folders
+    folders = {p.path for p in discover(tmp_path).proposals}
+    assert folders == {"teams/geordie/dev", "teams/geordie/dev/yelb"}

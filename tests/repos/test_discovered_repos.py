@@ -65,6 +65,34 @@ EXPECTED = {
             "depends on kube-prometheus-stack 40.5.0 from https://prometheus-community",
         ],
     ),
+    # no Application outside a chart: its apps of apps are charts templating Applications
+    # (envs/<env>), which init does not render to follow, so each chart is an app named
+    # after its folders
+    "eks-blueprints-workloads": (
+        {
+            "dev-envs",
+            "test-envs",
+            "prod-envs",
+            "dev-team-riker",
+            "test-team-riker",
+            "prod-team-riker",
+        },
+        [],
+    ),
+    # Flux Kustomizations of kustomize folders, and HelmReleases whose charts come from
+    # HelmRepositories the repo declares (offline: an error naming how to vendor each)
+    "gitops-istio": (
+        {
+            "apps",
+            "flagger",
+            "flagger-grafana",
+            "istio-base",
+            "istiod",
+            "istio-gateway-system",
+            "istio-gateway-2",
+        },
+        ["Flux Kustomization istio-system deploys ./istio/system: Flux objects only, followed"],
+    ),
 }
 
 

@@ -4,9 +4,11 @@ kustomize roots and charts, and which files a folder deploys.
 The repository is hostile input: links are never followed (they are skipped, as
 hidden folders are), files over :data:`MAX_FILE_BYTES` and YAML that does not parse
 are left out (a CI config or a template is not an object), and nothing is run.
-A chart's folder is not read below its ``Chart.yaml`` (its templates are not YAML
-until rendered); whether they template Argo CD Applications is noted, since such a
-chart is an app of apps whose children only a render would show.
+A chart's files are not read as objects (its templates are not YAML until rendered,
+its ``charts/`` and ``crds/`` are its own); whether they template Argo CD Applications
+is noted, since such a chart is an app of apps whose children only a render would
+show. A chart in another sub-folder of a chart is a chart of its own (helm renders
+only ``templates/`` and ``charts/``; an Application may point at it).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from gitmedic.reconciler.repofs import read_text
 __all__ = ["Doc", "RepoScan", "scan_repo"]
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+_CHART_OWN = {"templates", "charts", "crds"}  # the folders helm renders or installs
 _RESOURCE_FIELDS = ("resources", "bases", "components")
 
 
@@ -104,8 +107,11 @@ class RepoScan:
 def scan_repo(root: Path) -> RepoScan:
     scan = RepoScan(root)
     for folder, files in _walk(root):
+        chart = "Chart.yaml" in files
+        if not chart and _in_chart(folder, scan.chart_dirs):
+            continue  # a chart's own files (ci/ values, files/): not deployed by themselves
         scan.dirs.add(folder)
-        if "Chart.yaml" in files:
+        if chart:
             scan.chart_dirs.add(folder)
             if _templates_applications(root, folder):
                 scan.templated_apps.add(folder)
@@ -130,8 +136,18 @@ def _walk(root: Path) -> Iterator[tuple[str, list[str]]]:
             d for d in subdirs if not d.startswith(".") and not os.path.islink(Path(here, d))
         )
         if "Chart.yaml" in files:
-            subdirs[:] = []  # its templates are no YAML until rendered; its charts/ are its own
+            # its templates are no YAML until rendered; its charts/ are its own; another
+            # sub-folder may hold a chart of its own
+            subdirs[:] = [d for d in subdirs if d not in _CHART_OWN]
         yield rel, sorted(f for f in files if not os.path.islink(Path(here, f)))
+
+
+def _in_chart(folder: str, charts: set[str]) -> bool:
+    while folder:
+        folder = posixpath.dirname(folder)
+        if folder in charts:
+            return True
+    return False
 
 
 def _read_objects(scan: RepoScan, rel: str) -> None:

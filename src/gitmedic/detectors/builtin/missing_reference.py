@@ -23,6 +23,10 @@ Judgement choices, all documented in the finding:
   create at runtime (an install Job, a hook, an init container whose
   ServiceAccount a Role of the app lets create, or update for a key, that
   resource: see ``_creators``) is a warning naming that workload, never critical.
+- ConfigMaps the cluster publishes in every namespace: ``kube-root-ca.crt``
+  (Kubernetes' root CA publisher: always there, never judged in desired state) and
+  ``istio-ca-root-cert`` (istiod, in every namespace of the mesh: a warning saying
+  so, since the mesh is outside the app).
 """
 
 from __future__ import annotations
@@ -48,6 +52,18 @@ RUNTIME = Uncertainty(
     unseen="a ConfigMap or Secret a Job, hook or init container of the app creates at runtime",
     certain_if="no workload of the app creates it (its ServiceAccount may)",
 )
+
+PUBLISHED = Uncertainty(
+    id="published-by-the-cluster",
+    unseen="a ConfigMap a cluster component publishes in every namespace (istiod's CA)",
+    certain_if="the namespace is in no mesh whose control plane publishes it",
+)
+# ConfigMaps a cluster component writes into every namespace: name -> who, or "" when
+# Kubernetes itself does (certain to exist).
+_PUBLISHED_CONFIGMAPS = {
+    "kube-root-ca.crt": "",
+    "istio-ca-root-cert": "istiod publishes it in every namespace of the mesh",
+}
 
 SPEC = DetectorSpec(
     id="missing-reference",
@@ -83,7 +99,7 @@ SPEC = DetectorSpec(
     ),
     scope=Scope.BOTH,
     playbooks=("missing-configmap", "configmap-key-dropped", "pvc-claim-broken"),
-    uncertain_when=(RUNTIME,),
+    uncertain_when=(RUNTIME, PUBLISHED),
 )
 
 _API_VERSION = {CONFIGMAP: "v1", SECRET: "v1", PVC: "v1", SERVICE_ACCOUNT: "v1"}
@@ -113,6 +129,12 @@ def _judge(snapshot: Snapshot, wl: Workload, ref: Reference) -> Finding | None:
     if target is None:
         if ref.optional or (ref.kind == SECRET and _produced_secret(snapshot, namespace, ref.name)):
             return None
+        if (
+            not snapshot.live
+            and _PUBLISHED_CONFIGMAPS.get(ref.name) == ""
+            and ref.kind == CONFIGMAP
+        ):
+            return None  # Kubernetes publishes it in every namespace
         return _finding(snapshot, wl, ref, missing_key=False)
     if ref.key is None or ref.optional or ref.key in _keys(target):
         return None
@@ -167,6 +189,9 @@ def _runtime_note(snapshot: Snapshot, wl: Workload, ref: Reference, *, missing_k
     """Why the reference may resolve at runtime, naming the workload that may make it; or ""."""
     if snapshot.live or ref.via == "imagePullSecrets":
         return ""
+    publisher = _PUBLISHED_CONFIGMAPS.get(ref.name) if ref.kind == CONFIGMAP else None
+    if publisher and not missing_key:
+        return f"; {publisher}: missing only if {PUBLISHED.certain_if}"
     verb = "update" if missing_key else "create"
     verbs = ("update", "patch") if missing_key else ("create",)
     made_by = creators(snapshot, wl, ref.kind, verbs=verbs, via=ref.via)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from gitmedic.detectors.builtin import builtin_registry
+from gitmedic.reconciler.manifests.variants import SPEC as VARIANTS
 from tests.cli.conftest import BOUTIQUE_RELEASE, Cli, faulty_boutique
 from tests.conftest import APPS, App
 from tests.manifests.helpers import commit_all, init_repo
@@ -77,7 +78,8 @@ def test_list_prints_every_detector_once(cli: Cli) -> None:
     result = cli("detect", "--list")
     assert result.rc == 0
     ids = [line.split()[0] for line in result.out.splitlines()]
-    assert ids == sorted(d.id for d in builtin_registry())
+    # the detectors and the check made while reading (object-variants)
+    assert ids == sorted([*(d.id for d in builtin_registry()), VARIANTS.id])
 
 
 def test_detect_without_a_path_is_a_usage_error(cli: Cli) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 
 from gitmedic.detectors.builtin import builtin_registry
+from gitmedic.reconciler.manifests.variants import SPEC as VARIANTS
 from tests.cli.conftest import Cli, faulty_boutique
 from tests.conftest import APPS, DATA
 from tests.manifests.helpers import commit_all, init_repo
@@ -34,7 +35,7 @@ def test_findings_on_a_real_app_validate_and_sit_at_their_fields_lines(
     validate(log)
     (run,) = log["runs"]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == [d.id for d in builtin_registry()]
+    assert [r["id"] for r in rules] == sorted([*(d.id for d in builtin_registry()), VARIANTS.id])
     located = {
         r["ruleId"]: (
             r["locations"][0]["physicalLocation"]["artifactLocation"],

@@ -90,8 +90,25 @@ def test_apps_whose_folders_overlap_count_an_object_once(tmp_path: Path) -> None
     init_repo(tmp_path)
     state = load_apps_desired(tmp_path)
     assert len(state.snapshot) == 1
-    [error] = state.errors
-    assert error.file == "apps/web/web.yaml" and "defined twice" in error.message
+    # one document read through both apps is one declaration: nothing is ambiguous
+    assert state.errors == []
+
+
+def test_two_declarations_in_overlapping_apps_are_defined_twice(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            ".gitmedic/config.yaml": "version: 1\napps:\n"
+            "  - {name: all, path: apps, namespace: shop}\n"
+            "  - {name: web, path: apps/web, namespace: shop}\n",
+            "apps/web/web.yaml": DEPLOY.format(api="apps/v1"),
+            "apps/web-copy.yaml": DEPLOY.format(api="apps/v1"),
+        },
+    )
+    init_repo(tmp_path)
+    state = load_apps_desired(tmp_path)
+    assert len(state.snapshot) == 1
+    assert [e.file for e in state.errors if "defined twice" in e.message] == ["apps/web/web.yaml"]
 
 
 @pytest.mark.integration

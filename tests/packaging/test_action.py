@@ -59,7 +59,7 @@ def test_the_step_annotates_findings_and_reports_outputs(dist: Dist, tmp_path: P
         sarif_file="out.sarif",
     )
     assert step.returncode == 0, step.stderr
-    assert "::error file=deploy/app.yaml,line=114,title=gitmedic service-selector-unmatched::" in (
+    assert "::error file=deploy/app.yaml,line=122,title=gitmedic service-selector-unmatched::" in (
         step.stdout
     )
     assert outputs["exit-code"] == "1"

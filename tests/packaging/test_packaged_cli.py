@@ -41,7 +41,7 @@ def test_detect_finds_faults_in_every_format(core_venv: Venv, tmp_path: Path) ->
         gitmedic, "detect", "deploy", "--namespace", "shop", "--format", "github", cwd=repo
     )
     assert github.returncode == 1
-    assert "::error file=deploy/app.yaml,line=114,title=gitmedic service-selector-unmatched::" in (
+    assert "::error file=deploy/app.yaml,line=122,title=gitmedic service-selector-unmatched::" in (
         github.stdout
     )
     sarif = core_venv.run(gitmedic, "detect", "deploy", "--format", "sarif", cwd=repo)

@@ -26,9 +26,10 @@ from gitmedic.reconciler.health import fields as f
 from gitmedic.reconciler.health.fields import JSON
 from gitmedic.reconciler.health.status import Health, HealthStatus
 
-H, S, P, D = (
-    HealthStatus.HEALTHY, HealthStatus.SUSPENDED, HealthStatus.PROGRESSING, HealthStatus.DEGRADED
-)  # fmt: skip
+H = HealthStatus.HEALTHY
+S = HealthStatus.SUSPENDED
+P = HealthStatus.PROGRESSING
+D = HealthStatus.DEGRADED
 WORKLOAD_GENERATION = "rollout.argoproj.io/workload-generation"
 _DEGRADING_REASONS = ("RolloutAborted", "ProgressDeadlineExceeded")
 _PHASES = {s.value: s for s in HealthStatus}

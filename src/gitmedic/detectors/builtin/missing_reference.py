@@ -44,7 +44,7 @@ from gitmedic.detectors.builtin._references import (
     references,
 )
 from gitmedic.detectors.finding import Finding, Resource, Severity
-from gitmedic.detectors.snapshot import Obj, Snapshot, Workload, mapping
+from gitmedic.detectors.snapshot import WORKLOAD_KINDS, Obj, Snapshot, Workload, mapping
 from gitmedic.detectors.spec import DetectorSpec, Scope, Uncertainty
 
 RUNTIME = Uncertainty(
@@ -73,13 +73,7 @@ SPEC = DetectorSpec(
     ),
     kinds=frozenset(
         {
-            "Deployment",
-            "StatefulSet",
-            "DaemonSet",
-            "ReplicaSet",
-            "Job",
-            "CronJob",
-            "Pod",
+            *WORKLOAD_KINDS,
             "ConfigMap",
             "Secret",
             "PersistentVolumeClaim",
@@ -87,8 +81,6 @@ SPEC = DetectorSpec(
             "ExternalSecret",
             "SealedSecret",
             "Certificate",
-            "ReplicationController",
-            "Rollout",
         }
         | RBAC_KINDS
     ),

@@ -185,6 +185,7 @@ class Snapshot:
             self._by_kind[obj.kind].append(obj)
             self._by_key[(obj.kind, obj.namespace, obj.name)] = obj
         self._workloads: list[Workload] | None = None
+        self._wl_by_namespace: dict[str, list[Workload]] | None = None
         self._wl_label_index: dict[tuple[str, str, str], list[Workload]] | None = None
         self._pod_label_index: dict[tuple[str, str, str], list[Obj]] | None = None
         self._events: dict[tuple[str, str, str], list[Obj]] | None = None
@@ -235,11 +236,9 @@ class Snapshot:
 
     def workloads(self, namespace: str | None = None) -> list[Workload]:
         """Top-level workloads: objects with a pod template that no workload owns."""
-        if self._workloads is None:
-            self._workloads = [w for w in map(self._workload, self._top_level()) if w]
         if namespace is None:
-            return list(self._workloads)
-        return [w for w in self._workloads if w.obj.namespace == namespace]
+            return list(self._all_workloads())
+        return list(self._workloads_in(namespace))
 
     def workload(self, ref: Resource) -> Workload | None:
         obj = self.get(ref.kind, ref.namespace, ref.name)
@@ -250,11 +249,11 @@ class Snapshot:
         labels their controller adds (:mod:`gitmedic.detectors.selection`)."""
         if self._wl_label_index is None:
             self._wl_label_index = label_index(
-                self.workloads(), lambda w: (w.obj.namespace, w.template_labels)
+                self._all_workloads(), lambda w: (w.obj.namespace, w.template_labels)
             )
         return select_pod_owners(
             self._wl_label_index,
-            self.workloads(namespace),
+            self._workloads_in(namespace),
             namespace,
             selector,
             lambda w: (w.obj.kind, w.obj.name, w.template_labels),
@@ -323,6 +322,19 @@ class Snapshot:
         return sum(len(_list(_mapping(s).get("addresses"))) for s in _list(ep.body.get("subsets")))
 
     # -- internals --------------------------------------------------------------------
+
+    def _all_workloads(self) -> list[Workload]:
+        if self._workloads is None:
+            self._workloads = [w for w in map(self._workload, self._top_level()) if w]
+        return self._workloads
+
+    def _workloads_in(self, namespace: str) -> list[Workload]:
+        """One namespace's workloads, indexed once: every Service of a namespace asks."""
+        if self._wl_by_namespace is None:
+            self._wl_by_namespace = defaultdict(list)
+            for w in self._all_workloads():
+                self._wl_by_namespace[w.obj.namespace].append(w)
+        return self._wl_by_namespace.get(namespace, [])
 
     def _top_level(self) -> Iterator[Obj]:
         for kind in WORKLOAD_KINDS:

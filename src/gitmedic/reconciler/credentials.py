@@ -115,19 +115,30 @@ def _config_map_values(body: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _env_values(value: Any) -> Iterator[str]:
-    """Env values anywhere in an object (pod templates, CronJob templates, pods)."""
-    if isinstance(value, Mapping):
-        env = value.get("env")
-        if isinstance(env, list):
-            for item in env:
-                if isinstance(item, Mapping) and isinstance(item.get("value"), str):
-                    yield from named_value_credentials(str(item.get("name", "")), item["value"])
-        for key, child in value.items():
-            if key != "env":
-                yield from _env_values(child)
-    elif isinstance(value, list):
-        for child in value:
-            yield from _env_values(child)
+    """Env values anywhere in an object (pod templates, CronJob templates, pods).
+
+    A walk with its own stack, in document order: a recursive generator re-yields each
+    value through every level above it, and an object has hundreds of leaves (scalars,
+    skipped by type without an ABC check) to every env list.
+    """
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Mapping):
+            env = node.get("env")
+            if isinstance(env, list):
+                for item in env:
+                    if isinstance(item, Mapping) and isinstance(item.get("value"), str):
+                        yield from named_value_credentials(str(item.get("name", "")), item["value"])
+            children = [c for k, c in node.items() if k != "env" and type(c) not in _SCALARS]
+        elif isinstance(node, list):
+            children = [c for c in node if type(c) not in _SCALARS]
+        else:
+            continue
+        pending.extend(reversed(children))
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @lru_cache(maxsize=4096)  # bisect and every monitor step re-read the same values

@@ -396,7 +396,8 @@ def _masked_secret(obj: Obj) -> Obj:
 
 
 def _mapping(value: Any) -> JSON:
-    return value if isinstance(value, Mapping) else {}
+    # a dict first: every parsed body is made of them, and the ABC check costs 3x more
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _list(value: Any) -> list[Any]:

@@ -115,27 +115,30 @@ def _config_map_values(body: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _env_values(value: Any) -> Iterator[str]:
-    """Env values anywhere in an object (pod templates, CronJob templates, pods).
+    """Env values anywhere in an object (pod templates, CronJob templates, pods)."""
+    lists: list[list[Any]] = []
+    _env_lists(value, lists)
+    for env in lists:
+        for item in env:
+            if isinstance(item, Mapping) and isinstance(item.get("value"), str):
+                yield from named_value_credentials(str(item.get("name", "")), item["value"])
 
-    A walk with its own stack, in document order: a recursive generator re-yields each
-    value through every level above it, and an object has hundreds of leaves (scalars,
-    skipped by type without an ABC check) to every env list.
-    """
-    pending = [value]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, Mapping):
-            env = node.get("env")
-            if isinstance(env, list):
-                for item in env:
-                    if isinstance(item, Mapping) and isinstance(item.get("value"), str):
-                        yield from named_value_credentials(str(item.get("name", "")), item["value"])
-            children = [c for k, c in node.items() if k != "env" and type(c) not in _SCALARS]
-        elif isinstance(node, list):
-            children = [c for c in node if type(c) not in _SCALARS]
-        else:
-            continue
-        pending.extend(reversed(children))
+
+def _env_lists(value: Any, out: list[list[Any]]) -> None:
+    """Every ``env`` list under ``value``, in document order. A plain recursive function
+    that skips scalars by type: a generator re-yielding through every level, with an ABC
+    check per leaf, cost a tenth of reading a 10,000-object stream."""
+    if isinstance(value, Mapping):
+        env = value.get("env")
+        if isinstance(env, list):
+            out.append(env)
+        for key, child in value.items():
+            if key != "env" and type(child) not in _SCALARS:
+                _env_lists(child, out)
+    elif isinstance(value, list):
+        for child in value:
+            if type(child) not in _SCALARS:
+                _env_lists(child, out)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

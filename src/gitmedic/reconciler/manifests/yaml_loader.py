@@ -132,7 +132,11 @@ class StrictLoader(yaml.CSafeLoader):
         if tag == _SEQ and type(node) is SequenceNode:
             items = []
             for item in node.value:
-                items.append(self._value(item))
+                # a string item inline: most items are, and a call per item is most of the cost
+                if item.tag == _STR and type(item) is ScalarNode:
+                    items.append(item.value)
+                else:
+                    items.append(self._value(item))
             return items
         if tag in _PLAIN_SCALAR_TAGS and type(node) is ScalarNode:
             return self.yaml_constructors[tag](self, node)
@@ -141,14 +145,23 @@ class StrictLoader(yaml.CSafeLoader):
     def _mapping(self, node: MappingNode) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = self._value(key_node)
-            try:
-                duplicate = key in out
-            except TypeError:  # unhashable: PyYAML words the error
-                raise _Unusual from None
-            if duplicate:
-                raise _duplicate(key_node.value, key_node)
-            out[key] = self._value(value_node)
+            # string keys and values inline (what :meth:`_value` returns for them)
+            if key_node.tag == _STR and type(key_node) is ScalarNode:
+                key = key_node.value
+                if key in out:
+                    raise _duplicate(key, key_node)
+            else:
+                key = self._value(key_node)
+                try:
+                    duplicate = key in out
+                except TypeError:  # unhashable: PyYAML words the error
+                    raise _Unusual from None
+                if duplicate:
+                    raise _duplicate(key_node.value, key_node)
+            if value_node.tag == _STR and type(value_node) is ScalarNode:
+                out[key] = value_node.value
+            else:
+                out[key] = self._value(value_node)
         return out
 
 

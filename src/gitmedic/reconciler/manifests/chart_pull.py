@@ -34,8 +34,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,20 +190,29 @@ def _run(argv: list[str], remote: RemoteChart, home: Path) -> None:
         )
 
 
-class _SameHost(urllib.request.HTTPRedirectHandler):
-    """A redirect stays on the repository's host: the index is the repository's own."""
+def _same_host_opener() -> Any:
+    """An opener whose redirects stay on the repository's host: the index is the
+    repository's own. Imported when an index is fetched: ``urllib.request`` (http.client,
+    ssl, email) is about 20 ms of start-up that a detect pulling nothing need not pay."""
+    import urllib.error
+    import urllib.request
 
-    def redirect_request(  # type: ignore[no-untyped-def]
-        self, req, fp, code, msg, headers, newurl
-    ):
-        if urlsplit(newurl).netloc != urlsplit(req.full_url).netloc:
-            raise urllib.error.URLError(f"it redirects to another host ({newurl})")
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+    class SameHost(urllib.request.HTTPRedirectHandler):
+        def redirect_request(  # type: ignore[no-untyped-def]
+            self, req, fp, code, msg, headers, newurl
+        ):
+            if urlsplit(newurl).netloc != urlsplit(req.full_url).netloc:
+                raise urllib.error.URLError(f"it redirects to another host ({newurl})")
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    return urllib.request.build_opener(SameHost)
 
 
 def _fetch_index(remote: RemoteChart) -> dict[str, Any]:
     url = remote.repository.rstrip("/") + "/index.yaml"
-    opener = urllib.request.build_opener(_SameHost)
+    import urllib.error
+
+    opener = _same_host_opener()
     try:
         with opener.open(url, timeout=PULL_TIMEOUT_S) as answer:
             data = answer.read(MAX_INDEX_BYTES + 1)

@@ -145,21 +145,23 @@ def measure(repo: Path, kubeconform: str, schemas: Path, runs: int) -> dict[str,
     }
 
 
-def table(rows: list[dict[str, Any]], runs: int) -> str:
+def table(rows: list[dict[str, Any]], runs: int, load: str) -> str:
     lines = [
-        f"- machine: {machine()}; commit {revision()}; median of {runs} runs after a warm-up",
+        f"- machine: {machine()}; commit {revision()}; median of {runs} runs after a warm-up;"
+        f" load average (1, 5, 15 min) {load}",
         "",
-        "| repo | gitmedic CPU s | kubeconform CPU s | ratio | gitmedic wall s |"
-        " kubeconform wall s | gitmedic findings / errors | kubeconform resources |",
-        "|---|---:|---:|---:|---:|---:|---|---|",
+        "| repo | gitmedic CPU s | kubeconform CPU s | CPU ratio | gitmedic wall s |"
+        " kubeconform wall s | wall ratio | gitmedic findings / errors | kubeconform resources |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in rows:
         ratio = r["cpu"]["gitmedic"] / max(r["cpu"]["kubeconform"], 1e-3)
+        wall_ratio = r["wall"]["gitmedic"] / max(r["wall"]["kubeconform"], 1e-3)
         kc = r["kubeconform"]
         lines.append(
             f"| {r['repo']} | {r['cpu']['gitmedic']:.2f} | {r['cpu']['kubeconform']:.2f} |"
             f" {ratio:.1f}x | {r['wall']['gitmedic']:.2f} | {r['wall']['kubeconform']:.2f} |"
-            f" {r['findings']} / {r['errors']} | {kc.get('valid', '?')} valid,"
+            f" {wall_ratio:.1f}x | {r['findings']} / {r['errors']} | {kc.get('valid', '?')} valid,"
             f" {kc.get('invalid', '?')} invalid,"
             f" {kc.get('errors', '?')} errors, {kc.get('skipped', '?')} skipped |"
         )
@@ -173,8 +175,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     schemas = standalone_schemas()
+    before = os.getloadavg()
     rows = [measure(r.resolve(), args.kubeconform, schemas, args.runs) for r in args.repos]
-    print(table(rows, args.runs))
+    after = os.getloadavg()
+    load = " to ".join(", ".join(f"{x:.1f}" for x in avg) for avg in (before, after))
+    print(table(rows, args.runs, load))
     worst = max(r["cpu"]["gitmedic"] / max(r["cpu"]["kubeconform"], 1e-3) for r in rows)
     return 0 if worst <= 2.0 else 1
 

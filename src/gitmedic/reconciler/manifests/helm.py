@@ -31,6 +31,7 @@ import yaml
 
 from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.parse import ManifestError
+from gitmedic.reconciler.manifests.render_pool import go_env
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ def helm_template(
                 text=True,
                 timeout=HELM_TIMEOUT_S,
                 check=False,
-                env=helm_env(Path(home)),
+                env=go_env(helm_env(Path(home))),
                 cwd=home,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:

@@ -28,6 +28,7 @@ from gitmedic.reconciler.manifests.kustomize_refs import (
 )
 from gitmedic.reconciler.manifests.kustomize_trace import origins_for, trace
 from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
+from gitmedic.reconciler.manifests.render_pool import go_env
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 KUSTOMIZE_TIMEOUT_S = 60
@@ -75,7 +76,7 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
                 text=True,
                 timeout=KUSTOMIZE_TIMEOUT_S,
                 check=False,
-                env={**os.environ, "KUBECONFIG": os.devnull},
+                env=go_env({**os.environ, "KUBECONFIG": os.devnull}),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             out.errors.append(ManifestError(kfile, 0, f"kustomize build failed: {exc}"))

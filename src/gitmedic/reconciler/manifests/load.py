@@ -19,8 +19,9 @@ must be a manifest.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.finding import Finding, Resource
@@ -32,7 +33,7 @@ from gitmedic.reconciler.manifests.field_lines import FileFields
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
 from gitmedic.reconciler.manifests.kube_version import render_version
-from gitmedic.reconciler.manifests.kustomize import render_kustomization
+from gitmedic.reconciler.manifests.kustomize import Rendered, render_kustomization
 from gitmedic.reconciler.manifests.kustomize_refs import outside_reach
 from gitmedic.reconciler.manifests.layout import (
     MANIFEST_SUFFIXES,
@@ -41,6 +42,7 @@ from gitmedic.reconciler.manifests.layout import (
     plan,
 )
 from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
+from gitmedic.reconciler.manifests.render_pool import render_each
 from gitmedic.reconciler.manifests.schema import (
     KubernetesSchemas,
     schemas_installed,
@@ -164,16 +166,31 @@ def _load_dir(
         state.errors.append(ManifestError(link, 0, LINK_REFUSED))
     files = tree.files(rel)
     layout = plan(tree, files)
+    # every kustomize root and chart rendered once, side by side (each is a process)
+    specs = [
+        (chart, _chart_spec(tree, chart, namespace, state, helm.get(chart)))
+        for chart in layout.charts
+    ]
+    version = _kube_version(tree, state) if layout.charts else None
+    jobs: list[Callable[[], Rendered]] = [
+        partial(render_kustomization, tree, root) for root in layout.kustomize_roots
+    ]
+    jobs += [partial(render_chart, tree, spec, version) for _, spec in specs if spec]
+    renders = iter(render_each(tree, jobs))
     parts: list[Part] = []
     for root in layout.kustomize_roots:
-        rendered = render_kustomization(tree, root)
+        rendered = next(renders)
         state.errors.extend(rendered.errors)
         state.files.append(rendered.file)
         objs = [_to_obj(p.body, p.source, namespace) for p in rendered.objects]
         parts.append(Part(root, objs))
-    for chart in layout.charts:
+    for chart, spec in specs:
         part = Part(chart)
-        _load_chart(tree, chart, namespace, part.objects, state, spec=helm.get(chart))
+        if spec is not None:
+            rendered = next(renders)
+            state.errors.extend(rendered.errors)
+            state.files.append(rendered.file)
+            part.objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
         parts.append(part)
     loose: dict[str, list[Obj]] = {}
     for f in layout.loose:
@@ -201,27 +218,18 @@ def _by_deployer(parts: list[Part], loose: dict[str, list[Obj]], files: list[str
     return [*parts, *by_folder.values(), *loose_apps(rest)]
 
 
-def _load_chart(
-    tree: Tree,
-    chart: str,
-    namespace: str,
-    objects: list[Obj],
-    state: DesiredState,
-    *,
-    spec: ChartSpec | None,
-) -> None:
-    """A chart renders with its app's values files, else with its own values.yaml alone."""
+def _chart_spec(
+    tree: Tree, chart: str, namespace: str, state: DesiredState, spec: ChartSpec | None
+) -> ChartSpec | None:
+    """How a chart renders: with its app's values files, else with its own values.yaml
+    alone; None (and the error) when its app's configuration cannot say."""
     if spec is None:
         try:
             spec = configured_chart(tree, chart, namespace)
         except (ConfigError, LoadFailure) as exc:
             state.errors.append(ManifestError(CONFIG_PATH, 0, str(exc)))
-            return
-    spec = spec or ChartSpec(chart, namespace=namespace)
-    rendered = render_chart(tree, spec, _kube_version(tree, state))
-    state.errors.extend(rendered.errors)
-    state.files.append(rendered.file)
-    objects.extend(_to_obj(p.body, p.source, spec.namespace) for p in rendered.objects)
+            return None
+    return spec or ChartSpec(chart, namespace=namespace)
 
 
 def _load_deployed_charts(tree: Tree, objects: list[Obj], state: DesiredState) -> None:

@@ -33,6 +33,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,12 +281,18 @@ def _store(package: Path, digest: str, key: tuple[str, str, str]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     stored = folder / package.name
     if not stored.is_file():
-        part = folder / f".{package.name}.{os.getpid()}"
+        part = folder / f".{package.name}.{_writer()}"
         shutil.copyfile(package, part)
         part.replace(stored)
     version = package.name.removeprefix(f"{key[1]}-").removesuffix(".tgz")
     _write_ref((key[0], key[1], version), stored)
     return stored
+
+
+def _writer() -> str:
+    """A name for a partly written file no other writer shares: other processes, and the
+    other threads of this one (a walk renders its charts side by side)."""
+    return f"{os.getpid()}-{threading.get_ident()}"
 
 
 def _ref_file(key: tuple[str, str, str]) -> Path:
@@ -296,7 +303,7 @@ def _ref_file(key: tuple[str, str, str]) -> Path:
 def _write_ref(key: tuple[str, str, str], stored: Path) -> None:
     ref = _ref_file(key)
     ref.parent.mkdir(parents=True, exist_ok=True)
-    part = ref.with_suffix(f".{os.getpid()}")
+    part = ref.with_suffix(f".{_writer()}")
     part.write_text(str(stored.relative_to(cache_dir())))
     part.replace(ref)
 

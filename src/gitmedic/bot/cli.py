@@ -126,6 +126,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--detector", action="append", default=[], metavar="ID", help="run only these (repeat)"
     )
+    p.add_argument(
+        "--exclude", action="append", default=[], metavar="ID", help="never run these (repeat)"
+    )
+    p.add_argument(
+        "--sarif", metavar="FILE", help="also write the findings as SARIF to FILE (same run)"
+    )
+    p.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="also append every finding as a Markdown table to FILE ($GITHUB_STEP_SUMMARY)",
+    )
     p.add_argument("--live", action="store_true", help="read a live cluster (read-only)")
     p.add_argument("--context", help="kubeconfig context for --live")
     p.add_argument(

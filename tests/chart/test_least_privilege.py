@@ -109,3 +109,15 @@ def test_an_extra_env_without_a_name_is_refused_by_the_schema(helm: Helm) -> Non
     result = helm.template(*INSTALL, "--set", "engine.kind=none", "--set", "extraEnv[0].value=x")
     assert result.returncode == 1
     assert "extraEnv/0" in result.stderr
+
+
+def test_notifications_and_the_liveness_allowance_reach_the_pod(helm: Helm) -> None:
+    pod = one(helm.render("token-flux-secrets"), "Deployment")["spec"]["template"]["spec"]
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    assert env["GITMEDIC_NOTIFY_URL"]["valueFrom"] == {
+        "secretKeyRef": {"name": "chat-hooks", "key": "slack"}
+    }
+    assert env["GITMEDIC_HEALTH_STALL_INTERVALS"]["value"] == "5"
+    default = one(helm.render("app-argocd-cr"), "Deployment")["spec"]["template"]["spec"]
+    names = {e["name"] for e in default["containers"][0]["env"]}
+    assert "GITMEDIC_NOTIFY_URL" not in names  # no Secret named: not set

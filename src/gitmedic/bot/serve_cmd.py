@@ -8,7 +8,10 @@ Settings come from flags, else the environment (what the Helm chart sets):
 ``GITMEDIC_KEEP_ALIVE_S``, ``GITMEDIC_MAX_CONNECTIONS`` (requests being received
 at once) and ``GITMEDIC_IN_FLIGHT_BYTES`` (their bytes received so far): past
 either, the costliest stranger is evicted, never the newcomer (:mod:`.server.admission`);
-the monitor's ``GITMEDIC_FORGE`` (local|github),
+``GITMEDIC_HEALTH_STALL_INTERVALS`` (``/healthz`` fails after that many monitor
+intervals without progress: :mod:`gitmedic.bot.serve_health`, default 10) and
+``GITMEDIC_NOTIFY_URL`` (a Slack-compatible webhook told of escalations and
+reverts: :mod:`gitmedic.bot.notify`); the monitor's ``GITMEDIC_FORGE`` (local|github),
 ``GITMEDIC_CLUSTER`` (sim|kube) and ``GITMEDIC_INTERVAL`` are read by
 :mod:`gitmedic.bot.serve_wiring`, GitHub's by :mod:`gitmedic.bot.github_env`.
 The secret is registered with the redaction registry before anything logs.

@@ -75,8 +75,12 @@ def create_app(service: Service) -> FastAPI:
         return _accept(service, request, event, body)
 
     @app.get("/healthz")
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    def healthz() -> Response:
+        # Liveness: the monitor still makes progress (serve_health); never admission.
+        stalled = service.liveness()
+        if stalled:
+            return JSONResponse({"status": "stalled", "reason": stalled}, status_code=503)
+        return JSONResponse({"status": "ok"})
 
     @app.get("/readyz")
     def readyz() -> Response:

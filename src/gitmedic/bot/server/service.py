@@ -48,6 +48,8 @@ class Service:
         self.metrics = metrics or Metrics()
         self.store = DeliveryStore(config.state_dir / "deliveries.sqlite")
         self.worker = Worker(self._handle, self.metrics.queue_depth.set)
+        # Why the process is not alive, or None: serve sets its monitor's heartbeat here.
+        self.liveness: Callable[[], str | None] = lambda: None
 
     def start(self) -> None:
         backlog = self.store.queued()

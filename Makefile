@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TOOLS_PATH = $(shell .ci/tools.sh)
 DIST := dist
 
-.PHONY: demo test lint typecheck layers actionlint unit integration tools dist chart-rbac chart-docs docs \
+.PHONY: demo test lint typecheck layers actionlint unit integration tools dist chart-rbac chart-docs docs release-dry-run \
 	bench install-size clean realkube realkube-build realkube-tier
 
 $(STAMP): pyproject.toml
@@ -42,6 +42,10 @@ actionlint: tools
 dist: $(STAMP)
 	rm -rf $(DIST) && mkdir $(DIST)
 	$(BIN)/python -m build --outdir $(DIST) . >$(DIST)/build.log 2>&1 || { cat $(DIST)/build.log; exit 1; }
+
+# Every release artefact into dist/release with SHA256SUMS (what release.yml publishes).
+release-dry-run: $(STAMP) tools
+	PYTHON=$(BIN)/python tools/release/dry-run.sh
 
 # The chart's ClusterRole rules, generated from the detector registry.
 chart-rbac: $(STAMP)

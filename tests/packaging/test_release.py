@@ -69,7 +69,12 @@ def test_a_tagged_dry_run_builds_every_artefact_at_the_tags_version(tmp_path: Pa
     assert (meta["version"], meta["appVersion"]) == ("9.8.7", "9.8.7")
 
     venv = make_venv(tmp_path / "venv", out / "gitmedic-9.8.7-py3-none-any.whl")
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the venv's own
     version = subprocess.run(
-        [str(venv.bin / "gitmedic"), "--version"], capture_output=True, text=True, timeout=60
+        [str(venv.bin / "gitmedic"), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean,
     )
     assert version.stdout == "gitmedic 9.8.7\n", version.stderr

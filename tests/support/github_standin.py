@@ -4,6 +4,9 @@ PyGithub talks to it exactly as to api.github.com: same paths, verbs, status
 codes and payload shapes (built from recorded GitHub payloads). Errors can be
 injected per method and path (404, 405/409 on merge, 422, 403/429 rate limits
 with Retry-After or x-ratelimit-reset, 5xx) to test the forge's typed errors.
+It behaves as GitHub does where the forge must cope (:mod:`.github_behaviour`):
+text limits, paginated listings with ``Link`` headers, replication lag of new
+refs, the primary rate limit, expiring installation tokens, lazy ``mergeable``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
+from tests.support import github_behaviour as behaviour
 from tests.support.github_apps import app_routes, check_credentials
 from tests.support.github_store import NOW, TEMPLATES, ApiError, GitHubStore
 
@@ -39,15 +43,20 @@ def make_app(store: GitHubStore) -> FastAPI:
         refusal = check_credentials(store, request)
         if refusal is not None:
             return _error(401, refusal, {})
+        if not store.rate.take():
+            limited = {**store.rate.headers(), "X-RateLimit-Remaining": "0"}
+            return _error(403, "API rate limit exceeded for installation.", limited)
         response: Response = await call_next(request)
-        response.headers["X-RateLimit-Limit"] = "5000"
-        response.headers["X-RateLimit-Remaining"] = "4999"
-        response.headers["X-RateLimit-Reset"] = str(int(time.time()) + 3600)
+        response.headers.update(store.rate.headers())
         return response
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> Response:
         return _error(exc.status, exc.message, exc.headers)
+
+    @app.exception_handler(behaviour.TooLong)
+    async def too_long(request: Request, exc: behaviour.TooLong) -> Response:
+        return JSONResponse(behaviour.too_long_error(str(exc)), status_code=422)
 
     _repo_routes(app, store)
     app_routes(app, store)
@@ -72,7 +81,14 @@ def _repo_routes(app: FastAPI, s: GitHubStore) -> None:
 
     @app.get("/rate_limit")
     def rate_limit() -> dict[str, Any]:
-        core = {"limit": 5000, "remaining": 4999, "reset": int(time.time()) + 3600, "used": 1}
+        window = s.rate
+        left = max(window.limit - window.used, 0)
+        core = {
+            "limit": window.limit,
+            "remaining": left,
+            "reset": int(window.reset),
+            "used": window.used,
+        }
         return {"resources": {"core": core, "graphql": core}, "rate": core}
 
     @app.get(R + "/collaborators/{user}/permission")
@@ -103,7 +119,7 @@ def _git_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.get(R + "/git/ref/{ref:path}")
     def get_ref(owner: str, repo: str, ref: str) -> dict[str, Any]:
         sha = s.git("rev-parse", "--verify", "--quiet", f"refs/{ref}", check=False)
-        if not sha:
+        if not sha or s.lag.missing(ref.removeprefix("heads/")):
             raise ApiError(404, "Not Found")
         return s.ref_json(f"refs/{ref}", sha)
 
@@ -113,6 +129,7 @@ def _git_routes(app: FastAPI, s: GitHubStore) -> None:
         if s.git("rev-parse", "--verify", "--quiet", body["ref"], check=False):
             raise ApiError(422, "Reference already exists")
         s.git("update-ref", body["ref"], s.resolve(body["sha"]))
+        s.lag.created(body["ref"])
         return s.ref_json(body["ref"], body["sha"])
 
     @app.patch(R + "/git/refs/{ref:path}")
@@ -244,12 +261,14 @@ def _build_tree(s: GitHubStore, base_tree: str | None, entries: list[dict[str, A
 def _pull_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.get(R + "/pulls")
     def list_pulls(
+        request: Request,
+        response: Response,
         owner: str,
         repo: str,
         state: str = "open",
         head: str = "",
         base: str = "",
-        per_page: int = 30,
+        per_page: int = behaviour.DEFAULT_PER_PAGE,
         page: int = 1,
     ) -> list[dict[str, Any]]:
         out = [
@@ -260,14 +279,16 @@ def _pull_routes(app: FastAPI, s: GitHubStore) -> None:
             and (not base or p["base"] == base)
         ]
         out.sort(key=lambda p: -p["number"])
-        return [s.pull_json(p) for p in out[(page - 1) * per_page : page * per_page]]
+        return [s.pull_json(p) for p in behaviour.page(request, response, out, per_page, page)]
 
     @app.post(R + "/pulls", status_code=201)
     async def create_pull(owner: str, repo: str, request: Request) -> dict[str, Any]:
         body = await request.json()
+        behaviour.check_text("PullRequest", body)
         head = body["head"].split(":")[-1]
-        if s.branch_sha(head) is None or s.branch_sha(body["base"]) is None:
-            raise ApiError(422, "Validation Failed: head or base does not exist")
+        for name, role in ((head, "head"), (body["base"], "base")):
+            if s.branch_sha(name) is None or (role == "head" and s.lag.missing(name)):
+                raise ApiError(422, f"Validation Failed: {role} is invalid")
         if _is_ancestor(s, s.branch_sha(head) or "", s.branch_sha(body["base"]) or ""):
             raise ApiError(422, f"Validation Failed: No commits between {body['base']} and {head}")
         if any(p["head"] == head and p["state"] == "open" for p in s.pulls.values()):
@@ -296,6 +317,7 @@ def _pull_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.patch(R + "/pulls/{number}")
     async def edit_pull(owner: str, repo: str, number: int, request: Request) -> dict[str, Any]:
         pr, body = _pull(s, number), await request.json()
+        behaviour.check_text("PullRequest", body)
         for key in ("title", "body"):
             if key in body:
                 pr[key] = body[key]
@@ -349,12 +371,14 @@ def _merge(
 def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.get(R + "/issues")
     def list_issues(
+        request: Request,
+        response: Response,
         owner: str,
         repo: str,
         state: str = "open",
         labels: str = "",
         creator: str = "",
-        per_page: int = 30,
+        per_page: int = behaviour.DEFAULT_PER_PAGE,
         page: int = 1,
     ) -> list[dict[str, Any]]:
         wanted = {x for x in labels.split(",") if x}
@@ -367,11 +391,12 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
             and (not creator or i["user"] == creator)
         ]
         out.sort(key=lambda i: -i["number"])
-        return [s.issue_json(i) for i in out[(page - 1) * per_page : page * per_page]]
+        return [s.issue_json(i) for i in behaviour.page(request, response, out, per_page, page)]
 
     @app.post(R + "/issues", status_code=201)
     async def create_issue(owner: str, repo: str, request: Request) -> dict[str, Any]:
         body = await request.json()
+        behaviour.check_text("Issue", body)
         if not body.get("title"):
             raise ApiError(422, "Validation Failed: title is missing")
         n = s.next_number()
@@ -393,6 +418,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.patch(R + "/issues/{number}")
     async def edit_issue(owner: str, repo: str, number: int, request: Request) -> dict[str, Any]:
         issue, body = _issue(s, number), await request.json()
+        behaviour.check_text("Issue", body)
         target = s.pulls.get(number, issue)
         for key in ("title", "body"):
             if key in body:
@@ -405,11 +431,17 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
 
     @app.get(R + "/issues/{number}/comments")
     def list_comments(
-        owner: str, repo: str, number: int, per_page: int = 30, page: int = 1
+        request: Request,
+        response: Response,
+        owner: str,
+        repo: str,
+        number: int,
+        per_page: int = behaviour.DEFAULT_PER_PAGE,
+        page: int = 1,
     ) -> list[dict[str, Any]]:
         _issue(s, number)
         out = [c for c in s.comments.values() if c["issue"] == number]
-        return [s.comment_json(c) for c in out[(page - 1) * per_page : page * per_page]]
+        return [s.comment_json(c) for c in behaviour.page(request, response, out, per_page, page)]
 
     @app.post(R + "/issues/{number}/comments", status_code=201)
     async def create_comment(
@@ -417,6 +449,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
     ) -> dict[str, Any]:
         _issue(s, number)
         body = await request.json()
+        behaviour.check_text("IssueComment", body)
         cid = s.new_id()
         s.comments[cid] = {
             "id": cid,
@@ -430,7 +463,9 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
     async def edit_comment(owner: str, repo: str, cid: int, request: Request) -> dict[str, Any]:
         if cid not in s.comments:
             raise ApiError(404, "Not Found")
-        s.comments[cid]["body"] = (await request.json())["body"]
+        body = await request.json()
+        behaviour.check_text("IssueComment", body)
+        s.comments[cid]["body"] = body["body"]
         return s.comment_json(s.comments[cid])
 
     @app.delete(R + "/issues/comments/{cid}", status_code=204)
@@ -488,6 +523,8 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
             raise ApiError(422, "Validation Failed: state is not included in the list")
         record = {
             **TEMPLATES["status"],
+            "target_url": None,  # GitHub stores an absent input as null
+            "description": None,
             **body,
             "id": s.new_id(),
             "sha": _commit_or_422(s, sha),
@@ -547,6 +584,9 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
         cid = s.new_id()
         s.checks[cid] = {
             **TEMPLATES["check"],
+            # without one, GitHub shows the App's homepage as the details URL
+            "details_url": TEMPLATES["check"]["app"]["html_url"],
+            "conclusion": None,
             **body,
             "id": cid,
             "node_id": f"CR_{cid}",
@@ -563,14 +603,24 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
         return s.checks[cid]
 
     @app.get(R + "/commits/{ref}/check-runs")
-    def list_checks(owner: str, repo: str, ref: str, check_name: str = "") -> dict[str, Any]:
+    def list_checks(
+        request: Request,
+        response: Response,
+        owner: str,
+        repo: str,
+        ref: str,
+        check_name: str = "",
+        per_page: int = behaviour.DEFAULT_PER_PAGE,
+        page: int = 1,
+    ) -> dict[str, Any]:
         sha = s.resolve(ref)
         runs = [
             c
             for c in reversed(s.checks.values())
             if c.get("head_sha") == sha and (not check_name or c["name"] == check_name)
         ]
-        return {"total_count": len(runs), "check_runs": runs}
+        shown = behaviour.page(request, response, runs, per_page, page)
+        return {"total_count": len(runs), "check_runs": shown}
 
 
 def _graphql_route(app: FastAPI, s: GitHubStore) -> None:

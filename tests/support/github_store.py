@@ -14,9 +14,13 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.support.github_behaviour import Lag, RateWindow, Tokens
 
 DATA = Path(__file__).parents[1] / "fixtures" / "data"
 API = DATA / "github-api"
@@ -90,11 +94,19 @@ class GitHubStore:
     app_public_key: str | None = None  # PEM, verifies the App's RS256 JWTs
     installation_id: int = 4242
     lock: threading.RLock = field(default_factory=threading.RLock)
+    clock: Callable[[], float] = time.time  # the server's time: token expiry, rate windows
+    lag: Lag = field(default_factory=Lag)
+    rate: RateWindow = field(default_factory=RateWindow)
+    minted: Tokens = field(default_factory=Tokens)
+    required_contexts: tuple[str, ...] = ()  # branch protection: statuses that must pass
+    strict: bool = False  # branch protection: the head must contain the base
+    _mergeable_seen: dict[int, tuple[str, str]] = field(default_factory=dict)
     _next_id: int = 1000
 
     def __post_init__(self) -> None:
         if not (self.git_dir / "HEAD").exists():
             self.git("init", "-q", "--bare", "-b", "main", ".")
+        self.rate.clock = self.minted.clock = lambda: self.clock()
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -228,7 +240,7 @@ class GitHubStore:
         n = pr["number"]
         head_sha = self.branch_sha(pr["head"]) or pr["head_sha"]
         base_sha = self.branch_sha(pr["base"]) or ""
-        mergeable = pr["state"] == "open" and self._mergeable(base_sha, head_sha)
+        mergeable, mergeable_state = self._mergeability(pr, base_sha, head_sha)
         body.update(
             number=n,
             id=pr["id"],
@@ -242,7 +254,7 @@ class GitHubStore:
             closed_at=None if pr["state"] == "open" else NOW,
             draft=False,
             mergeable=mergeable,
-            mergeable_state="clean" if mergeable else "dirty",
+            mergeable_state=mergeable_state,
             labels=[{"name": n_, "id": abs(hash(n_)) % 10**6} for n_ in pr["labels"]],
             url=f"{self.repo_url}/pulls/{n}",
             html_url=f"https://github.com/{self.full_name}/pull/{n}",
@@ -254,6 +266,37 @@ class GitHubStore:
             body[side] = {**body[side], "ref": ref, "sha": sha, "label": f"{self.owner}:{ref}"}
             body[side]["repo"] = self.repo_json()
         return body
+
+    def _mergeability(
+        self, pr: dict[str, Any], base_sha: str, head_sha: str
+    ) -> tuple[bool | None, str]:
+        """GitHub's ``mergeable`` and ``mergeable_state``: computed lazily, as GitHub does.
+
+        The first read after the head or base moved starts the computation and
+        answers ``null`` / ``unknown``; later reads give the result.
+        """
+        if pr["state"] != "open":
+            return None, "unknown"
+        key = (base_sha, head_sha)
+        if self._mergeable_seen.get(pr["number"]) != key:
+            self._mergeable_seen[pr["number"]] = key
+            return None, "unknown"
+        if not self._mergeable(base_sha, head_sha):
+            return False, "dirty"
+        latest = {st["context"]: st["state"] for st in self.statuses if st["sha"] == head_sha}
+        if any(latest.get(context) != "success" for context in self.required_contexts):
+            return True, "blocked"
+        if self.strict and head_sha and base_sha and not self._contains(head_sha, base_sha):
+            return True, "behind"
+        if any(state != "success" for state in latest.values()):
+            return True, "unstable"
+        return True, "clean"
+
+    def _contains(self, head: str, base: str) -> bool:
+        proc = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", base, head], cwd=self.git_dir, check=False
+        )
+        return proc.returncode == 0
 
     def _mergeable(self, base: str, head: str) -> bool:
         if not base or not head:

@@ -1,11 +1,12 @@
 """Texts that fit GitHub's limit: 65,536 characters per PR body, issue body or comment.
 
 GitHub refuses a longer text with 422, so a large incident's findings table would
-open no PR at all. A text over the limit is cut at a line boundary instead; the
-rest goes, in order, into continuation comments on the same PR or issue (topic
-``<topic>/part-<i>``, each within the limit too), and the cut text ends with a
-note linking to the first of them. Nothing is lost: the full evidence is the cut
-text followed by its parts.
+open no PR at all. A text over the limit keeps its beginning and its last sections
+(from a Markdown heading on: in a PR body, the plan and the controls people tick)
+and loses the middle, cut at line boundaries; the middle goes, in order, into
+continuation comments on the same PR or issue (topic ``<topic>/part-<i>``, each
+within the limit too), and a note where it was cut links to the first of them.
+Nothing is lost: the full text is the beginning, the parts, then the end.
 
 The bot's hidden markers stay at the end of a cut body, untouched: the body hash
 is that of the full rendering, so :func:`~gitmedic.reconciler.forge_markers.needs_body_update`
@@ -15,6 +16,7 @@ UTF-16 code units, never fewer than characters, so no count of GitHub's can exce
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,7 @@ BODY_TOPIC = "description"  # the parts of a cut PR or issue body
 _ROOM = 400  # kept free for the note or a part's header
 CUT = "<!-- gitmedic:cut -->"
 UNLINKED = "<!-- gitmedic:cut unlinked -->"  # cut, but its parts are not posted yet
+_HEADING = re.compile(r"^#{1,6} ", re.MULTILINE)
 
 
 def github_length(text: str) -> int:
@@ -34,37 +37,51 @@ def github_length(text: str) -> int:
 
 @dataclass(frozen=True)
 class Split:
-    head: str  # the text that stays, before the note
-    tail: str  # the bot's hidden markers, kept at the very end
-    rest: tuple[str, ...]  # what was cut, in parts that each fit a comment
+    head: str  # the beginning, kept
+    end: str  # the last sections, kept
+    markers: str  # the bot's hidden markers, kept at the very end
+    rest: tuple[str, ...]  # the middle that was cut, in parts that each fit a comment
 
     def text(self, link: str | None) -> str:
         """The cut text with its note (``link``: the first part's URL, once posted)."""
         if not self.rest:
-            return self.head + self.tail
+            return self.head + self.end + self.markers
         count = len(self.rest)
         where = f"[{count} comment{'s' if count > 1 else ''} below]({link})" if link else None
         note = (
-            f"\n\n---\n_Cut to fit GitHub's limit of {LIMIT:,} characters; the rest "
-            f"continues in {where or 'the comments below'}._\n{CUT if link else UNLINKED}"
+            f"\n\n---\n_Cut here to fit GitHub's limit of {LIMIT:,} characters; the cut "
+            f"text continues in {where or 'the comments below'}._\n{CUT if link else UNLINKED}"
+            "\n\n---\n\n"
         )
-        return self.head.rstrip("\n") + note + self.tail
+        return self.head.rstrip("\n") + note + self.end + self.markers
 
 
 def split(text: str) -> Split:
-    """``text`` cut to fit, with its rest in parts; nothing cut when it fits."""
+    """``text`` cut to fit, with its middle in parts; nothing cut when it fits."""
     shown = markers.strip_markers(text)
-    tail = text[len(shown) :] if text.startswith(shown) else ""
-    shown = text[: len(text) - len(tail)]
+    hidden = text[len(shown) :] if text.startswith(shown) else ""
+    shown = text[: len(text) - len(hidden)]
     if github_length(text) <= LIMIT:
-        return Split(shown, tail, ())
-    cut = _fitting(shown, LIMIT - github_length(tail) - _ROOM)
-    rest, parts = shown[cut:], []
+        return Split(shown, "", hidden, ())
+    budget = LIMIT - github_length(hidden) - _ROOM
+    start = _last_sections(shown, budget // 4)
+    end = shown[start:]
+    cut = _fitting(shown[:start], budget - github_length(end))
+    rest, parts = shown[cut:start], []
     while rest:
         size = _fitting(rest, LIMIT - _ROOM)
         parts.append(rest[:size])
         rest = rest[size:]
-    return Split(shown[:cut], tail, tuple(parts))
+    return Split(shown[:cut], end, hidden, tuple(parts))
+
+
+def _last_sections(text: str, budget: int) -> int:
+    """Where the longest run of whole last sections within ``budget`` starts."""
+    start = len(text)
+    for heading in _HEADING.finditer(text):
+        if github_length(text[heading.start() :]) <= budget:
+            return heading.start()
+    return start
 
 
 def was_cut(stored: str) -> bool:

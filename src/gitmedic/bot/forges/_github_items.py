@@ -11,6 +11,7 @@ statuses other tools set (CI's check runs) are seen either way.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from gitmedic.bot.forges._github_api import labels_of, quote_all, raise_failure, verb
@@ -116,7 +117,7 @@ class GitHubItems(Fitting):
         full, _ = self._statuses(sha)
         wanted = CommitStatus(full, context, state, description, url)
         found = self._checks(full, context).get(context)
-        if found is not None and found[1] == wanted:
+        if found is not None and _same_check(found[1], wanted):
             return wanted
         status, conclusion = _CHECK_OF[state]
         body: dict[str, Any] = {
@@ -257,6 +258,12 @@ class GitHubItems(Fitting):
         author, body = str(raw["user"]["login"]), str(raw.get("body") or "")
         topic = markers.extract_topic(body) if author == self.bot else None
         return Comment(int(raw["id"]), number, author, body, topic)
+
+
+def _same_check(found: CommitStatus, wanted: CommitStatus) -> bool:
+    if wanted.target_url is None:  # none given: GitHub shows the App's homepage instead
+        return replace(found, target_url=None) == wanted
+    return found == wanted
 
 
 def _status(sha: str, raw: Mapping[str, Any]) -> CommitStatus:

@@ -91,6 +91,8 @@ def _installation(s: GitHubStore) -> dict[str, Any]:
         "events": ["pull_request", "issue_comment", "check_run"],
         "repository_selection": "selected",
         "single_file_name": None,
+        "suspended_by": None,
+        "suspended_at": None,
         "created_at": NOW,
         "updated_at": NOW,
     }

@@ -16,6 +16,7 @@ import base64
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,6 +26,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from tests.support import github_behaviour as behaviour
+from tests.support import github_conformance as conformance
 from tests.support.github_apps import app_routes, check_credentials
 from tests.support.github_store import NOW, TEMPLATES, ApiError, GitHubStore
 
@@ -35,6 +37,22 @@ def make_app(store: GitHubStore) -> FastAPI:
     app = FastAPI()
 
     @app.middleware("http")
+    async def held_to_the_description(request: Request, call_next: Any) -> Response:
+        """Every request and reply checked against GitHub's description (not GraphQL's)."""
+        if request.url.path == "/graphql" or not store.conform:
+            return await faults_and_headers(request, call_next)
+        sent = await request.body()
+        check = conformance.Exchange(request.method, request.url.path, dict(request.query_params))
+        store.checked += 1
+        store.violations += check.request(sent)
+        response = await faults_and_headers(request, call_next)
+        if hasattr(response, "body_iterator"):  # a route's reply streams through
+            body = b"".join([bytes(chunk) async for chunk in response.body_iterator])
+        else:  # an error the middleware itself answered
+            body = bytes(response.body)
+        store.violations += check.reply(response.status_code, body)
+        return Response(body, response.status_code, dict(response.headers))
+
     async def faults_and_headers(request: Request, call_next: Any) -> Response:
         store.requests.append((request.method, request.url.path))
         fault = store.take_fault(request.method, request.url.path)
@@ -95,7 +113,8 @@ def _repo_routes(app: FastAPI, s: GitHubStore) -> None:
     def permission(owner: str, repo: str, user: str) -> dict[str, Any]:
         level = s.permissions.get(user, "none")
         legacy = {"maintain": "write", "triage": "read"}.get(level, level)
-        return {"permission": legacy, "role_name": level, "user": s.user(user)}
+        collaborator = {**s.user(user), "role_name": level}
+        return {"permission": legacy, "role_name": level, "user": collaborator}
 
     @app.get(R + "/contents/{path:path}")
     def contents(owner: str, repo: str, path: str, ref: str = "main") -> dict[str, Any]:
@@ -485,7 +504,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
             if name not in target["labels"]:
                 target["labels"].append(name)
             s.labels.add(name)
-        return [{"name": n, "id": abs(hash(n)) % 10**6} for n in target["labels"]]
+        return [s.label_json(n) for n in target["labels"]]
 
     @app.delete(R + "/issues/{number}/labels/{name}")
     def remove_label(owner: str, repo: str, number: int, name: str) -> list[dict[str, Any]]:
@@ -493,7 +512,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
         if name not in target["labels"]:
             raise ApiError(404, "Label does not exist")
         target["labels"].remove(name)
-        return [{"name": n} for n in target["labels"]]
+        return [s.label_json(n) for n in target["labels"]]
 
 
 def _pull_as_issue(pr: dict[str, Any]) -> dict[str, Any]:
@@ -593,13 +612,17 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
             "url": f"{s.repo_url}/check-runs/{cid}",
             "pull_requests": [],
         }
+        s.checks[cid]["output"] = _check_output(s, cid, body.get("output") or {})
         return s.checks[cid]
 
     @app.patch(R + "/check-runs/{cid}")
     async def update_check(owner: str, repo: str, cid: int, request: Request) -> dict[str, Any]:
         if cid not in s.checks:
             raise ApiError(404, "Not Found")
-        s.checks[cid].update(await request.json())
+        body = await request.json()
+        output = {**s.checks[cid]["output"], **(body.get("output") or {})}
+        s.checks[cid].update(body)
+        s.checks[cid]["output"] = _check_output(s, cid, output)
         return s.checks[cid]
 
     @app.get(R + "/commits/{ref}/check-runs")
@@ -621,6 +644,17 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
         ]
         shown = behaviour.page(request, response, runs, per_page, page)
         return {"total_count": len(runs), "check_runs": shown}
+
+
+def _check_output(s: GitHubStore, cid: int, given: dict[str, Any]) -> dict[str, Any]:
+    """A check run's output as GitHub answers it (what was not given is null)."""
+    return {
+        "title": given.get("title"),
+        "summary": given.get("summary"),
+        "text": given.get("text"),
+        "annotations_count": len(given.get("annotations") or ()),
+        "annotations_url": f"{s.repo_url}/check-runs/{cid}/annotations",
+    }
 
 
 def _graphql_route(app: FastAPI, s: GitHubStore) -> None:
@@ -687,17 +721,14 @@ def _compare_routes(app: FastAPI, s: GitHubStore) -> None:
             (False, True): "ahead",
             (True, False): "behind",
         }.get((not ahead, behind == 0), "diverged")
-        kinds = {"A": "added", "D": "removed", "M": "modified", "T": "changed"}
-        files = [
-            {"filename": name, "status": kinds.get(code[0], "modified")}
-            for code, name in (
-                line.split("\t", 1)
-                for line in s.git("diff", "--name-status", "--no-renames", fork, head).splitlines()
-            )
-        ]
+        files = _diff_files(s, fork, head)
+        html = f"https://github.com/{s.full_name}/compare/{basehead}"
         return {
             "url": f"{s.repo_url}/compare/{basehead}",
-            "html_url": f"https://github.com/{s.full_name}/compare/{basehead}",
+            "html_url": html,
+            "permalink_url": f"https://github.com/{s.full_name}/compare/{base}...{head}",
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
             "status": status,
             "ahead_by": len(ahead),
             "behind_by": behind,
@@ -709,14 +740,48 @@ def _compare_routes(app: FastAPI, s: GitHubStore) -> None:
         }
 
 
+def _diff_files(s: GitHubStore, old: str, new: str) -> list[dict[str, Any]]:
+    """The files of a compare, with GitHub's counts and URLs."""
+    kinds = {"A": "added", "D": "removed", "M": "modified", "T": "changed"}
+    counts: dict[str, tuple[int, int]] = {}
+    for line in s.git("diff", "--numstat", "--no-renames", old, new).splitlines():
+        plus, minus, name = line.split("\t", 2)  # "-" for a binary file
+        counts[name] = (int(plus) if plus != "-" else 0, int(minus) if minus != "-" else 0)
+    files = []
+    for line in s.git("diff", "--name-status", "--no-renames", old, new).splitlines():
+        code, name = line.split("\t", 1)
+        side = old if code[0] == "D" else new
+        blob = s.git("rev-parse", f"{side}:{name}")
+        added, deleted = counts.get(name, (0, 0))
+        path = urllib.parse.quote(name)
+        files.append(
+            {
+                "sha": blob,
+                "filename": name,
+                "status": kinds.get(code[0], "modified"),
+                "additions": added,
+                "deletions": deleted,
+                "changes": added + deleted,
+                "blob_url": f"https://github.com/{s.full_name}/blob/{side}/{path}",
+                "raw_url": f"https://github.com/{s.full_name}/raw/{side}/{path}",
+                "contents_url": f"{s.repo_url}/contents/{path}?ref={side}",
+            }
+        )
+    return files
+
+
 def _rest_commit(s: GitHubStore, sha: str) -> dict[str, Any]:
     git = s.commit_json(sha)
+    commit = {k: git[k] for k in ("author", "committer", "message", "tree", "url")}
     return {
         "sha": sha,
         "node_id": git["node_id"],
         "url": f"{s.repo_url}/commits/{sha}",
         "html_url": git["html_url"],
-        "commit": {k: git[k] for k in ("author", "committer", "message", "tree", "url")},
+        "comments_url": f"{s.repo_url}/commits/{sha}/comments",
+        "commit": {**commit, "comment_count": 0},
+        "author": None,  # no GitHub account matches the commit's email
+        "committer": None,
         "parents": git["parents"],
     }
 

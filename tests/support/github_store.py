@@ -40,7 +40,7 @@ def template(rel: str) -> dict[str, Any]:
 TEMPLATES = {
     "repo": template("github-api/pygithub-replaydata/get_repos_owner_repo.200.json"),
     "pull": template("github-api/pygithub-replaydata/get_repos_pulls_number.open-clean.200.json"),
-    "issue": template("github-webhooks/octokit-webhooks/issue_comment/created.payload.json")[
+    "issue": template("github-webhooks/octokit-webhooks-examples/issue_comment/created.json")[
         "issue"
     ],
     "comment": template(

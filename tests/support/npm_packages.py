@@ -78,7 +78,8 @@ def _fetch(package: NpmPackage) -> None:
         with tempfile.TemporaryDirectory(dir=package.folder.parent) as scratch:
             tarball = _pack(package, Path(scratch))
             staged = Path(scratch) / "staged"
-            _extract(tarball, staged, (*package.files, "package.json", "LICENSE"))
+            _extract(tarball, staged, (*package.files, "package.json"))
+            _extract(tarball, staged, ("LICENSE",), optional=True)  # (package.json names it)
             staged.rename(package.folder)
 
 
@@ -103,12 +104,17 @@ def _pack(package: NpmPackage, into: Path) -> Path:
     return tarball
 
 
-def _extract(tarball: Path, into: Path, names: tuple[str, ...]) -> None:
-    into.mkdir()
+def _extract(tarball: Path, into: Path, names: tuple[str, ...], optional: bool = False) -> None:
+    into.mkdir(exist_ok=True)
     with tarfile.open(tarball) as archive:
+        present = set(archive.getnames())
         for name in names:
-            member = archive.extractfile(f"package/{name}")
+            member = (
+                archive.extractfile(f"package/{name}") if f"package/{name}" in present else None
+            )
             if member is None:
+                if optional:
+                    continue
                 pytest.fail(f"{tarball.name} has no {name}")
             (into / name).parent.mkdir(parents=True, exist_ok=True)
             (into / name).write_bytes(member.read())

@@ -95,7 +95,9 @@ def _edited(payload: Payload, deps: Deps) -> str:
     before = (((payload.get("changes") or {}).get("body")) or {}).get("from")
     if before is None:
         return "edit without a body change"
-    sender = payload["sender"]["login"]
+    sender = (payload.get("sender") or {}).get("login")
+    if not sender:  # GitHub's description lets a delivery omit it: nobody to check
+        return "edit without a sender: controls ignored"
     ticked = newly_checked(str(before), str(payload["pull_request"].get("body") or ""))
     if not ticked:
         return "no control ticked"
@@ -123,7 +125,7 @@ def on_check(payload: Payload, deps: Deps) -> str:
         return f"{payload.get('action')}: nothing to do"
     run = detector_run(payload)
     deps.actions.detector_run(run)
-    return f"{run.source} {run.name!r}: {run.conclusion}"
+    return f"{run.source} {run.name!r}: {run.conclusion or 'no conclusion'}"
 
 
 def detector_run(payload: Payload) -> DetectorRun:
@@ -137,8 +139,9 @@ def detector_run(payload: Payload) -> DetectorRun:
         source=source,
         name=_run_name(source, item, payload),
         head_sha=str(item["head_sha"]),
-        branch=str(item.get("head_branch") or (item.get("check_suite") or {}).get("head_branch")),
-        conclusion=str(item.get("conclusion")),
+        # both nullable in GitHub's description: a fork's or a tag's run has no branch
+        branch=_text(item.get("head_branch") or (item.get("check_suite") or {}).get("head_branch")),
+        conclusion=_text(item.get("conclusion")),
         url=str(item.get("html_url") or item.get("url") or ""),
         pull_requests=tuple(int(p["number"]) for p in item.get("pull_requests") or ()),
     )
@@ -171,6 +174,11 @@ HANDLERS: dict[str, Handler] = {
     "workflow_run": on_check,
     "push": on_push,
 }
+
+
+def _text(value: object) -> str | None:
+    """A nullable string field as GitHub documents it: ``None`` stays ``None``."""
+    return None if value is None else str(value)
 
 
 def _under(path: str, folder: str) -> bool:

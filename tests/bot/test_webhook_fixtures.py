@@ -16,7 +16,13 @@ from unittest.mock import Mock
 
 import pytest
 
-from gitmedic.bot.server.handlers import detector_run, on_check, on_pull_request
+from gitmedic.bot.server.handlers import (
+    detector_run,
+    on_check,
+    on_issue_comment,
+    on_pull_request,
+    on_review,
+)
 from tests.bot import payloads
 from tests.support.github_webhooks import webhook_description
 
@@ -106,3 +112,19 @@ def test_a_pr_edit_without_sender_does_not_raise() -> None:
     deps.bot_login = "gitmedic[bot]"
     assert on_pull_request(payload, deps) == "edit without a sender: controls ignored"
     deps.forge.get_permission.assert_not_called()
+
+
+def test_null_users_and_a_null_merge_sha_are_read_as_documented() -> None:
+    deps = Mock()
+    comment = payloads.pr_comment(3, "bob", "/gitmedic merge", 9)
+    comment["comment"]["user"] = None  # a deleted account's comment
+    approval = payloads.review(3, "bob")
+    approval["review"]["user"] = None
+    merged = payloads.pr_merged(3, "bob", "carol", SHA, "fix")
+    merged["pull_request"]["merge_commit_sha"] = None
+    for event, payload in (("issue_comment", comment), ("pull_request_review", approval)):
+        assert webhook_description().check(event, payload) == []
+    assert on_issue_comment(comment, deps) == "comment by a deleted account: no command to answer"
+    assert on_review(approval, deps) == "approval by a deleted account ignored"
+    assert on_pull_request(merged, deps) == "#3 merged without a merge commit sha: not watched"
+    assert deps.mock_calls == []  # nothing asked of the forge or the actions

@@ -220,3 +220,26 @@ def test_nullable_inputs_are_omitted_not_sent_as_null(gh: GitHubBackend) -> None
     gh.forge.set_status(sha, "ci/lint", StatusState.SUCCESS, "ok")
     (status,) = gh.store.statuses
     assert status["target_url"] is None
+
+
+# ----------------------------------------------------------------------------- races
+
+
+def test_a_label_creation_race_is_retried(gh: GitHubBackend) -> None:
+    time = FakeTime()
+    number = open_fix(gh)
+    lost = [{"resource": "Label", "code": "already_exists", "field": "name"}]
+    fault(gh, "POST", f"/issues/{number}/labels", 422, message="Validation Failed", errors=lost)
+    assert forge_of(gh, time).add_labels(number, ["gitmedic/new"]) == ("gitmedic", "gitmedic/new")
+    assert time.sleeps == [1.0]
+    fault(gh, "POST", f"/issues/{number}/labels", 422, message="Validation Failed", errors=lost)
+    pr = forge_of(gh, time).ensure_pr(BRANCH, "main", "Fix targetPort", "- [ ] hold\n", ["x"])
+    assert "x" in pr.labels and time.sleeps == [1.0, 1.0]
+
+
+def test_a_pr_opened_meanwhile_is_found_not_duplicated(gh: GitHubBackend) -> None:
+    number = open_fix(gh)
+    forge = forge_of(gh, FakeTime())
+    raced = forge._create_pull(BRANCH, "main", "Fix again", "b")  # as if the lookup missed it
+    assert raced["number"] == number and len(gh.store.pulls) == 1
+    assert requested(gh, "POST", "/pulls") == 2  # GitHub refused the duplicate with 422

@@ -29,7 +29,7 @@ from jsonschema import Draft4Validator
 from referencing import Registry
 from referencing.jsonschema import DRAFT4
 
-from tests.support.npm_packages import OPENAPI, NpmPackage, package_file
+from tests.support.npm_packages import OPENAPI, NpmPackage, package_file, write_atomically
 
 BASE = "urn:github-rest"
 _DROPPED = frozenset({"example", "examples", "description", "summary", "x-github"})
@@ -224,8 +224,6 @@ def _converted_document(package: NpmPackage, name: str) -> dict[str, Any]:
             "paths": converted(source["paths"]),
             "components": converted(source["components"]),
         }
-        partial = cache.with_suffix(".partial")
-        partial.write_text(json.dumps(document))
-        partial.replace(cache)
+        write_atomically(cache, json.dumps(document))
     loaded: dict[str, Any] = json.loads(cache.read_text())
     return loaded

@@ -57,7 +57,7 @@ def make_app(store: GitHubStore) -> FastAPI:
         store.requests.append((request.method, request.url.path))
         fault = store.take_fault(request.method, request.url.path)
         if fault is not None:
-            return _error(fault.status, fault.message, fault.headers)
+            return _error(fault.status, fault.message, fault.headers, fault.errors)
         refusal = check_credentials(store, request)
         if refusal is not None:
             return _error(401, refusal, {})
@@ -87,8 +87,12 @@ def make_app(store: GitHubStore) -> FastAPI:
     return app
 
 
-def _error(status: int, message: str, headers: dict[str, str]) -> Response:
-    body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
+def _error(
+    status: int, message: str, headers: dict[str, str], errors: list[Any] | None = None
+) -> Response:
+    body: dict[str, Any] = {"message": message, "documentation_url": "https://docs.github.com/rest"}
+    if errors is not None:
+        body["errors"] = errors
     return JSONResponse(body, status_code=status, headers=headers)
 
 

@@ -72,6 +72,7 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     message: str = "injected"
     times: int = 1
+    errors: list[dict[str, str]] | None = None  # GitHub's "errors" of a 422
 
 
 @dataclass

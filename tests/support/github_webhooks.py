@@ -19,7 +19,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from tests.support.github_openapi import converted
-from tests.support.npm_packages import EXAMPLES, WEBHOOKS, package_file
+from tests.support.npm_packages import EXAMPLES, WEBHOOKS, package_file, write_atomically
 
 BASE = "urn:github-webhooks"
 
@@ -65,9 +65,7 @@ def webhook_description() -> WebhookDescription:
             "webhooks": converted(source["webhooks"], BASE),
             "components": converted(source["components"], BASE),
         }
-        partial = cache.with_suffix(".partial")
-        partial.write_text(json.dumps(document))
-        partial.replace(cache)
+        write_atomically(cache, json.dumps(document))
     return WebhookDescription(json.loads(cache.read_text()))
 
 

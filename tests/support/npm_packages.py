@@ -118,3 +118,10 @@ def _extract(tarball: Path, into: Path, names: tuple[str, ...], optional: bool =
                 pytest.fail(f"{tarball.name} has no {name}")
             (into / name).parent.mkdir(parents=True, exist_ok=True)
             (into / name).write_bytes(member.read())
+
+
+def write_atomically(target: Path, text: str) -> None:
+    """Write ``target`` whole or not at all (concurrent test processes may race here)."""
+    with tempfile.NamedTemporaryFile("w", dir=target.parent, delete=False) as scratch:
+        scratch.write(text)
+    Path(scratch.name).replace(target)

@@ -143,13 +143,7 @@ class GitHubItems(Fitting):
         wanted = check_labels(labels)
         if not wanted:
             return labels_of(self.raw_issue(number))
-        result = self.attempt(
-            lambda: self.request("POST", f"/issues/{number}/labels", body={"labels": wanted})
-        )
-        if isinstance(result, Failure):
-            if result.status == 404:
-                raise NotFound(f"#{number} is neither a pull request nor an issue")
-            raise_failure(result, f"labelling #{number}")
+        result = self.post_labels(number, list(wanted))
         return tuple(sorted(str(label["name"]) for label in result))
 
     @verb

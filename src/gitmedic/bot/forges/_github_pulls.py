@@ -81,7 +81,7 @@ class PullVerbs(GitData, Fitting):
             raw = self.request("PATCH", f"/pulls/{pr.number}", body=edits)
         missing = [label for label in wanted if label not in pr.labels]
         if missing:
-            self.request("POST", f"/issues/{pr.number}/labels", body={"labels": missing})
+            self.post_labels(pr.number, missing)
         return self.get_pr(pr.number) if missing else self.pull(raw)
 
     @verb

@@ -16,7 +16,6 @@ import base64
 import socket
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +27,8 @@ from fastapi.responses import JSONResponse, Response
 from tests.support import github_behaviour as behaviour
 from tests.support import github_conformance as conformance
 from tests.support.github_apps import app_routes, check_credentials
+from tests.support.github_compare import compare_routes
+from tests.support.github_graphql import graphql_route
 from tests.support.github_store import NOW, TEMPLATES, ApiError, GitHubStore
 
 R = "/repos/{owner}/{repo}"
@@ -82,8 +83,8 @@ def make_app(store: GitHubStore) -> FastAPI:
     _pull_routes(app, store)
     _issue_routes(app, store)
     _status_routes(app, store)
-    _compare_routes(app, store)
-    _graphql_route(app, store)
+    compare_routes(app, store)
+    graphql_route(app, store)
     return app
 
 
@@ -658,171 +659,6 @@ def _check_output(s: GitHubStore, cid: int, given: dict[str, Any]) -> dict[str, 
         "text": given.get("text"),
         "annotations_count": len(given.get("annotations") or ()),
         "annotations_url": f"{s.repo_url}/check-runs/{cid}/annotations",
-    }
-
-
-def _graphql_route(app: FastAPI, s: GitHubStore) -> None:
-    """GraphQL answers 200 with ``errors`` when a mutation is refused, as GitHub's does."""
-
-    @app.post("/graphql")
-    async def graphql(request: Request) -> Response:
-        if not s.graphql_enabled:
-            return _error(404, "Not Found", {})
-        body = await request.json()
-        query, variables = body.get("query", ""), body.get("variables") or {}
-        given = variables.get("input") or variables
-        pr_id = str(given.get("id") or given.get("pullRequestId") or "")
-        number = int(pr_id.removeprefix("PR_")) if pr_id.startswith("PR_") else 0
-        if number not in s.pulls:
-            message = f"Could not resolve to a node with the global id of '{pr_id}'"
-            return _graphql_errors(message, "NOT_FOUND")
-        try:
-            if "revertPullRequest" in query:
-                made = _graphql_revert(s, number, given.get("title"), given.get("body"))
-                return JSONResponse({"data": {"revertPullRequest": {"revertPullRequest": made}}})
-            if "enablePullRequestAutoMerge" in query:
-                return JSONResponse(_graphql_auto_merge(s, number, given))
-        except ApiError as exc:
-            return _graphql_errors(exc.message, "UNPROCESSABLE")
-        return _graphql_errors("unsupported operation in the stand-in", "UNPROCESSABLE")
-
-
-def _graphql_errors(message: str, kind: str) -> Response:
-    return JSONResponse({"data": None, "errors": [{"type": kind, "message": message}]})
-
-
-def _graphql_auto_merge(s: GitHubStore, number: int, given: dict[str, Any]) -> dict[str, Any]:
-    if not s.allow_auto_merge:
-        raise ApiError(422, "Pull request Auto merge is not allowed for this repository")
-    if s.pulls[number]["state"] != "open":
-        raise ApiError(422, "Pull request is in clean status")
-    method = str(given.get("mergeMethod", "MERGE"))
-    s.auto_merge[number] = method.lower()
-    merge_request = {"mergeMethod": method}
-    return {
-        "data": {
-            "enablePullRequestAutoMerge": {
-                "pullRequest": {"number": number, "autoMergeRequest": merge_request}
-            }
-        }
-    }
-
-
-def _compare_routes(app: FastAPI, s: GitHubStore) -> None:
-    @app.get(R + "/compare/{basehead:path}")
-    def compare(owner: str, repo: str, basehead: str) -> dict[str, Any]:
-        base_ref, sep, head_ref = basehead.partition("...")
-        if not sep:
-            raise ApiError(404, "Not Found")
-        base, head = s.resolve(base_ref), s.resolve(head_ref)
-        fork = s.git("merge-base", base, head, check=False)
-        if not fork:
-            raise ApiError(404, f"No common ancestor between {base_ref} and {head_ref}.")
-        ahead = s.git("rev-list", f"{base}..{head}").split()
-        behind = int(s.git("rev-list", "--count", f"{head}..{base}"))
-        status = {
-            (True, True): "identical",
-            (False, True): "ahead",
-            (True, False): "behind",
-        }.get((not ahead, behind == 0), "diverged")
-        files = _diff_files(s, fork, head)
-        html = f"https://github.com/{s.full_name}/compare/{basehead}"
-        return {
-            "url": f"{s.repo_url}/compare/{basehead}",
-            "html_url": html,
-            "permalink_url": f"https://github.com/{s.full_name}/compare/{base}...{head}",
-            "diff_url": f"{html}.diff",
-            "patch_url": f"{html}.patch",
-            "status": status,
-            "ahead_by": len(ahead),
-            "behind_by": behind,
-            "total_commits": len(ahead),
-            "base_commit": _rest_commit(s, base),
-            "merge_base_commit": _rest_commit(s, fork),
-            "commits": [_rest_commit(s, sha) for sha in reversed(ahead)],
-            "files": files,
-        }
-
-
-def _diff_files(s: GitHubStore, old: str, new: str) -> list[dict[str, Any]]:
-    """The files of a compare, with GitHub's counts and URLs."""
-    kinds = {"A": "added", "D": "removed", "M": "modified", "T": "changed"}
-    counts: dict[str, tuple[int, int]] = {}
-    for line in s.git("diff", "--numstat", "--no-renames", old, new).splitlines():
-        plus, minus, name = line.split("\t", 2)  # "-" for a binary file
-        counts[name] = (int(plus) if plus != "-" else 0, int(minus) if minus != "-" else 0)
-    files = []
-    for line in s.git("diff", "--name-status", "--no-renames", old, new).splitlines():
-        code, name = line.split("\t", 1)
-        side = old if code[0] == "D" else new
-        blob = s.git("rev-parse", f"{side}:{name}")
-        added, deleted = counts.get(name, (0, 0))
-        path = urllib.parse.quote(name)
-        files.append(
-            {
-                "sha": blob,
-                "filename": name,
-                "status": kinds.get(code[0], "modified"),
-                "additions": added,
-                "deletions": deleted,
-                "changes": added + deleted,
-                "blob_url": f"https://github.com/{s.full_name}/blob/{side}/{path}",
-                "raw_url": f"https://github.com/{s.full_name}/raw/{side}/{path}",
-                "contents_url": f"{s.repo_url}/contents/{path}?ref={side}",
-            }
-        )
-    return files
-
-
-def _rest_commit(s: GitHubStore, sha: str) -> dict[str, Any]:
-    git = s.commit_json(sha)
-    commit = {k: git[k] for k in ("author", "committer", "message", "tree", "url")}
-    return {
-        "sha": sha,
-        "node_id": git["node_id"],
-        "url": f"{s.repo_url}/commits/{sha}",
-        "html_url": git["html_url"],
-        "comments_url": f"{s.repo_url}/commits/{sha}/comments",
-        "commit": {**commit, "comment_count": 0},
-        "author": None,  # no GitHub account matches the commit's email
-        "committer": None,
-        "parents": git["parents"],
-    }
-
-
-def _graphql_revert(
-    s: GitHubStore, number: int, title: str | None, body: str | None
-) -> dict[str, Any]:
-    pr = s.pulls[number]
-    if pr["state"] != "merged":
-        raise ApiError(422, "Pull request is not merged")
-    branch = f"revert-{number}-{pr['head']}"
-    if s.branch_sha(branch) is not None:
-        raise ApiError(422, f"A branch named '{branch}' already exists")
-    base = s.branch_sha(pr["base"])
-    assert base is not None
-    sha = s.revert_commit(
-        base, pr["merge_sha"], f'Revert "{pr["title"]}"\n\nThis reverts #{number}.'
-    )
-    s.git("update-ref", f"refs/heads/{branch}", sha)
-    n = s.next_number()
-    s.pulls[n] = {
-        "number": n,
-        "id": s.new_id(),
-        "title": title or f'Revert "{pr["title"]}"',
-        "body": body if body is not None else f"Reverts {s.full_name}#{number}",
-        "head": branch,
-        "base": pr["base"],
-        "state": "open",
-        "labels": [],
-        "user": "gitmedic[bot]",
-        "head_sha": sha,
-    }
-    return {
-        "number": n,
-        "id": f"PR_{n}",
-        "headRefName": branch,
-        "url": f"https://github.com/{s.full_name}/pull/{n}",
     }
 
 

@@ -9,11 +9,15 @@ exactly where the code says, which is what exact error mapping and whole-verb
 retries need. PyGithub is imported by this module only; nothing else in gitmedic
 sees its types, and no PyGithub exception reaches a caller.
 
-Failures follow :mod:`._retry`: rate limits wait (within a bound) and 5xx retry with
-backoff, both by re-running the whole (idempotent) verb, through the injected
-``sleep`` and ``clock``; PyGithub's own retries and pauses are switched off. The
-token is registered with :data:`~gitmedic.reconciler.redact.REGISTRY`, and every
-message is redacted, so it never shows in an error or a log.
+Failures follow :mod:`._retry`: rate limits wait (within a bound, a wait of 0 s
+included), 5xx retry with backoff and a ref GitHub has not caught up with yet
+retries briefly, all by re-running the whole (idempotent) verb, through the
+injected ``sleep`` and ``clock``; PyGithub's own retries and pauses are switched
+off. An App's installation token refused with 401 (it expired earlier than
+PyGithub's clock thought) is renewed once per verb before the verb is retried.
+The token is registered with :data:`~gitmedic.reconciler.redact.REGISTRY`, and
+every message is redacted, so it never shows in an error or a log. Texts over
+GitHub's 65,536 characters are cut, their rest in comments (:mod:`._github_fit`).
 
 Beyond the protocol: :meth:`GitHubForge.enable_auto_merge` turns on GitHub's
 native auto-merge for a PR (``enablePullRequestAutoMerge``), and ``checks=True``

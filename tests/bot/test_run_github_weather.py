@@ -7,7 +7,10 @@ repository already has 150 open PRs of other people (so every lookup pages). The
 run must still commit its fix, and every exchange is checked against GitHub's
 description (tests/support/github_conformance.py).
 
-Uses ``--cluster sim`` with the GitHub forge on the loopback stand-in.
+A second run acts as a GitHub App whose installation tokens die early (GitHub
+revoked them, or the clocks disagree): each refused one is renewed.
+
+Both use ``--cluster sim`` with the GitHub forge on the loopback stand-in.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.bot.test_run_github import ROOT, TOKEN
+from tests.forge.test_github_forge import _app_key
 from tests.support.github_standin import shared_server
 from tests.support.github_store import Fault, GitHubStore
 from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
@@ -82,3 +86,39 @@ def test_run_on_a_lagging_rate_limited_crowded_github_still_commits(tmp_path: Pa
     assert len(merges) == 2  # the first met the rate limit of 0 s: retried, not "denied"
     assert "targetPort: 3550" in store.git("show", f"main:{APP}/catalog.yaml")
     assert store.violations == []
+
+
+@pytest.mark.integration
+def test_run_as_an_app_whose_tokens_die_early_renews_them(tmp_path: Path) -> None:
+    private, public = _app_key()
+    work = make_repo(tmp_path / "work")
+    bare = tmp_path / "github.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
+    store = GitHubStore(git_dir=bare, app_id=7, app_public_key=public)
+    store.tokens.add("ghs_placeholder_nobody_has")  # from now on a token is required
+    store.minted.max_uses = 25  # each installation token is refused after 25 requests
+    url = shared_server().use(store)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "GITHUB_TOKEN"},
+        "GITHUB_REPOSITORY": store.full_name,
+        "GITHUB_APP_ID": "7",
+        "GITHUB_APP_PRIVATE_KEY": private,
+        "GITHUB_API_URL": url,
+    }
+    run = ["run", str(clone), "--path", APP, "--namespace", NAMESPACE, "--cluster", "sim"]
+    done = subprocess.run(
+        [sys.executable, "-m", "gitmedic", *run, "--forge", "github", "--once", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (incident,) = json.loads(done.stdout)["incidents"]
+    assert incident["transactions"][0]["status"] == "committed"
+    assert len(store.minted.expiry) >= 3  # the first token and at least two renewals
+    assert all(uses <= 25 for uses in store.minted.uses.values())
+    assert private not in done.stderr and not any(t in done.stderr for t in store.minted.expiry)

@@ -33,6 +33,7 @@ def check_credentials(store: GitHubStore, request: Request) -> str | None:
         return "Bad credentials"
     if store.minted.expired(credential):
         return "Bad credentials"  # what GitHub says for an expired installation token
+    store.minted.use(credential)
     return None
 
 

@@ -135,14 +135,22 @@ class RateWindow:
 
 @dataclass
 class Tokens:
-    """Installation tokens and when each expires (by ``clock``)."""
+    """Installation tokens and when each expires (by ``clock``, or after ``max_uses``)."""
 
     clock: Callable[[], float] = time.time
     expiry: dict[str, float] = field(default_factory=dict)
+    max_uses: int | None = None  # a token dies early (revoked, skewed clocks) after these
+    uses: dict[str, int] = field(default_factory=dict)
 
     def mint(self, token: str) -> float:
         self.expiry[token] = self.clock() + TOKEN_LIFETIME
         return self.expiry[token]
 
     def expired(self, token: str) -> bool:
-        return token in self.expiry and self.clock() >= self.expiry[token]
+        if token in self.expiry and self.clock() >= self.expiry[token]:
+            return True
+        return self.max_uses is not None and self.uses.get(token, 0) >= self.max_uses
+
+    def use(self, token: str) -> None:
+        if token in self.expiry:
+            self.uses[token] = self.uses.get(token, 0) + 1

@@ -60,7 +60,9 @@ class ValuesSource:
     kind: str
     name: str
     namespace: str
-    prefix: tuple[str, ...]  # where the values sit in the object: spec.values, data.<key>
+    # where the values sit in the object: spec.values, data.<key>; () the whole file (one
+    # a kustomize configMapGenerator makes the ConfigMap of)
+    prefix: tuple[str, ...]
     editable: bool = True  # False: a YAML string inside the object, not edited
     parameters: bool = False  # an Argo CD list of helm parameters (--set name=value)
 

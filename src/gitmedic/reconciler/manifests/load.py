@@ -187,7 +187,7 @@ def _by_deployer(parts: list[Part], loose: dict[str, list[Obj]], files: list[str
     everything = [o for p in parts for o in p.objects]
     everything += [o for objs in loose.values() for o in objs]
     folders = {"" if str(a) == "." else str(a) for f in files for a in PurePosixPath(f).parents}
-    deployed = deployed_folders(everything, folders)
+    deployed = deployed_folders(everything, folders, files)
     for part in parts:
         part.deployed = part.root in deployed
     by_folder: dict[str, Part] = {}

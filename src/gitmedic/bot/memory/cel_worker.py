@@ -16,7 +16,7 @@ import signal
 import struct
 import sys
 from functools import cache
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 _HEADER = struct.Struct("<I")
 
@@ -59,7 +59,7 @@ def _compiled(source: str, variables: tuple[str, ...]) -> Any:
     return env.compile(source)
 
 
-def read_frame(stream: BinaryIO) -> Any:
+def read_frame(stream: IO[bytes]) -> Any:
     """The next pickled frame, or None at the end of the stream."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -69,7 +69,7 @@ def read_frame(stream: BinaryIO) -> Any:
     return pickle.loads(body) if len(body) == length else None
 
 
-def write_frame(stream: BinaryIO, value: Any) -> None:
+def write_frame(stream: IO[bytes], value: Any) -> None:
     body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(body)) + body)
     stream.flush()

@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -31,13 +31,13 @@ import yaml
 
 from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.parse import ManifestError
+from gitmedic.reconciler.manifests.render_caps import RenderCapError, render_caps, run_capped
 from gitmedic.reconciler.manifests.render_sandbox import sandbox_env
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 if TYPE_CHECKING:
     from gitmedic.reconciler.manifests.chart_pull import RemoteChart
 
-HELM_TIMEOUT_S = 60
 INSTALL_HINT = (
     "helm not found: install helm v3 (go install helm.sh/helm/v3/cmd/helm@v3.22.0, "
     "or https://helm.sh/docs/intro/install/) or set GITMEDIC_HELM to its path"
@@ -139,8 +139,10 @@ def helm_template(
     kube_version: str | None,
     root: Path,
     package: Path | None = None,
+    deadline: float | None = None,
 ) -> str:
     """The rendered stream; ``values`` are absolute files (inside ``root``, the tree's copy).
+    ``deadline``: the render's (:mod:`.render_caps`), shared with its other helm runs.
     ``package``: the pulled package of a chart from a repository, or the chart's copy."""
     chart = str(package or root / spec.chart)
     argv = [helm_path(), "template", spec.release_name, chart]
@@ -150,18 +152,19 @@ def helm_template(
     if kube_version:  # else helm's own default
         argv += ["--kube-version", kube_version]
     argv += ["--no-hooks", "--skip-tests"]
+    caps = render_caps(tree.root)
     with tempfile.TemporaryDirectory(prefix="gitmedic-helm-") as home:
         try:
-            proc = subprocess.run(
+            proc = run_capped(
                 argv,
-                capture_output=True,
-                text=True,
-                timeout=HELM_TIMEOUT_S,
-                check=False,
                 env=helm_env(Path(home)),
                 cwd=home,
+                caps=caps,
+                deadline=deadline or caps.deadline(time.monotonic()),
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except RenderCapError as exc:
+            raise HelmError(f"helm template {exc}") from None
+        except OSError as exc:
             raise HelmError(f"helm template failed: {exc}") from None
     if proc.returncode != 0:
         stderr = proc.stderr.strip()

@@ -14,9 +14,9 @@ at the kustomization file itself.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -29,10 +29,15 @@ from gitmedic.reconciler.manifests.kustomize_refs import (
 )
 from gitmedic.reconciler.manifests.kustomize_trace import origins_for, trace
 from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
+from gitmedic.reconciler.manifests.render_caps import (
+    RenderCapError,
+    count_documents,
+    render_caps,
+    run_capped,
+)
 from gitmedic.reconciler.manifests.render_sandbox import sandbox_env
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
-KUSTOMIZE_TIMEOUT_S = 60
 ROOT_ONLY = "LoadRestrictionsRootOnly"  # kustomize's default, pinned: no file above a root
 
 
@@ -70,18 +75,21 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
     out.errors = check_references(tree, root, allow_remote=allow_remote)
     if out.errors:
         return out
+    caps = render_caps(tree.root)
     with tree.materialize(root) as folder, tempfile.TemporaryDirectory() as home:
         try:
-            proc = subprocess.run(
+            proc = run_capped(
                 [kubectl_path(), "kustomize", f"--load-restrictor={ROOT_ONLY}", str(folder)],
-                capture_output=True,
-                text=True,
-                timeout=KUSTOMIZE_TIMEOUT_S,
-                check=False,
                 env=sandbox_env(Path(home), network=allow_remote),
                 cwd=home,
+                caps=caps,
+                deadline=caps.deadline(time.monotonic()),
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            count_documents(proc.stdout, caps)
+        except RenderCapError as exc:
+            out.errors.append(ManifestError(kfile, 0, f"kustomize build of {root or '.'} {exc}"))
+            return out
+        except OSError as exc:
             out.errors.append(ManifestError(kfile, 0, f"kustomize build failed: {exc}"))
             return out
         if proc.returncode != 0:

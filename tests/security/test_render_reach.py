@@ -301,3 +301,63 @@ def test_the_sandbox_environment_has_no_way_out(
     assert env["HOME"] == str(tmp_path) and env["GIT_CONFIG_GLOBAL"] == os.devnull
     assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["KUBECONFIG"] == os.devnull
     assert sandbox_env(tmp_path, network=True)["HTTPS_PROXY"] == "x"
+
+
+FILES_GET = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: leak}
+data:
+  git: {{ .Files.Get ".git/config" | quote }}
+  listed: {{ .Files.Glob ".git/**" | len | quote }}
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("helm_on_path")
+def test_a_chart_at_the_repository_root_cannot_read_git_files(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "templates").mkdir(parents=True)
+    (root / "Chart.yaml").write_text("apiVersion: v2\nname: leak\nversion: 0.1.0\n")
+    (root / "templates" / "leak.yaml").write_text(FILES_GET)
+    Git.init(root).commit("chart", ".")
+    assert "[core]" in (root / ".git" / "config").read_text()
+
+    state = load_desired(root)
+
+    assert state.errors == []
+    (leak,) = list(state.snapshot)
+    assert leak.body["data"] == {"git": "", "listed": "0"}
+
+
+ARGO = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: app, namespace: argocd}
+spec:
+  source:
+    repoURL: https://git.example.com/team/gitops.git
+    path: charts/app
+    helm:
+      valueFiles: [values.yaml, ../../.git/config]
+  destination: {namespace: prod}
+"""
+
+
+def test_an_argo_values_file_inside_git_is_refused() -> None:
+    from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
+
+    with pytest.raises(DeployerError) as refused:
+        read_deployer(lambda rel: ARGO, "argocd/app.yaml")
+
+    assert str(refused.value) == (
+        "argocd/app.yaml: Application app: values file ../../.git/config is inside .git/, "
+        "git's own files"
+    )
+
+
+def test_a_helm_values_file_inside_git_is_refused() -> None:
+    from gitmedic.reconciler.manifests.helm import ChartSpec, HelmError
+
+    with pytest.raises(HelmError, match=r"'\.\./\.git/config' of chart chart is inside \.git/"):
+        ChartSpec("chart", values=("../.git/config",)).values_files()

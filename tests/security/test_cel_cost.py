@@ -154,3 +154,13 @@ def test_detect_stops_a_costly_evaluation_at_its_bound_naming_the_rule(tmp_path:
     assert "learned rule learned-weights failed" in proc.stdout + proc.stderr
     assert ".gitmedic/rules/weights.yaml: the evaluation used over" in proc.stdout + proc.stderr
     assert took < 60
+
+
+def test_a_comprehension_over_a_comprehension_does_not_multiply() -> None:
+    chained = Program("object.a.filter(x, x > 1).map(y, y * 2)", VARIABLES)
+    assert chained.cost.nesting == 1
+
+
+def test_reserved_names_are_read_from_the_tree_not_the_text() -> None:
+    with pytest.raises(CelError, match="identifier '__class__' is reserved"):
+        Program('object.__class__ // """', VARIABLES)

@@ -137,3 +137,34 @@ def test_within_the_caps_a_kustomization_renders(tmp_path: Path) -> None:
     state = load_desired(root / "k")
 
     assert state.errors == [] and len(list(state.snapshot)) == 3
+
+
+def test_a_process_past_the_byte_cap_is_killed_while_it_streams() -> None:
+    from gitmedic.reconciler.manifests.render_caps import RenderCapError, RenderCaps, run_capped
+
+    caps = RenderCaps(bytes=1_000_000, seconds=600)
+    with pytest.raises(RenderCapError, match=r"more than 1,000,000 bytes .* and was stopped"):
+        run_capped(["yes"], env={}, cwd="/", caps=caps, deadline=time.monotonic() + 600)
+
+
+def test_a_process_past_the_deadline_is_killed() -> None:
+    from gitmedic.reconciler.manifests.render_caps import RenderCapError, RenderCaps, run_capped
+
+    caps = RenderCaps(seconds=7)
+    spin = ["sh", "-c", "while :; do :; done"]
+    with pytest.raises(RenderCapError, match=r"did not finish within 7 s"):
+        run_capped(spin, env={}, cwd="/", caps=caps, deadline=time.monotonic())
+
+
+def test_documents_are_counted_before_any_is_parsed() -> None:
+    from gitmedic.reconciler.manifests.render_caps import (
+        RenderCapError,
+        RenderCaps,
+        count_documents,
+    )
+
+    caps = RenderCaps(objects=2)
+    count_documents("---\na: 1\n---\nb: 2\n", caps)
+    count_documents("a: 1\n---\nb: 2\n", caps)
+    with pytest.raises(RenderCapError, match="rendered 3 documents, more than 2 objects"):
+        count_documents("a: 1\n---\nb: 2\n---\nc: 3\n", caps)

@@ -171,6 +171,12 @@ paths:
     "kustomization, files, where, said",
     [
         (
+            "resources: [local.yaml]\ntransformers:\n- '{kind: PatchTransformer, path: x/y}'\n",
+            {},
+            ("apps/app/kustomization.yaml", 3),
+            "transformers: '{kind: PatchTransformer, path: x/y}' is not a file or folder",
+        ),
+        (
             "resources: [local.yaml]\nconfigMapGenerator:\n- name: c\n"
             "  files: [k=../../.git/config]\n",
             {},
@@ -218,6 +224,7 @@ paths:
         ),
     ],
     ids=[
+        "one-line-inline-transformer",
         "generator-files",
         "transformer-file",
         "openapi",

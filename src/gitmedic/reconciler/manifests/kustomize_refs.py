@@ -229,10 +229,10 @@ def _references(data: Any) -> Iterator[tuple[str, str]]:
         for item in _list(data.get(field)):
             if not isinstance(item, str):
                 continue
-            if "\n" not in item:
-                yield field, item
-            elif field in PLUGIN_FIELDS:  # an inline plugin config
+            if field in PLUGIN_FIELDS and "\n" in item:  # an inline plugin config
                 yield from ((field, ref) for ref in plugin_references(item))
+            elif field != "patchesStrategicMerge" or "\n" not in item:  # not an inline patch
+                yield field, item
     for field in _PATH_OBJECTS:
         for item in _list(data.get(field)):
             if isinstance(item, dict) and isinstance(item.get("path"), str):

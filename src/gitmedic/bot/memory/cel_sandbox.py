@@ -59,7 +59,11 @@ class CelSandbox:
             proc = self._child()
             assert proc.stdin is not None
             try:
-                write_frame(proc.stdin, (source, variables, dict(data)))
+                frame = pickle.dumps((source, variables, dict(data)), pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError) as exc:
+                raise SandboxFailure(f"the input cannot be handed to CEL: {exc}") from None
+            try:
+                write_frame(proc.stdin, frame)
                 ok, value = self._reply(proc)
             except _Silent:
                 self._end(proc)

@@ -15,7 +15,7 @@ import resource
 import signal
 import struct
 import sys
-from functools import cache
+from functools import lru_cache
 from typing import IO, Any
 
 _HEADER = struct.Struct("<I")
@@ -39,7 +39,7 @@ def main(cpu_s: float, memory_bytes: int) -> None:
             reply = (False, str(exc).strip() or type(exc).__name__)
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
-        write_frame(writer, reply)
+        write_frame(writer, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
 
 
 def _evaluate(source: str, variables: tuple[str, ...], data: dict[str, Any]) -> Any:
@@ -51,7 +51,7 @@ def _evaluate(source: str, variables: tuple[str, ...], data: dict[str, Any]) -> 
     return value.plain_value()
 
 
-@cache
+@lru_cache(maxsize=256)
 def _compiled(source: str, variables: tuple[str, ...]) -> Any:
     from cel_expr_python import cel
 
@@ -69,7 +69,7 @@ def read_frame(stream: IO[bytes]) -> Any:
     return pickle.loads(body) if len(body) == length else None
 
 
-def write_frame(stream: IO[bytes], value: Any) -> None:
-    body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+def write_frame(stream: IO[bytes], body: bytes) -> None:
+    """One frame: ``body`` (a pickle) after its length."""
     stream.write(_HEADER.pack(len(body)) + body)
     stream.flush()

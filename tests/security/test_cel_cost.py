@@ -164,3 +164,19 @@ def test_a_comprehension_over_a_comprehension_does_not_multiply() -> None:
 def test_reserved_names_are_read_from_the_tree_not_the_text() -> None:
     with pytest.raises(CelError, match="identifier '__class__' is reserved"):
         Program('object.__class__ // """', VARIABLES)
+
+
+def test_the_evaluating_child_gets_none_of_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitmedic.bot.memory.cel_sandbox import CelSandbox
+
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_planted")
+    box = CelSandbox()
+    try:
+        assert box.evaluate("1 + 1", VARIABLES, {}) == 2
+        assert box._proc is not None
+        environ = Path(f"/proc/{box._proc.pid}/environ").read_bytes().split(b"\0")
+    finally:
+        box.close()
+    assert sorted(e.split(b"=", 1)[0] for e in environ if e) == [b"PATH", b"PYTHONPATH"]

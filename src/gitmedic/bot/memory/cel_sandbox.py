@@ -92,7 +92,8 @@ class CelSandbox:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,  # an engine abort's message: the bound says why
-                env={**os.environ, "PYTHONPATH": _import_path()},
+                # none of this process's environment (tokens, proxies): CEL reads none
+                env={"PYTHONPATH": _import_path(), "PATH": os.environ.get("PATH", "")},
             )
         return self._proc
 

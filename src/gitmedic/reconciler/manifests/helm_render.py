@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -51,7 +52,7 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
         caps = render_caps(tree.root)
         deadline = caps.deadline(time.monotonic())  # both renders of the chart together
         with tree.materialize("") as root, tempfile.TemporaryDirectory() as held:
-            if package is None:
+            if package is None and (dependencies or _holds_unread(root / spec.chart)):
                 package = _chart_copy(root / spec.chart, dependencies, Path(held))
             files = _layer_files(layers, root, Path(held))
             stream = helm_template(tree, spec, files, kube_version, root, package, deadline)
@@ -99,6 +100,12 @@ def _chart_copy(chart: Path, packages: list[Path], held: Path) -> Path:
     for package in packages:
         shutil.copyfile(package, copy / "charts" / package.name)
     return copy
+
+
+def _holds_unread(chart: Path) -> bool:
+    """Whether the chart's folder holds what helm must not read (``.git``, a link): only
+    then is it copied (a copy costs more than the walk that decides it)."""
+    return any(_unread(folder, [*dirs, *files]) for folder, dirs, files in os.walk(chart))
 
 
 def _unread(folder: str, names: list[str]) -> list[str]:

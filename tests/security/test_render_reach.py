@@ -368,3 +368,15 @@ def test_a_helm_values_file_inside_git_is_refused() -> None:
 
     with pytest.raises(HelmError, match=r"'\.\./\.git/config' of chart chart is inside \.git/"):
         ChartSpec("chart", values=("../.git/config",)).values_files()
+
+
+def test_a_field_path_in_a_plugin_config_is_not_a_file() -> None:
+    from gitmedic.reconciler.manifests.kustomize_plugins import plugin_references
+
+    config = (
+        "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: labels}\n"
+        "labels: {env: dev}\nfieldSpecs:\n- {path: metadata/labels, create: true}\n"
+        "---\nkind: ReplacementTransformer\nreplacements:\n- path: r.yaml\n"
+        "---\nkind: PatchTransformer\npath: patch.yaml\n"
+    )
+    assert sorted(plugin_references(config)) == ["patch.yaml", "r.yaml"]

@@ -7,8 +7,8 @@ named in their configs (``PatchTransformer.path``, ``PatchStrategicMergeTransfor
 .paths``, a ``ConfigMapGenerator``'s ``files``/``envs``, a ``HelmChartInflation
 Generator``'s ``valuesFile``/``chartHome``/``repo``, ``ReplacementTransformer
 .replacements[].path``), and its file loader fetches a URL as readily as a file.
-So every value under one of those keys, at any depth of any document, is a
-reference to check. Plugins that are not built in never run (gitmedic does not
+So every value under one of those keys of a config (or of its replacements) is
+a reference to check. Plugins that are not built in never run (gitmedic does not
 pass ``--enable-alpha-plugins``), and the renderer's environment
 (:mod:`.render_sandbox`) leaves a missed field no way out.
 """
@@ -44,23 +44,22 @@ def plugin_references(text: str) -> Iterator[str]:
 
 
 def config_references(node: Any) -> Iterator[str]:
-    """Every reference in one parsed plugin config (or any YAML value)."""
-    pending = [node]  # a stack, not recursion: a hostile config may nest deep
-    while pending:
-        current = pending.pop()
-        if isinstance(current, dict):
-            for key, value in current.items():
-                if key in _PATH_KEYS or key in _REMOTE_KEYS:
-                    yield from _paths(value)
-                else:
-                    pending.append(value)
-        elif isinstance(current, list):
-            pending.extend(current)
+    """Every reference in one parsed plugin config, or in a list of them (``helmCharts``).
+
+    Only a config's own keys are read, and ``replacements[].path``: deeper down a
+    ``path`` is a field path (``fieldSpecs: [{path: metadata/labels}]``), not a file."""
+    for config in node if isinstance(node, list) else [node]:
+        if not isinstance(config, dict):
+            continue
+        for key, value in config.items():
+            if key in _PATH_KEYS or key in _REMOTE_KEYS:
+                yield from _paths(value)
+        for replacement in config.get("replacements") or []:
+            if isinstance(replacement, dict) and "path" in replacement:
+                yield from _paths(replacement["path"])
 
 
 def _paths(value: Any) -> Iterator[str]:
     for item in value if isinstance(value, list) else [value]:
         if isinstance(item, str) and item:
             yield item.split("=", 1)[-1] if "=" in item and "://" not in item else item
-        elif isinstance(item, dict | list):
-            yield from config_references(item)

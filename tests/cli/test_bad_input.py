@@ -92,12 +92,21 @@ def test_teastore_trailing_tabs_are_read_like_kubectl_reads_them(cli: Cli) -> No
 
 
 def test_a_kustomization_that_fails_to_build_exits_2(cli: Cli, tmp_path: Path) -> None:
-    write(tmp_path, {"kustomization.yaml": "resources:\n- gone.yaml\n"})
+    # the same ConfigMap twice: kustomize refuses it (a missing file never reaches
+    # kustomize, which would try it as a remote: gitmedic refuses it first)
+    write(
+        tmp_path,
+        {
+            "kustomization.yaml": "resources:\n- a.yaml\n- again.yaml\n",
+            "a.yaml": CM.format(name="a"),
+            "again.yaml": CM.format(name="a"),
+        },
+    )
     result = cli("detect", tmp_path, "--format", "json")
     assert result.rc == 2
     (error,) = result.json()["errors"]
-    assert (error["file"], error["line"]) == ("kustomization.yaml", 2)
-    assert "kustomize build failed" in error["message"] and "gone.yaml" in error["message"]
+    assert (error["file"], error["line"]) == ("kustomization.yaml", 3)
+    assert "kustomize build failed" in error["message"] and "again.yaml" in error["message"]
 
 
 @pytest.mark.parametrize("fmt", ["json", "text", "sarif"])

@@ -275,15 +275,16 @@ def test_a_kustomization_that_fails_to_build_is_an_error_at_the_blamed_line(
     write(
         tmp_path,
         {
-            "k/kustomization.yaml": "resources:\n  - a.yaml\n  - missing.yaml\n",
+            "k/kustomization.yaml": "resources:\n  - a.yaml\n  - again.yaml\n",
             "k/a.yaml": CM.format(name="a"),
+            "k/again.yaml": CM.format(name="a"),
             "plain/b.yaml": CM.format(name="b"),
         },
     )
     state = load_desired(tmp_path)
     assert [(e.file, e.line) for e in state.errors] == [("k/kustomization.yaml", 3)]
     assert state.errors[0].message.startswith("kustomize build failed:")
-    assert "missing.yaml" in state.errors[0].message
+    assert "again.yaml" in state.errors[0].message
     assert str(tmp_path) not in state.errors[0].message  # no temp paths leak
     assert names(state.snapshot) == [("ConfigMap", "default", "b")]
 

@@ -155,6 +155,8 @@ def _argo(body: dict[str, Any], file: str) -> Deployed:
     for v in values:
         if v.startswith("$"):
             raise DeployerError(f"{where}: values file {v} comes from another source; {REMOTE}")
+        if ".git" in PurePosixPath(_repo_path(f"{path}/{v}", where)).parts:
+            raise DeployerError(f"{where}: values file {v} is inside .git/, git's own files")
     inline = _argo_inline(body, file, helm, where, single=not spec.get("sources"))
     namespace = str(_map(spec.get("destination")).get("namespace") or "")
     release = str(helm.get("releaseName") or _name(body))

@@ -15,23 +15,19 @@ from gitmedic.bot.cli import UsageError
 from gitmedic.bot.start_line import check_cluster_for_forge, kube_context, start_line
 from tests.bot.test_serve_github import github
 
-REAL_API = {"GITHUB_API_URL": "https://api.github.com"}
+GITMEDIC = (sys.executable, "-m", "gitmedic")
 
 
 def test_github_takes_kube_by_default_and_refuses_the_sim() -> None:
-    assert check_cluster_for_forge("github", None, REAL_API) == "kube"
-    assert check_cluster_for_forge("github", "kube", REAL_API) == "kube"
+    assert check_cluster_for_forge("github", None) == "kube"
+    assert check_cluster_for_forge("github", "kube") == "kube"
     with pytest.raises(UsageError, match="--forge github needs --cluster kube"):
-        check_cluster_for_forge("github", "sim", REAL_API)
-    with pytest.raises(UsageError, match="--forge github needs --cluster kube"):
-        check_cluster_for_forge("github", "sim", {})  # api.github.com, the default
+        check_cluster_for_forge("github", "sim")
 
 
-def test_the_local_forge_defaults_to_the_sim_and_a_loopback_stand_in_may_use_it() -> None:
-    assert check_cluster_for_forge("local", None, {}) == "sim"
-    assert check_cluster_for_forge("local", "kube", {}) == "kube"
-    loopback = {"GITHUB_API_URL": "http://127.0.0.1:8999/api"}
-    assert check_cluster_for_forge("github", "sim", loopback) == "sim"
+def test_the_local_forge_defaults_to_the_sim() -> None:
+    assert check_cluster_for_forge("local", None) == "sim"
+    assert check_cluster_for_forge("local", "kube") == "kube"
 
 
 def test_the_start_line_names_forge_repository_cluster_context_engine_and_apps(
@@ -62,8 +58,9 @@ def test_kube_context_without_a_kubeconfig_is_empty(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_serve_on_github_without_cluster_never_starts_the_sim(tmp_path: Path) -> None:
-    """The GitHub stand-in on 127.0.0.1 would let ``--cluster sim`` through if asked; with
-    no ``--cluster`` serve takes kube, and without a kubeconfig exits 2 saying so."""
+    """With no ``--cluster`` serve takes kube, and without a kubeconfig exits 2 saying so;
+    asked for the sim it is refused, though the GitHub API listens on 127.0.0.1 (a tunnel
+    to the real GitHub would too)."""
     _, env = github(tmp_path)
     served = subprocess.run(
         [
@@ -111,7 +108,6 @@ def test_serve_on_github_without_cluster_never_starts_the_sim(tmp_path: Path) ->
             **os.environ,
             **env,
             "GITMEDIC_WEBHOOK_SECRET": "s3cret",
-            "GITHUB_API_URL": "https://api.github.com",
         },
         capture_output=True,
         text=True,
@@ -121,6 +117,27 @@ def test_serve_on_github_without_cluster_never_starts_the_sim(tmp_path: Path) ->
     assert asked.returncode == 2
     assert "--forge github needs --cluster kube" in asked.stderr
     assert not (tmp_path / "state2" / "clone").exists(), "refused before cloning anything"
+    assert env["GITHUB_API_URL"].startswith("http://127.0.0.1:"), "a loopback API, refused"
+
+
+@pytest.mark.integration
+def test_run_on_github_refuses_the_sim_though_the_api_is_on_loopback(tmp_path: Path) -> None:
+    store, env = github(tmp_path)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", env["GITMEDIC_CLONE_URL"], str(clone)], check=True)
+    head = store.git("rev-parse", "main").strip()
+    asked = subprocess.run(
+        [*GITMEDIC, "run", str(clone), "--forge", "github", "--cluster", "sim", "--once"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert asked.returncode == 2, asked.stderr[-3000:]
+    assert "--forge github needs --cluster kube" in asked.stderr
+    assert "starting:" not in asked.stderr and not store.pulls
+    assert store.git("rev-parse", "main").strip() == head
 
 
 @pytest.mark.integration

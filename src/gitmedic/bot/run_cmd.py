@@ -3,7 +3,9 @@
 The apps come from ``.gitmedic/config.yaml`` when the repo has one: every app,
 each with its own loop, incidents, attempts and writer lease (``--once``: one
 after the other; else every app ticked in turn), or the one ``--app`` names (or
-whose path is ``--path``); without a config, ``--path``/``--namespace``. An app
+whose path is ``--path``). Without a config, the apps ``gitmedic init`` would
+write are acted on the same way (:mod:`gitmedic.bot.adopted_apps`), unless
+``--path``/``--namespace`` name the one app to act on. An app
 the sim cannot deploy (its manifests do not render) is said, naming the file, and
 counts as unhealthy; the others run. ``--forge github`` takes ``--cluster kube``
 (:mod:`gitmedic.bot.start_line`), and every start prints one line naming forge,
@@ -61,7 +63,6 @@ from gitmedic.reconciler.config import (
     ConfigError,
     LeversConfig,
     find_config,
-    load_config,
 )
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal
@@ -73,6 +74,7 @@ __all__ = [
     "loop_config_of",
     "loop_configs_of",
     "report_json",
+    "run_on",
     "run_run",
 ]
 
@@ -80,7 +82,7 @@ __all__ = [
 def run_run(args: argparse.Namespace) -> int:
     from gitmedic.bot.cli import UsageError
     from gitmedic.bot.extras import MEMORY_ENGINE, require
-    from gitmedic.bot.start_line import check_cluster_for_forge, start_line
+    from gitmedic.bot.start_line import check_cluster_for_forge
 
     require(MEMORY_ENGINE)
 
@@ -88,9 +90,20 @@ def run_run(args: argparse.Namespace) -> int:
     if not (repo / ".git").exists():
         raise UsageError(f"{repo}: not a git repository")
     cluster = check_cluster_for_forge(args.forge, args.cluster)
+    return run_on(repo, args, cluster, _forge(repo, args.forge))
+
+
+def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> int:
+    """:func:`run_run` past its checks, with the forge and cluster chosen. The tests drive
+    the GitHub stand-in over the sim through it, in-process: a pairing no flag, setting
+    or environment reaches (:func:`gitmedic.bot.start_line.check_cluster_for_forge`)."""
+    from gitmedic.bot.adopted_apps import adopted_note
+    from gitmedic.bot.start_line import start_line
+
     configs = loop_configs_of(repo, args)
+    if note := adopted_note(repo):
+        print(f"gitmedic: {note}", file=sys.stderr, flush=True)
     state = repo / ".git" / "gitmedic"
-    forge = _forge(repo, args.forge)
     loops, broken = _loops(configs, cluster, forge, state, quiet=args.json)
     print(start_line(args.forge, forge, repo, cluster, loops), file=sys.stderr, flush=True)
     held = {loop.config.app: holder for loop in loops if (holder := _held_by(loop))}
@@ -183,13 +196,13 @@ def _note_healthy(loop: Loop) -> None:
 def loop_configs_of(repo: Path, args: argparse.Namespace, **extra: Any) -> list[LoopConfig]:
     """One loop's settings per app the command acts on: every app of the config, or the
     one ``--app`` names (or whose folder is ``--path``); without a config, ``--path``."""
-    config = _config(repo)
+    config = _config(repo, args)
     return [_loop_config(repo, config, app, args, dict(extra)) for app in _apps(config, args, repo)]
 
 
 def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
     """The settings of the one app ``args`` picks (the first of the config's without)."""
-    config = _config(repo)
+    config = _config(repo, args)
     return _loop_config(repo, config, _apps(config, args, repo)[0], args, extra)
 
 
@@ -255,10 +268,10 @@ def build_loop(
 
 def _chosen(detectors: list[Detector], repo: Path) -> list[Detector]:
     """The detectors (built-in and learned) the repo's config includes and does not exclude."""
-    path = find_config(repo)
-    if path is None:
+    config = _config(repo)
+    if config is None:
         return detectors
-    chosen = load_config(path).detectors.chosen([d.id for d in detectors])
+    chosen = config.detectors.chosen([d.id for d in detectors])
     return [d for d in detectors if d.id in chosen]
 
 
@@ -278,14 +291,18 @@ def _print_event(event: Event) -> None:
     print(f"{at} {event.kind}: {event.text}", file=sys.stderr, flush=True)
 
 
-def _config(repo: Path) -> Config | None:
+def _config(repo: Path, args: argparse.Namespace | None = None) -> Config | None:
+    """The config file's apps; without one, the discovered apps, or None when ``args``
+    name the one app by ``--path``/``--namespace`` (or discovery finds none)."""
+    from gitmedic.bot.adopted_apps import repo_apps_config
     from gitmedic.bot.cli import UsageError
+    from gitmedic.reconciler.manifests.app_charts import adopted_config
 
-    path = find_config(repo)
-    if path is None:
-        return None
+    named = args is not None and (getattr(args, "path", None) or getattr(args, "namespace", None))
+    if find_config(repo) is None and (named or args is None):
+        return adopted_config(repo)  # adopted by an earlier call that chose the apps
     try:
-        return load_config(path)
+        return repo_apps_config(repo)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 

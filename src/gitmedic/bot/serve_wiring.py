@@ -114,14 +114,17 @@ class Served:
 
 
 def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
+    from gitmedic.bot.adopted_apps import adopted_note
     from gitmedic.bot.start_line import check_cluster_for_forge
 
     kind = args.forge or env.get("GITMEDIC_FORGE", "local")
     # a real forge is never judged by the sim: checked before anything is cloned or built
     given = args.cluster or env.get("GITMEDIC_CLUSTER")
-    args.cluster = check_cluster_for_forge(kind, given, env)
+    args.cluster = check_cluster_for_forge(kind, given)
     forge, repo, fetch = _forge_and_repo(settings, args, env)
     served = wire(settings, args, env, forge, repo, fetch)
+    if note := adopted_note(repo):
+        log.info(note)
     log.info(start_line(kind, forge, repo, args.cluster, served.loops, env))
     return served
 
@@ -225,6 +228,14 @@ def _forge_and_repo(
         return local, local.root, lambda: None
     if kind != "github":
         raise ValueError(f"GITMEDIC_FORGE must be local or github, not {kind!r}")
+    return github_and_clone(settings, env)
+
+
+def github_and_clone(
+    settings: ServeSettings, env: Mapping[str, str]
+) -> tuple[Forge, Path, Callable[[], object]]:
+    """The GitHub forge of ``env``, gitmedic's clone of its repository (synced), and how
+    to fetch it again: what :func:`wire` takes (tests give it a stand-in GitHub)."""
     from gitmedic.bot.github_env import Clone, clone_url, github_forge_from_env
 
     forge = github_forge_from_env(env)

@@ -4,9 +4,11 @@ refuses: a real forge with the simulated cluster.
 With ``--forge github`` every fix is a pull request on a real repository; judging
 those fixes by a simulated cluster would merge and revert real changes on made-up
 evidence. So ``--forge github`` takes ``--cluster kube``, the default with it, and
-``--cluster sim`` with it is refused, unless the GitHub API is a stand-in on a
-loopback address (``GITHUB_API_URL``, the tests' server: no real repository
-behind it). The start line names forge, repository,
+``--cluster sim`` with it is refused, whatever the GitHub API's address (a tunnel
+to the real GitHub may listen on 127.0.0.1): the tests that pair a stand-in GitHub
+with the sim pass a forge object in-process (:func:`gitmedic.bot.run_cmd.run_on`,
+:func:`gitmedic.bot.serve_wiring.wire`), which no flag or setting reaches. The
+start line names forge, repository,
 cluster and kubeconfig context, engines and apps, so a log says which world the
 process acted in.
 """
@@ -17,7 +19,6 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import urlsplit
 
 import yaml
 
@@ -34,15 +35,12 @@ class _Started(Protocol):
     def cluster(self) -> object: ...
 
 
-def check_cluster_for_forge(
-    forge: str, cluster: str | None, env: Mapping[str, str] | None = None
-) -> str:
+def check_cluster_for_forge(forge: str, cluster: str | None) -> str:
     """The cluster to use: ``kube`` with a real forge (refusing ``sim``), else ``sim``."""
     from gitmedic.bot.cli import UsageError
 
-    env = os.environ if env is None else env
     if forge == "github":
-        if cluster == "sim" and not _loopback(env.get("GITHUB_API_URL", "")):
+        if cluster == "sim":
             raise UsageError(
                 "--forge github needs --cluster kube: a fix on a real repository is judged "
                 "by the real cluster, never by the simulated one"
@@ -69,11 +67,6 @@ def start_line(
         f"gitmedic: starting: forge {forge} ({repository}), cluster {cluster}{context}, "
         f"engine {', '.join(engines) or '?'}, {len(loops)} app{'s' * (len(loops) != 1)}: {apps}"
     )
-
-
-def _loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    return host == "localhost" or host.startswith("127.") or host == "::1"
 
 
 def _app(loop: _Started) -> str:

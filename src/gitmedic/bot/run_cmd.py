@@ -100,6 +100,10 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
     from gitmedic.bot.adopted_apps import adopted_note
     from gitmedic.bot.start_line import start_line
 
+    if cluster == "kube":  # charts render for the cluster's version from the first
+        from gitmedic.bot.loop.kube_cluster import record_version_early
+
+        record_version_early(os.environ)
     configs = loop_configs_of(repo, args)
     if note := adopted_note(repo):
         print(f"gitmedic: {note}", file=sys.stderr, flush=True)

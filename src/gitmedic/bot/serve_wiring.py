@@ -142,6 +142,10 @@ def wire(
 
     interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
     cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
+    if cluster == "kube":  # charts render for the cluster's version from the first
+        from gitmedic.bot.loop.kube_cluster import record_version_early
+
+        record_version_early(env)
     configs = loop_configs_of(repo, args, interval_s=interval)
     lock = SharedLock(fetch)
     metrics = Metrics()

@@ -52,6 +52,26 @@ def test_the_start_line_names_forge_repository_cluster_context_engine_and_apps(
     assert local.startswith(f"gitmedic: starting: forge local ({tmp_path}), cluster sim, ")
 
 
+def test_an_app_not_deployable_is_listed_in_its_place_with_why_in_one_line(
+    tmp_path: Path,
+) -> None:
+    configs = [SimpleNamespace(app=n, namespace=n) for n in ("dev", "infra", "prod")]
+    loops = [
+        SimpleNamespace(config=c, cluster=SimpleNamespace(engine_name="the simulator"))
+        for c in (configs[0], configs[2])
+    ]
+    why = "chart x 1.0 from https://charts.example.com cannot be pulled: offline; vendor it " * 3
+    broken = {"infra": why}
+    line = start_line("local", object(), tmp_path, "sim", loops, {}, apps=configs, broken=broken)
+    assert line.endswith(
+        "engine the simulator, 3 apps: dev (dev), infra (infra; not deployable: chart x 1.0 "
+        "from https://charts.example.com cannot be pulled: offline), prod (prod)"
+    )
+    long = {"infra": "x" * 500}
+    line = start_line("local", object(), tmp_path, "sim", loops, {}, apps=configs, broken=long)
+    assert f"infra (infra; not deployable: {'x' * 159}…), prod (prod)" in line
+
+
 def test_kube_context_without_a_kubeconfig_is_empty(tmp_path: Path) -> None:
     assert kube_context({"KUBECONFIG": str(tmp_path / "none")}) == ""
 
@@ -173,3 +193,35 @@ def test_serve_logs_one_start_line_for_every_app(
     )
     assert [loop.config.app for loop in served.loops] == ["shop", "shop-copy"]
     assert (tmp_path / "state" / "apps" / "shop-copy" / "journal.sqlite").exists()
+
+
+@pytest.mark.integration
+def test_serve_serves_the_apps_it_can_deploy_and_lists_the_one_it_cannot(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gitmedic.bot.serve_cmd import ServeSettings
+    from gitmedic.bot.serve_wiring import assemble
+    from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
+
+    repo = make_repo(tmp_path)
+    (repo / "broken").mkdir()
+    (repo / "broken" / "web.yaml").write_text("apiVersion: v1\nkind: [ConfigMap\n")
+    (repo / ".gitmedic").mkdir(exist_ok=True)
+    (repo / ".gitmedic" / "config.yaml").write_text(
+        "version: 1\napps:\n"
+        "  - {name: broken, path: broken, namespace: broken}\n"
+        f"  - {{name: shop, path: {APP}, namespace: {NAMESPACE}}}\n"
+    )
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "a broken app"], check=True)
+    given = {"forge": "local", "cluster": None, "interval": 3600.0, "watch": None}
+    args = argparse.Namespace(**given, path=None, app=None, namespace=None)
+    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    served = assemble(ServeSettings("s3cret", tmp_path / "state", repo), args, {})
+    assert [loop.config.app for loop in served.loops] == ["shop"]
+    (line,) = [r.getMessage() for r in caplog.records if "starting:" in r.getMessage()]
+    assert "2 apps: broken (broken; not deployable: broken/web.yaml:" in line, line
+    assert line.endswith(f"), shop ({NAMESPACE})"), line
+    assert any(
+        "broken: cannot deploy it: broken/web.yaml:" in r.getMessage() for r in caplog.records
+    )

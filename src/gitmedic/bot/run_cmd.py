@@ -109,7 +109,8 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
         print(f"gitmedic: {note}", file=sys.stderr, flush=True)
     state = repo / ".git" / "gitmedic"
     loops, broken = _loops(configs, cluster, forge, state, quiet=args.json)
-    print(start_line(args.forge, forge, repo, cluster, loops), file=sys.stderr, flush=True)
+    line = start_line(args.forge, forge, repo, cluster, loops, apps=configs, broken=broken)
+    print(line, file=sys.stderr, flush=True)
     held = {loop.config.app: holder for loop in loops if (holder := _held_by(loop))}
     acting = [loop for loop in loops if loop.config.app not in held]
     try:

@@ -32,7 +32,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
@@ -53,6 +53,7 @@ from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.sync.state import SyncState
+from gitmedic.sim.engine import ManifestLoadError
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ class Served:
     actions: LiveActions | AppsActions  # LiveActions when the config has one app
     repo: Path
     loops: list[Loop]
+    configs: list[LoopConfig] = field(default_factory=list)  # every app's, deployable or not
+    broken: dict[str, str] = field(default_factory=dict)  # app -> why it cannot be deployed
 
     @property
     def loop(self) -> Loop:
@@ -125,7 +128,10 @@ def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str
     served = wire(settings, args, env, forge, repo, fetch)
     if note := adopted_note(repo):
         log.info(note)
-    log.info(start_line(kind, forge, repo, args.cluster, served.loops, env))
+    apps, broken = served.configs, served.broken
+    log.info(
+        start_line(kind, forge, repo, args.cluster, served.loops, env, apps=apps, broken=broken)
+    )
     return served
 
 
@@ -150,13 +156,20 @@ def wire(
     lock = SharedLock(fetch)
     metrics = Metrics()
     states = [app_state_dir(settings.state_dir, c.app, len(configs)) for c in configs]
-    apps = [
-        _wire_app(config, cluster, forge, state, lock, metrics)
-        for config, state in zip(configs, states, strict=True)
-    ]
+    apps, wired, broken = [], [], {}
+    for config, state in zip(configs, states, strict=True):
+        try:
+            apps.append(_wire_app(config, cluster, forge, state, lock, metrics))
+        except ManifestLoadError as exc:  # said, and the other apps served (as run does)
+            broken[config.app] = str(exc)
+            log.error("%s: cannot deploy it: %s", config.app, exc)
+            continue
+        wired.append(config)
+    if not apps:
+        raise ValueError(f"no app can be deployed: {'; '.join(broken.values())}")
     changed = _fetched(fetch, git_changed_files(repo))
     each = [app.actions for app in apps]
-    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in configs], changed)
+    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in wired], changed)
 
     def step() -> None:
         for app in apps:
@@ -164,7 +177,7 @@ def wire(
 
     service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
     monitor = MonitorThread(step, interval, lock)
-    return Served(service, monitor, actions, repo, [app.loop for app in apps])
+    return Served(service, monitor, actions, repo, [app.loop for app in apps], configs, broken)
 
 
 @dataclass

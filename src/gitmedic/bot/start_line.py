@@ -24,6 +24,8 @@ import yaml
 
 __all__ = ["check_cluster_for_forge", "kube_context", "start_line"]
 
+MAX_WHY = 160  # characters of why an app is not deployable, in the one line
+
 
 class _Started(Protocol):
     """What the line reads of a loop (:class:`gitmedic.bot.loop.loop.Loop`)."""
@@ -56,23 +58,37 @@ def start_line(
     cluster: str,
     loops: Sequence[_Started],
     env: Mapping[str, str] | None = None,
+    *,
+    apps: Sequence[object] | None = None,
+    broken: Mapping[str, str] | None = None,
 ) -> str:
+    """``apps``: every app's settings (``app``, ``namespace``) in the config's order, those
+    the process cannot deploy (``broken``: app -> why) marked so; default, the loops'."""
     env = os.environ if env is None else env
     repository = getattr(forge_obj, "repo_name", "") or env.get("GITHUB_REPOSITORY", "")
     repository = repository if forge == "github" and repository else str(repo)
     context = f" (context {kube_context(env) or 'in-cluster'})" if cluster == "kube" else ""
     engines = sorted({str(getattr(loop.cluster, "engine_name", "") or "?") for loop in loops})
-    apps = ", ".join(_app(loop) for loop in loops) or "none"
+    every = list(apps) if apps is not None else [loop.config for loop in loops]
+    listed = ", ".join(_app(config, broken or {}) for config in every) or "none"
     return (
         f"gitmedic: starting: forge {forge} ({repository}), cluster {cluster}{context}, "
-        f"engine {', '.join(engines) or '?'}, {len(loops)} app{'s' * (len(loops) != 1)}: {apps}"
+        f"engine {', '.join(engines) or '?'}, {len(every)} app{'s' * (len(every) != 1)}: {listed}"
     )
 
 
-def _app(loop: _Started) -> str:
-    config = loop.config
-    name = getattr(config, "app", "?")
-    return f"{name} ({getattr(config, 'namespace', '?')})"
+def _app(config: object, broken: Mapping[str, str]) -> str:
+    name = str(getattr(config, "app", "?"))
+    namespace = getattr(config, "namespace", "?")
+    if name not in broken:
+        return f"{name} ({namespace})"
+    return f"{name} ({namespace}; not deployable: {_why(broken[name])})"
+
+
+def _why(error: str) -> str:
+    """The reason without its remedy (said on the app's own line): one line, not a page."""
+    first = " ".join(error.split("; ", 1)[0].split())
+    return first if len(first) <= MAX_WHY else first[: MAX_WHY - 1] + "…"
 
 
 def kube_context(env: Mapping[str, str]) -> str:

@@ -128,6 +128,10 @@ def test_twenty_apps_a_fault_in_one_and_app_picks_one(tmp_path: Path) -> None:
     assert fix_prs(repo) == [], "--app app-03 left app-17 alone"
     run = gitmedic(repo, "--once", "--json")
     assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    assert [a["app"] for a in report["apps"]] == names and report["healthy"] is True
+    fixed = [a["app"] for a in report["apps"] if any(i["transactions"] for i in a["incidents"])]
+    assert fixed == ["app-17"], "that one fixed, no other touched"
     (pr,) = fix_prs(repo)
     assert pr["branch"].startswith("gitmedic/app-17-"), pr
     assert changed_since(repo, broken) == ["apps/app-17/web.yaml"]

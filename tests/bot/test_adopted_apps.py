@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gitmedic.bot.adopted_apps import adopted_note, discovered_config, repo_apps_config
@@ -99,3 +100,31 @@ def test_a_repository_with_nothing_to_discover_is_one_app(tmp_path: Path) -> Non
     assert repo_apps_config(repo) is None
     (config,) = loop_configs_of(repo, args())
     assert (config.app, config.path) == ("repo", "")
+
+
+@pytest.mark.integration
+def test_serve_monitors_each_discovered_app_with_its_own_journal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gitmedic.bot.serve_cmd import ServeSettings, watched_paths
+    from gitmedic.bot.serve_wiring import assemble
+
+    repo = repo_of(tmp_path, TWO_OVERLAYS)
+    given = {"forge": "local", "cluster": None, "interval": 3600.0, "watch": None}
+    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    served = assemble(
+        ServeSettings("s3cret", tmp_path / "state", repo),
+        argparse.Namespace(**given, path=None, app=None, namespace=None),
+        {},
+    )
+    assert [(lp.config.app, lp.config.path) for lp in served.loops] == [
+        ("dev", "overlays/dev"),
+        ("prod", "overlays/prod"),
+    ]
+    for app in ("dev", "prod"):
+        assert (tmp_path / "state" / "apps" / app / "journal.sqlite").exists()
+    assert watched_paths(repo, ()) == ("overlays/dev", "overlays/prod")
+    said = [r.getMessage() for r in caplog.records]
+    assert any("acting on the 2 apps discovered in the repository" in m for m in said), said
+    assert any(m.endswith("2 apps: dev (dev), prod (prod)") for m in said), said
+    assert not (repo / ".gitmedic" / "config.yaml").exists()

@@ -15,15 +15,67 @@ its own. Discovery that finds nothing leaves the whole repository as one app.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import yaml
 
-from gitmedic.reconciler.config import CONFIG_PATH, Config, find_config, load_config, parse_config
+from gitmedic.reconciler.config import (
+    CONFIG_PATH,
+    AppConfig,
+    Config,
+    ConfigError,
+    find_config,
+    load_config,
+    parse_config,
+)
 
-__all__ = ["DISCOVERED", "adopted_note", "repo_apps_config"]
+__all__ = ["DISCOVERED", "acted_apps", "acted_config", "adopted_note", "repo_apps_config"]
 
 DISCOVERED = f"the apps discovered in the repository (it has no {CONFIG_PATH})"
+
+
+def acted_config(repo: Path, args: argparse.Namespace | None = None) -> Config | None:
+    """The config file's apps; without one, the discovered apps, or None when ``args``
+    name the one app by ``--path``/``--namespace`` (or discovery finds none). Without
+    ``args``: what an earlier call chose. A bad config is a UsageError naming it."""
+    from gitmedic.bot.cli import UsageError
+    from gitmedic.reconciler.manifests.app_charts import adopted_config
+
+    named = args is not None and (getattr(args, "path", None) or getattr(args, "namespace", None))
+    if find_config(repo) is None and (named or args is None):
+        return adopted_config(repo)
+    try:
+        return repo_apps_config(repo)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def acted_apps(config: Config | None, args: argparse.Namespace, repo: Path) -> list[AppConfig]:
+    """Every app of ``config``, or the one ``--app`` names (or whose folder is ``--path``);
+    without a config, the one app ``--path``/``--namespace`` give (default: the repo)."""
+    from gitmedic.bot.cli import UsageError
+
+    path = (getattr(args, "path", None) or "").strip("/")
+    name = getattr(args, "app", None) or ""
+    if config is None:
+        if name:
+            raise UsageError(f"--app {name}: the repository has no {CONFIG_PATH}")
+        alone = Path(path).name if path else repo.name
+        return [AppConfig(name=alone, path=path, namespace=args.namespace or "default")]
+    where = CONFIG_PATH if find_config(repo) else DISCOVERED
+    if name:
+        named = [app for app in config.apps if app.name == name]
+        if not named:
+            known = ", ".join(app.name for app in config.apps)
+            raise UsageError(f"--app {name}: no such app in {where} (its apps: {known})")
+        return named
+    if path:
+        for app in config.apps:
+            if app.path.strip("/") == path:
+                return [app]
+        raise UsageError(f"no app with path {path!r} in {where}")
+    return list(config.apps)
 
 
 def repo_apps_config(repo: Path) -> Config | None:

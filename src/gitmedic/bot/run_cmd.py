@@ -51,6 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gitmedic.bot.adopted_apps import acted_apps, acted_config
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
@@ -60,9 +61,7 @@ from gitmedic.reconciler.config import (
     DEFAULT_POLICY,
     AppConfig,
     Config,
-    ConfigError,
     LeversConfig,
-    find_config,
 )
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal
@@ -199,16 +198,19 @@ def _note_healthy(loop: Loop) -> None:
 
 
 def loop_configs_of(repo: Path, args: argparse.Namespace, **extra: Any) -> list[LoopConfig]:
-    """One loop's settings per app the command acts on: every app of the config, or the
-    one ``--app`` names (or whose folder is ``--path``); without a config, ``--path``."""
-    config = _config(repo, args)
-    return [_loop_config(repo, config, app, args, dict(extra)) for app in _apps(config, args, repo)]
+    """One loop's settings per app the command acts on (:mod:`gitmedic.bot.adopted_apps`):
+    every app of the config (without one, of discovery), or the one ``--app`` names (or
+    whose folder is ``--path``); without a config, ``--path``/``--namespace`` name it."""
+    config = acted_config(repo, args)
+    return [
+        _loop_config(repo, config, app, args, dict(extra)) for app in acted_apps(config, args, repo)
+    ]
 
 
 def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
     """The settings of the one app ``args`` picks (the first of the config's without)."""
-    config = _config(repo, args)
-    return _loop_config(repo, config, _apps(config, args, repo)[0], args, extra)
+    config = acted_config(repo, args)
+    return _loop_config(repo, config, acted_apps(config, args, repo)[0], args, extra)
 
 
 def _loop_config(
@@ -273,7 +275,7 @@ def build_loop(
 
 def _chosen(detectors: list[Detector], repo: Path) -> list[Detector]:
     """The detectors (built-in and learned) the repo's config includes and does not exclude."""
-    config = _config(repo)
+    config = acted_config(repo)
     if config is None:
         return detectors
     chosen = config.detectors.chosen([d.id for d in detectors])
@@ -296,46 +298,6 @@ def _print_event(event: Event) -> None:
     print(f"{at} {event.kind}: {event.text}", file=sys.stderr, flush=True)
 
 
-def _config(repo: Path, args: argparse.Namespace | None = None) -> Config | None:
-    """The config file's apps; without one, the discovered apps, or None when ``args``
-    name the one app by ``--path``/``--namespace`` (or discovery finds none)."""
-    from gitmedic.bot.adopted_apps import repo_apps_config
-    from gitmedic.bot.cli import UsageError
-    from gitmedic.reconciler.manifests.app_charts import adopted_config
-
-    named = args is not None and (getattr(args, "path", None) or getattr(args, "namespace", None))
-    if find_config(repo) is None and (named or args is None):
-        return adopted_config(repo)  # adopted by an earlier call that chose the apps
-    try:
-        return repo_apps_config(repo)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _apps(config: Config | None, args: argparse.Namespace, repo: Path) -> list[AppConfig]:
-    from gitmedic.bot.cli import UsageError
-
-    path = (getattr(args, "path", None) or "").strip("/")
-    name = getattr(args, "app", None) or ""
-    if config is None:
-        if name:
-            raise UsageError(f"--app {name}: the repository has no {CONFIG_PATH}")
-        alone = Path(path).name if path else repo.name
-        return [AppConfig(name=alone, path=path, namespace=args.namespace or "default")]
-    if name:
-        named = [app for app in config.apps if app.name == name]
-        if not named:
-            known = ", ".join(app.name for app in config.apps)
-            raise UsageError(f"--app {name}: no such app in {CONFIG_PATH} (its apps: {known})")
-        return named
-    if path:
-        for app in config.apps:
-            if app.path.strip("/") == path:
-                return [app]
-        raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
-    return list(config.apps)
-
-
 def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[str, str]]:
     """What the other apps of ``app``'s namespace render (bot.loop.siblings). Refuses an
     app whose objects one of them renders too: which one the cluster holds is not in
@@ -351,7 +313,7 @@ def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[
 
 
 def _app_config(config: LoopConfig) -> AppConfig:
-    found = _config(config.repo)
+    found = acted_config(config.repo)
     apps = found.apps if found else ()
     match = [a for a in apps if a.name == config.app]
     return match[0] if match else AppConfig(config.app, config.path, config.namespace)

@@ -40,9 +40,11 @@ from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
+from gitmedic.bot.notify import Notifier
 from gitmedic.bot.retry_resolve import retry_queued
 from gitmedic.bot.serve_apps import AppsActions, app_state_dir
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
+from gitmedic.bot.serve_health import DEFAULT_STALL_INTERVALS, Heartbeat
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
 from gitmedic.bot.serve_metrics import MonitorMetrics
 from gitmedic.bot.server.handlers import ChangedFiles
@@ -60,9 +62,14 @@ log = logging.getLogger(__name__)
 
 class MonitorThread:
     def __init__(
-        self, step: Callable[[], None], interval_s: float, lock: AbstractContextManager[None]
+        self,
+        step: Callable[[], None],
+        interval_s: float,
+        lock: AbstractContextManager[None],
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         self.step, self.interval_s, self.lock = step, interval_s, lock
+        self.heartbeat = heartbeat or Heartbeat(interval_s)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gitmedic-monitor", daemon=True)
         self.steps = 0
@@ -83,6 +90,8 @@ class MonitorThread:
                 self.step()
         except Exception:  # one failed step is logged; the next interval tries again
             log.exception("monitor step failed")
+        else:
+            self.heartbeat.passed()  # a failed step is no progress (serve_health)
         self.steps += 1
 
     def _run(self) -> None:
@@ -155,11 +164,15 @@ def wire(
     configs = loop_configs_of(repo, args, interval_s=interval)
     lock = SharedLock(fetch)
     metrics = Metrics()
+    heartbeat = _heartbeat(interval, env)
+    notifier = _notifier(env)
     states = [app_state_dir(settings.state_dir, c.app, len(configs)) for c in configs]
     apps, wired, broken = [], [], {}
     for config, state in zip(configs, states, strict=True):
         try:
-            apps.append(_wire_app(config, cluster, forge, state, lock, metrics))
+            apps.append(
+                _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier)
+            )
         except ManifestLoadError as exc:  # said, and the other apps served (as run does)
             broken[config.app] = str(exc)
             log.error("%s: cannot deploy it: %s", config.app, exc)
@@ -176,7 +189,8 @@ def wire(
             app.step(interval)
 
     service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
-    monitor = MonitorThread(step, interval, lock)
+    service.liveness = heartbeat.stalled
+    monitor = MonitorThread(step, interval, lock, heartbeat)
     return Served(service, monitor, actions, repo, [app.loop for app in apps], configs, broken)
 
 
@@ -196,14 +210,35 @@ class _App:
             self.clock.elapse(interval)
 
 
+def _heartbeat(interval: float, env: Mapping[str, str]) -> Heartbeat:
+    raw = env.get("GITMEDIC_HEALTH_STALL_INTERVALS", str(DEFAULT_STALL_INTERVALS))
+    try:
+        return Heartbeat(interval, float(raw))
+    except ValueError as exc:
+        raise ValueError(f"GITMEDIC_HEALTH_STALL_INTERVALS={raw!r}: {exc}") from None
+
+
+def _notifier(env: Mapping[str, str]) -> Notifier | None:
+    url = env.get("GITMEDIC_NOTIFY_URL", "")
+    return Notifier(url) if url else None
+
+
 def _wire_app(
-    config: LoopConfig, cluster: str, forge: Forge, state: Path, lock: SharedLock, metrics: Metrics
+    config: LoopConfig,
+    cluster: str,
+    forge: Forge,
+    state: Path,
+    lock: SharedLock,
+    metrics: Metrics,
+    heartbeat: Heartbeat,
+    notifier: Notifier | None,
 ) -> _App:
     from gitmedic.bot.run_cmd import build_loop
 
     recorded: list[MonitorMetrics] = []  # set once the loop's journal exists
 
     def on_event(event: Event) -> None:
+        heartbeat.beat()  # each persisted step of a transaction is progress
         for recorder in recorded:
             recorder.on_event(event)
         log.info(
@@ -219,7 +254,7 @@ def _wire_app(
 
     def view(inner: Cluster) -> Cluster:
         # The sim's clock runs the simulated cluster when slept on: not an idle wait.
-        yielding = YieldingCluster(inner, lock, idle_sleep=cluster != "sim")
+        yielding = YieldingCluster(inner, lock, idle_sleep=cluster != "sim", on_wake=heartbeat.beat)
         clocks.append(yielding.clock)
         return yielding
 
@@ -229,7 +264,7 @@ def _wire_app(
         mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
         resume_ports=lambda plan: loop.ports(plan=plan), machine=loop.txns.runner.config,
     )  # fmt: skip
-    recorded.append(MonitorMetrics(metrics, loop.journal))
+    recorded.append(MonitorMetrics(metrics, loop.journal, config.app, notifier=notifier))
     (clock,) = clocks
     return _App(loop, actions, recorded[0], clock)
 
@@ -272,10 +307,17 @@ def _fetched(fetch: Callable[[], object], changed: ChangedFiles) -> ChangedFiles
 class YieldingCluster:
     """The cluster as serve's loop sees it: the same, but its clock yields the shared lock."""
 
-    def __init__(self, inner: Cluster, lock: SharedLock, *, idle_sleep: bool) -> None:
+    def __init__(
+        self,
+        inner: Cluster,
+        lock: SharedLock,
+        *,
+        idle_sleep: bool,
+        on_wake: Callable[[], None] = lambda: None,
+    ) -> None:
         self.inner = inner
         self.engine_name = inner.engine_name
-        self.clock = YieldingClock(inner.clock, lock, idle_sleep=idle_sleep)
+        self.clock = YieldingClock(inner.clock, lock, idle_sleep=idle_sleep, on_wake=on_wake)
 
     def snapshot(self) -> Snapshot:
         return self.inner.snapshot()

@@ -75,3 +75,13 @@ def no_cluster_version() -> Iterator[None]:
 
     yield
     forget_cluster_version()
+
+
+@pytest.fixture(autouse=True)
+def no_adopted_config() -> Iterator[None]:
+    """``run``/``serve`` in the process adopt the discovered apps of a repository without a
+    config (:mod:`gitmedic.reconciler.manifests.app_charts`): forgotten after the test."""
+    from gitmedic.reconciler.manifests.app_charts import forget_adopted
+
+    yield
+    forget_adopted()

@@ -32,7 +32,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
@@ -55,6 +55,7 @@ from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.sync.state import SyncState
+from gitmedic.sim.engine import ManifestLoadError
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,8 @@ class Served:
     actions: LiveActions | AppsActions  # LiveActions when the config has one app
     repo: Path
     loops: list[Loop]
+    configs: list[LoopConfig] = field(default_factory=list)  # every app's, deployable or not
+    broken: dict[str, str] = field(default_factory=dict)  # app -> why it cannot be deployed
 
     @property
     def loop(self) -> Loop:
@@ -123,15 +126,21 @@ class Served:
 
 
 def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
+    from gitmedic.bot.adopted_apps import adopted_note
     from gitmedic.bot.start_line import check_cluster_for_forge
 
     kind = args.forge or env.get("GITMEDIC_FORGE", "local")
     # a real forge is never judged by the sim: checked before anything is cloned or built
     given = args.cluster or env.get("GITMEDIC_CLUSTER")
-    args.cluster = check_cluster_for_forge(kind, given, env)
+    args.cluster = check_cluster_for_forge(kind, given)
     forge, repo, fetch = _forge_and_repo(settings, args, env)
     served = wire(settings, args, env, forge, repo, fetch)
-    log.info(start_line(kind, forge, repo, args.cluster, served.loops, env))
+    if note := adopted_note(repo):
+        log.info(note)
+    apps, broken = served.configs, served.broken
+    log.info(
+        start_line(kind, forge, repo, args.cluster, served.loops, env, apps=apps, broken=broken)
+    )
     return served
 
 
@@ -148,19 +157,32 @@ def wire(
 
     interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
     cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
+    if cluster == "kube":  # charts render for the cluster's version from the first
+        from gitmedic.bot.loop.kube_cluster import record_version_early
+
+        record_version_early(env)
     configs = loop_configs_of(repo, args, interval_s=interval)
     lock = SharedLock(fetch)
     metrics = Metrics()
     heartbeat = _heartbeat(interval, env)
     notifier = _notifier(env)
     states = [app_state_dir(settings.state_dir, c.app, len(configs)) for c in configs]
-    apps = [
-        _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier)
-        for config, state in zip(configs, states, strict=True)
-    ]
+    apps, wired, broken = [], [], {}
+    for config, state in zip(configs, states, strict=True):
+        try:
+            apps.append(
+                _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier)
+            )
+        except ManifestLoadError as exc:  # said, and the other apps served (as run does)
+            broken[config.app] = str(exc)
+            log.error("%s: cannot deploy it: %s", config.app, exc)
+            continue
+        wired.append(config)
+    if not apps:
+        raise ValueError(f"no app can be deployed: {'; '.join(broken.values())}")
     changed = _fetched(fetch, git_changed_files(repo))
     each = [app.actions for app in apps]
-    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in configs], changed)
+    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in wired], changed)
 
     def step() -> None:
         for app in apps:
@@ -169,7 +191,7 @@ def wire(
     service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
     service.liveness = heartbeat.stalled
     monitor = MonitorThread(step, interval, lock, heartbeat)
-    return Served(service, monitor, actions, repo, [app.loop for app in apps])
+    return Served(service, monitor, actions, repo, [app.loop for app in apps], configs, broken)
 
 
 @dataclass
@@ -258,6 +280,14 @@ def _forge_and_repo(
         return local, local.root, lambda: None
     if kind != "github":
         raise ValueError(f"GITMEDIC_FORGE must be local or github, not {kind!r}")
+    return github_and_clone(settings, env)
+
+
+def github_and_clone(
+    settings: ServeSettings, env: Mapping[str, str]
+) -> tuple[Forge, Path, Callable[[], object]]:
+    """The GitHub forge of ``env``, gitmedic's clone of its repository (synced), and how
+    to fetch it again: what :func:`wire` takes (tests give it a stand-in GitHub)."""
     from gitmedic.bot.github_env import Clone, clone_url, github_forge_from_env
 
     forge = github_forge_from_env(env)

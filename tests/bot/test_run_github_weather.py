@@ -10,24 +10,41 @@ description (tests/support/github_conformance.py).
 A second run acts as a GitHub App whose installation tokens die early (GitHub
 revoked them, or the clocks disagree): each refused one is renewed.
 
-Both use ``--cluster sim`` with the GitHub forge on the loopback stand-in.
+Both pair the sim with the GitHub forge on the loopback stand-in, which the command
+refuses (tests/bot/test_start_line.py), so they are driven in-process past that check
+(:func:`gitmedic.bot.run_cmd.run_on`) as tests/bot/test_run_github.py is.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from tests.bot.test_run_github import ROOT, TOKEN
+from gitmedic.bot.cli import build_parser
+from gitmedic.bot.github_env import github_forge_from_env, working_clone
+from gitmedic.bot.run_cmd import run_on
+from tests.bot.test_run_github import TOKEN
 from tests.forge.test_github_forge import _app_key
 from tests.support.github_standin import shared_server
 from tests.support.github_store import Fault, GitHubStore
 from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
+
+
+def run_github(
+    clone: Path, env: Mapping[str, str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    """``gitmedic run --forge github --once --json`` over the sim, in-process."""
+    forge = github_forge_from_env(env)  # as --forge github builds it
+    forge.fetched = working_clone(clone, forge).sync
+    forge.fetched()
+    argv = ["run", str(clone), "--path", APP, "--namespace", NAMESPACE, "--forge", "github"]
+    code = run_on(clone, build_parser().parse_args([*argv, "--once", "--json"]), "sim", forge)
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def crowded(store: GitHubStore, count: int) -> None:
@@ -50,7 +67,9 @@ def crowded(store: GitHubStore, count: int) -> None:
 
 
 @pytest.mark.integration
-def test_run_on_a_lagging_rate_limited_crowded_github_still_commits(tmp_path: Path) -> None:
+def test_run_on_a_lagging_rate_limited_crowded_github_still_commits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     work = make_repo(tmp_path / "work")
     bare = tmp_path / "github.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
@@ -62,23 +81,10 @@ def test_run_on_a_lagging_rate_limited_crowded_github_still_commits(tmp_path: Pa
     url = shared_server().use(store)
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
-    env = {
-        **os.environ,
-        "GITHUB_REPOSITORY": store.full_name,
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_API_URL": url,
-    }
-    run = ["run", str(clone), "--path", APP, "--namespace", NAMESPACE, "--cluster", "sim"]
-    done = subprocess.run(
-        [sys.executable, "-m", "gitmedic", *run, "--forge", "github", "--once", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    (incident,) = json.loads(done.stdout)["incidents"]
+    env = {"GITHUB_REPOSITORY": store.full_name, "GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": url}
+    code, out, err = run_github(clone, env, capsys)
+    assert code == 0, err[-3000:]
+    (incident,) = json.loads(out)["incidents"]
     fix = incident["transactions"][0]
     assert (fix["status"], fix["attempt"]) == ("committed", 1), fix
     assert store.pulls[fix["pr"]]["state"] == "merged" and fix["pr"] == 151
@@ -89,7 +95,9 @@ def test_run_on_a_lagging_rate_limited_crowded_github_still_commits(tmp_path: Pa
 
 
 @pytest.mark.integration
-def test_run_as_an_app_whose_tokens_die_early_renews_them(tmp_path: Path) -> None:
+def test_run_as_an_app_whose_tokens_die_early_renews_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     private, public = _app_key()
     work = make_repo(tmp_path / "work")
     bare = tmp_path / "github.git"
@@ -101,24 +109,15 @@ def test_run_as_an_app_whose_tokens_die_early_renews_them(tmp_path: Path) -> Non
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
     env = {
-        **{k: v for k, v in os.environ.items() if k != "GITHUB_TOKEN"},
         "GITHUB_REPOSITORY": store.full_name,
         "GITHUB_APP_ID": "7",
         "GITHUB_APP_PRIVATE_KEY": private,
         "GITHUB_API_URL": url,
     }
-    run = ["run", str(clone), "--path", APP, "--namespace", NAMESPACE, "--cluster", "sim"]
-    done = subprocess.run(
-        [sys.executable, "-m", "gitmedic", *run, "--forge", "github", "--once", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    (incident,) = json.loads(done.stdout)["incidents"]
+    code, out, err = run_github(clone, env, capsys)
+    assert code == 0, err[-3000:]
+    (incident,) = json.loads(out)["incidents"]
     assert incident["transactions"][0]["status"] == "committed"
     assert len(store.minted.expiry) >= 3  # the first token and at least two renewals
     assert all(uses <= 25 for uses in store.minted.uses.values())
-    assert private not in done.stderr and not any(t in done.stderr for t in store.minted.expiry)
+    assert private not in err and not any(t in err for t in store.minted.expiry)

@@ -1,9 +1,12 @@
 # syntax=docker/dockerfile:1
 # gitmedic's service image: `gitmedic serve` (the webhook endpoint and the monitor).
 #
-#   docker build -t gitmedic:0.1.0 .
+#   docker build --build-arg GITMEDIC_VERSION=0.2.0 -t gitmedic:0.2.0 .
 #   docker run --read-only --tmpfs /tmp -v gitmedic-state:/var/lib/gitmedic \
-#     -e GITMEDIC_WEBHOOK_SECRET -e GITHUB_REPOSITORY -e GITHUB_TOKEN -p 8080:8080 gitmedic:0.1.0
+#     -e GITMEDIC_WEBHOOK_SECRET -e GITHUB_REPOSITORY -e GITHUB_TOKEN -p 8080:8080 gitmedic:0.2.0
+#
+# GITMEDIC_VERSION is the version the git tag gives (the context has no .git for
+# setuptools-scm to read; tools/image/build.sh and the release workflow pass it).
 #
 # Two stages: the build stage makes the wheel and installs it with every extra
 # into a venv; the final stage is the same slim Python plus git (gitmedic clones
@@ -15,7 +18,9 @@
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
-ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1
+ARG GITMEDIC_VERSION=0.0.0
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1 \
+    SETUPTOOLS_SCM_PRETEND_VERSION=${GITMEDIC_VERSION}
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY src ./src
@@ -29,6 +34,14 @@ RUN python3 -m venv /opt/build \
  && /opt/gitmedic/bin/python -m compileall -q /opt/gitmedic
 
 FROM ${PYTHON_IMAGE}
+ARG GITMEDIC_VERSION=0.0.0
+ARG GITMEDIC_REVISION=unknown
+LABEL org.opencontainers.image.title="gitmedic" \
+      org.opencontainers.image.description="An SRE bot for GitOps-deployed Kubernetes apps; every mitigation is a pull request." \
+      org.opencontainers.image.source="https://github.com/gitmedic/gitmedic" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${GITMEDIC_VERSION}" \
+      org.opencontainers.image.revision="${GITMEDIC_REVISION}"
 RUN apt-get update \
  && apt-get install --yes --no-install-recommends git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \

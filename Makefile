@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TOOLS_PATH = $(shell .ci/tools.sh)
 DIST := dist
 
-.PHONY: demo test lint typecheck layers actionlint unit integration tools dist chart-rbac \
+.PHONY: demo test lint typecheck layers actionlint unit integration tools dist chart-rbac chart-docs docs release-dry-run \
 	bench install-size clean realkube realkube-build realkube-tier
 
 $(STAMP): pyproject.toml
@@ -43,9 +43,22 @@ dist: $(STAMP)
 	rm -rf $(DIST) && mkdir $(DIST)
 	$(BIN)/python -m build --outdir $(DIST) . >$(DIST)/build.log 2>&1 || { cat $(DIST)/build.log; exit 1; }
 
+# Every release artefact into dist/release with SHA256SUMS (what release.yml publishes).
+release-dry-run: $(STAMP) tools
+	PYTHON=$(BIN)/python tools/release/dry-run.sh
+
 # The chart's ClusterRole rules, generated from the detector registry.
 chart-rbac: $(STAMP)
 	$(BIN)/python -m gitmedic.bot.rbac charts/gitmedic/files/clusterrole-rules.yaml
+
+# The chart's README, generated from values.yaml by the pinned helm-docs.
+chart-docs: tools
+	cd charts/gitmedic && PATH="$(TOOLS_PATH):$$PATH" helm-docs --log-level warning
+
+# The docs site: reference pages generated from the code, then mkdocs, strictly.
+docs: $(STAMP)
+	$(BIN)/python tools/docs/generate.py docs/reference
+	$(BIN)/mkdocs build --strict  # not --quiet: it hides the warnings strict fails on
 
 unit: $(STAMP)
 	$(BIN)/pytest -q -n auto -m 'not integration'

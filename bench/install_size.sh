@@ -28,5 +28,5 @@ measure() {  # label requirement
 }
 
 measure core "$wheel"
-measure rules "$wheel[rules]"
-measure all "$wheel[all]"
+measure rules "${wheel}[rules]"
+measure all "${wheel}[all]"

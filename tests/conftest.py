@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 # the unit tier's guard (no CLI subprocess, built tool or real sleep outside the
-# integration marker), and pytester for its own test
-pytest_plugins = ["pytester", "tests.support.unit_guard"]
+# integration marker), pytester for its own test, and the GitHub stand-in held to
+# GitHub's description (a test whose exchanges drift from it fails)
+pytest_plugins = ["pytester", "tests.support.unit_guard", "tests.support.github_conformance"]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = FIXTURES / "data"
@@ -74,3 +75,13 @@ def no_cluster_version() -> Iterator[None]:
 
     yield
     forget_cluster_version()
+
+
+@pytest.fixture(autouse=True)
+def no_adopted_config() -> Iterator[None]:
+    """``run``/``serve`` in the process adopt the discovered apps of a repository without a
+    config (:mod:`gitmedic.reconciler.manifests.app_charts`): forgotten after the test."""
+    from gitmedic.reconciler.manifests.app_charts import forget_adopted
+
+    yield
+    forget_adopted()

@@ -1,8 +1,10 @@
 """Real GitHub webhook payloads (tests/fixtures/data/github-webhooks), adapted to a local repo.
 
-Each function loads one recorded delivery and rewrites, in a copy, only what
-must point at the test's LocalForge repo (numbers, users, bodies, shas, refs);
-every other field keeps its real shape, so the handlers read what GitHub sends.
+Each function loads one real delivery (``@octokit/webhooks-examples``) and rewrites,
+in a copy, only what must point at the test's LocalForge repo (numbers, users,
+bodies, shas, refs, a merge); every other field keeps its real shape, so the
+handlers read what GitHub sends, and every builder's payload still validates
+against GitHub's webhook description (tests/bot/test_webhook_fixtures.py).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import Any
 
 from tests.conftest import DATA
 
-WEBHOOKS = DATA / "github-webhooks"
+WEBHOOKS = DATA / "github-webhooks" / "octokit-webhooks-examples"
 REPO_NAME = "manifests"
 OWNER = "alice"
+MERGED_AT = "2019-05-15T15:21:02Z"
 
 Payload = dict[str, Any]
 
@@ -40,18 +43,22 @@ def _user(user: dict[str, Any], login: str, kind: str = "User") -> None:
 
 
 def pr_comment(number: int, user: str, body: str, comment_id: int) -> Payload:
-    """issue_comment created on a pull request (go-playground's recorded PR comment)."""
-    payload = load("go-playground-webhooks/pull-request-issue-comment.json")
-    payload["issue"]["number"] = number
-    payload["comment"].update(id=comment_id, body=body)
-    _user(payload["comment"]["user"], user)
-    _user(payload["sender"], user)
+    """issue_comment created on a pull request: the example's issue, made a PR's."""
+    payload = issue_comment("created", number, user, body, comment_id)
+    html = f"https://github.com/{OWNER}/{REPO_NAME}/pull/{number}"
+    payload["issue"]["pull_request"] = {
+        "url": f"https://api.github.com/repos/{OWNER}/{REPO_NAME}/pulls/{number}",
+        "html_url": html,
+        "diff_url": f"{html}.diff",
+        "patch_url": f"{html}.patch",
+        "merged_at": None,
+    }
     return payload
 
 
 def issue_comment(action: str, number: int, user: str, body: str, comment_id: int) -> Payload:
-    """issue_comment created/edited/deleted on a plain issue (octokit's examples)."""
-    payload = load(f"octokit-webhooks/issue_comment/{action}.payload.json")
+    """issue_comment created/edited/deleted on a plain issue."""
+    payload = load(f"issue_comment/{action}.json")
     payload["issue"]["number"] = number
     payload["comment"].update(id=comment_id, body=body)
     _user(payload["comment"]["user"], user)
@@ -60,40 +67,53 @@ def issue_comment(action: str, number: int, user: str, body: str, comment_id: in
 
 
 def pr_merged(number: int, author: str, merged_by: str, merge_sha: str, head: str) -> Payload:
-    """pull_request closed with merged=true (a real 2018 delivery)."""
-    payload = load("delete-merged-branch/pull-request.closed.json")
+    """pull_request closed with merged=true: the closed example, merged by ``merged_by``."""
+    payload = load("pull_request/closed.json")
     pr = payload["pull_request"]
     payload["number"] = number
-    pr.update(number=number, merge_commit_sha=merge_sha)
+    merger = copy.deepcopy(pr["user"])
+    _user(merger, merged_by)
+    pr.update(
+        number=number,
+        merged=True,
+        merged_at=MERGED_AT,
+        merge_commit_sha=merge_sha,
+        merged_by=merger,
+    )
     pr["head"]["ref"], pr["base"]["ref"] = head, "main"
     _user(pr["user"], author)
-    _user(pr["merged_by"], merged_by)
     _user(payload["sender"], merged_by)
     return payload
 
 
 def pr_event(action: str, number: int, author: str) -> Payload:
-    """pull_request opened/synchronize/labeled/closed (not merged), octokit's examples."""
-    payload = load(f"octokit-webhooks/pull_request/{action}.payload.json")
+    """pull_request opened/synchronize/labeled/closed (not merged)."""
+    payload = load(f"pull_request/{action}.json")
     payload["number"] = number
     payload["pull_request"]["number"] = number
     _user(payload["pull_request"]["user"], author)
     return payload
 
 
-def pr_edited(number: int, author: str, editor: str, before: str, after: str) -> Payload:
-    """pull_request edited: octokit's opened example with GitHub's ``changes`` for an edit."""
+def pr_edited(number: int, author: str, editor: str | None, before: str, after: str) -> Payload:
+    """pull_request edited: the opened example with GitHub's ``changes`` for a body edit.
+
+    ``editor=None``: a delivery without ``sender``, which GitHub's description allows.
+    """
     payload = pr_event("opened", number, author)
     payload["action"] = "edited"
     payload["changes"] = {"body": {"from": before}}
     payload["pull_request"]["body"] = after
-    _user(payload["sender"], editor)
+    if editor is None:
+        del payload["sender"]
+    else:
+        _user(payload["sender"], editor)
     return payload
 
 
 def review(number: int, reviewer: str, state: str = "approved") -> Payload:
-    """pull_request_review submitted (go-playground's approval; octokit's is 'commented')."""
-    payload = load("go-playground-webhooks/pull-request-review.json")
+    """pull_request_review submitted (the example's 'commented', given ``state``)."""
+    payload = load("pull_request_review/submitted.json")
     payload["pull_request"]["number"] = number
     payload["review"]["state"] = state
     _user(payload["review"]["user"], reviewer)
@@ -102,28 +122,29 @@ def review(number: int, reviewer: str, state: str = "approved") -> Payload:
 
 
 def push(ref: str, after: str, deleted: bool = False) -> Payload:
-    payload = load("octokit-webhooks/push/with-new-branch.payload.json")
+    payload = load("push/branch-created.json")
     payload.update(ref=ref, after=after, deleted=deleted, created=False)
     return payload
 
 
 def tag_deleted() -> Payload:
-    return load("octokit-webhooks/push/payload.json")
+    return load("push/tag-deleted.json")
 
 
 def check_suite(head_sha: str, pr: int) -> Payload:
-    payload = load("octokit-webhooks/check_suite/completed.payload.json")
+    payload = load("check_suite/completed.json")
     payload["check_suite"]["head_sha"] = head_sha
     payload["check_suite"]["pull_requests"][0]["number"] = pr
     return payload
 
 
-def check_run(conclusion_file: str = "completed.1") -> Payload:
-    return load(f"octokit-webhooks/check_run/{conclusion_file}.payload.json")
+def check_run() -> Payload:
+    """check_run completed with conclusion failure."""
+    return load("check_run/completed.json")
 
 
 def workflow_run(name: str, pr: int) -> Payload:
-    payload = load("octokit-webhooks/workflow_run/completed.with-pull-requests.payload.json")
+    payload = load("workflow_run/completed.with-pull-requests.json")
     payload["workflow"]["name"] = name
     for item in payload["workflow_run"]["pull_requests"]:
         item["number"] = pr
@@ -131,12 +152,13 @@ def workflow_run(name: str, pr: int) -> Payload:
 
 
 def ping() -> Payload:
-    return load("octokit-webhooks/ping/with-app_id.payload.json")
+    return load("ping/ping.json")
 
 
 def installation() -> Payload:
-    return load("octokit-webhooks/installation/created.payload.json")
+    return load("installation/suspend.json")
 
 
-def repository_dispatch() -> Payload:
-    return load("octokit-webhooks/repository_dispatch/payload.json")
+def star() -> Payload:
+    """An event gitmedic does not handle."""
+    return load("star/created.json")

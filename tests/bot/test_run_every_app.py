@@ -128,9 +128,37 @@ def test_twenty_apps_a_fault_in_one_and_app_picks_one(tmp_path: Path) -> None:
     assert fix_prs(repo) == [], "--app app-03 left app-17 alone"
     run = gitmedic(repo, "--once", "--json")
     assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    assert [a["app"] for a in report["apps"]] == names and report["healthy"] is True
+    fixed = [a["app"] for a in report["apps"] if any(i["transactions"] for i in a["incidents"])]
+    assert fixed == ["app-17"], "that one fixed, no other touched"
     (pr,) = fix_prs(repo)
     assert pr["branch"].startswith("gitmedic/app-17-"), pr
     assert changed_since(repo, broken) == ["apps/app-17/web.yaml"]
     unknown = gitmedic(repo, "--once", "--app", "nope")
     assert unknown.returncode == 2
     assert "--app nope: no such app in .gitmedic/config.yaml" in unknown.stderr
+
+
+@pytest.mark.integration
+def test_the_start_line_lists_every_app_and_marks_one_it_cannot_deploy(tmp_path: Path) -> None:
+    def app(folder: Path, name: str) -> None:
+        if name == "broken":
+            (folder / "web.yaml").write_text("apiVersion: v1\nkind: [ConfigMap\n")
+        else:
+            (folder / "web.yaml").write_text(WEB.format(ns=name, minor=1))
+
+    repo = repo_of(tmp_path, ["web", "broken", "api"], app)
+    run = gitmedic(repo, "--once", "--json")
+    assert run.returncode == 1, run.stderr[-3000:]
+    (line,) = [ln for ln in run.stderr.splitlines() if "starting:" in ln]
+    assert "forge local" in line and "cluster sim" in line
+    listed = "3 apps: web (web), broken (broken; not deployable: apps/broken/web.yaml:"
+    assert listed in line and line.endswith("), api (api)"), line
+    assert "gitmedic: broken: cannot deploy it: apps/broken/web.yaml:" in run.stderr
+    report = json.loads(run.stdout)
+    assert [(a["app"], a["healthy"]) for a in report["apps"]] == [
+        ("web", True),
+        ("api", True),
+        ("broken", False),
+    ]

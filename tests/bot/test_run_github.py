@@ -2,54 +2,51 @@
 through the API (its PR's branch, the merge) is fetched into it before it is gated or deployed.
 
 The GitHub stand-in (tests/support) serves REST over real HTTP from a bare repo;
-REPO is a clone of that bare repo, and the sim deploys REPO's ``main``.
+REPO is a clone of that bare repo, and the sim deploys REPO's ``main``. The command
+refuses the sim with ``--forge github`` (tests/bot/test_start_line.py), so the run
+is driven in-process past that check (:func:`gitmedic.bot.run_cmd.run_on`), with
+the forge ``--forge github`` builds from the environment.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from gitmedic.bot.cli import build_parser
+from gitmedic.bot.github_env import github_forge_from_env, working_clone
+from gitmedic.bot.run_cmd import run_on
 from tests.support.github_standin import shared_server
 from tests.support.github_store import GitHubStore
 from tests.transaction.e2e_world import APP, NAMESPACE, git, make_repo
 
 TOKEN = "ghp_" + "run0github0test0token0000000000000000"
-ROOT = Path(__file__).parents[2]
 
 
 @pytest.mark.integration
-def test_run_on_github_gates_the_branch_it_pushed_and_commits_the_fix(tmp_path: Path) -> None:
+def test_run_on_github_gates_the_branch_it_pushed_and_commits_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     work = make_repo(tmp_path / "work")  # catalog's targetPort broken on main
     bare = tmp_path / "github.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
     store = GitHubStore(git_dir=bare)
     url = shared_server().use(store)
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
-    env = {
-        **os.environ,
-        "GITHUB_REPOSITORY": store.full_name,
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_API_URL": url,
-    }
-    run = ["run", str(clone), "--path", APP, "--namespace", NAMESPACE, "--cluster", "sim"]
-    done = subprocess.run(
-        [sys.executable, "-m", "gitmedic", *run, "--forge", "github", "--once", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "unknown revision" not in done.stderr
-    (incident,) = json.loads(done.stdout)["incidents"]
+    git(tmp_path, "clone", "-q", str(bare), str(clone))
+    env = {"GITHUB_REPOSITORY": store.full_name, "GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": url}
+    forge = github_forge_from_env(env)  # as --forge github builds it
+    forge.fetched = working_clone(clone, forge).sync
+    forge.fetched()
+    argv = ["run", str(clone), "--path", APP, "--namespace", NAMESPACE, "--forge", "github"]
+    args = build_parser().parse_args([*argv, "--once", "--json"])
+    assert run_on(clone, args, "sim", forge) == 0
+    out, err = capsys.readouterr()
+    assert "unknown revision" not in err
+    assert "gitmedic: starting: forge github (" in err
+    (incident,) = json.loads(out)["incidents"]
     fix = incident["transactions"][0]
     assert (fix["status"], fix["attempt"]) == ("committed", 1), fix
     # On GitHub: the PR is merged, its gate status green on the head the gate saw.

@@ -90,7 +90,7 @@ def test_commands_reviews_checks_and_pushes(transcript: Transcript) -> None:
     t, pr = transcript, transcript.world.bot_pr
     head = t.name(t.world.forge.get_pr(pr).head_sha, "<bot-pr-head>")
     t.replay("ping from a new hook", "ping", payloads.ping())
-    t.replay("the app is installed", "installation", payloads.installation())
+    t.replay("the app is suspended", "installation", payloads.installation())
     t.replay("gitmedic's PR opened", "pull_request", payloads.pr_event("opened", pr, BOT_LOGIN))
     comment = payloads.pr_comment(pr, "wendy", "Thanks!\n/gitmedic explain\n/GitMedic hold", 9001)
     t.replay("a writer asks for an explanation and holds", "issue_comment", comment)

@@ -2,7 +2,8 @@
 
 The GitHub stand-in (tests/support) serves REST over real HTTP and its bare repo
 is what gitmedic clones into its state directory; the monitor thread runs the
-loop over the sim on that clone.
+loop over the sim on that clone, wired in-process (``serve`` itself refuses the sim
+with ``--forge github``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from gitmedic.bot.forges.github import GitHubForge
 from gitmedic.bot.serve_cmd import ServeSettings
-from gitmedic.bot.serve_wiring import assemble
+from gitmedic.bot.serve_wiring import assemble, github_and_clone, wire
 from gitmedic.bot.server.app import create_app
 from tests.bot.payloads import pr_comment
 from tests.bot.service_kit import SECRET, Bot
@@ -70,7 +71,8 @@ def test_a_signed_approve_on_a_held_pr_adds_the_label_on_github(tmp_path: Path) 
     store, env = github(tmp_path)
     number = held_pr(store, env)
     settings = ServeSettings(SECRET, tmp_path / "state", Path("."))
-    served = assemble(settings, args(), env)
+    # the stand-in GitHub over the sim: wired in-process, a pairing `serve` refuses
+    served = wire(settings, args(), env, *github_and_clone(settings, env))
     assert (tmp_path / "state" / "clone" / APP / "catalog.yaml").exists(), "cloned under state"
     with served.running(), TestClient(create_app(served.service)) as client:
         bot = Bot(client, served.service)

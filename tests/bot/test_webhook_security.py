@@ -158,11 +158,8 @@ def test_a_delivery_without_its_id_is_400(bot: Bot, world: Scene) -> None:
 
 
 def test_unknown_events_are_202_ignored_and_not_stored(bot: Bot, actions: FakeActions) -> None:
-    response = bot.post("repository_dispatch", payloads.repository_dispatch(), delivery="d-rd")
-    assert (response.status_code, response.json()) == (
-        202,
-        {"status": "event repository_dispatch ignored"},
-    )
+    response = bot.post("star", payloads.star(), delivery="d-rd")
+    assert (response.status_code, response.json()) == (202, {"status": "event star ignored"})
     assert bot.service.store.result("d-rd") is None
 
 

@@ -14,8 +14,9 @@ import yaml
 from tests.support.tools import ROOT, tool_path
 
 CHART = ROOT / "charts" / "gitmedic"
-VALUES = Path(__file__).parent / "values"
-VALUE_SETS = sorted(p.stem for p in VALUES.glob("*.yaml"))
+# chart-testing's layout: the value sets CI lints and renders live in the chart's ci/.
+VALUES = CHART / "ci"
+VALUE_SETS = sorted(p.name.removesuffix("-values.yaml") for p in VALUES.glob("*-values.yaml"))
 NAMESPACE = "gitmedic"
 
 
@@ -33,9 +34,13 @@ class Helm:
         return self.run("template", "gitmedic", CHART, "--namespace", NAMESPACE, *args)
 
     def render(self, value_set: str, *extra: str) -> list[dict[str, Any]]:
-        result = self.template("--values", VALUES / f"{value_set}.yaml", *extra)
+        result = self.template("--values", values_file(value_set), *extra)
         assert result.returncode == 0, result.stderr
         return objects(result.stdout)
+
+
+def values_file(value_set: str) -> Path:
+    return VALUES / f"{value_set}-values.yaml"
 
 
 def objects(text: str) -> list[dict[str, Any]]:

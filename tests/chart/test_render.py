@@ -8,14 +8,20 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 
-from tests.chart.conftest import CHART, VALUE_SETS, VALUES, Helm, objects, one
+from tests.chart.conftest import CHART, VALUE_SETS, Helm, objects, one, values_file
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize("value_set", VALUE_SETS)
 def test_helm_lint_passes(helm: Helm, value_set: str) -> None:
-    result = helm.run("lint", CHART, "--strict", "--values", VALUES / f"{value_set}.yaml")
+    result = helm.run("lint", CHART, "--strict", "--values", values_file(value_set))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_helm_lint_passes_on_the_defaults(helm: Helm) -> None:
+    """The chart's form on its own defaults; what an install needs is checked at install."""
+    result = helm.run("lint", CHART, "--strict")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -45,6 +51,15 @@ def test_the_value_sets_render_what_they_enable(helm: Helm) -> None:
     assert kinds == {
         "app-argocd-cr": sorted([*base, "PersistentVolumeClaim", "Role", "RoleBinding"]),
         "argocd-rest-llm": base,
+        "namespaced-ingress": sorted(
+            [
+                *(k for k in base if not k.startswith("Cluster")),
+                "Ingress",
+                "PersistentVolumeClaim",
+                "Role",
+                "RoleBinding",
+            ]
+        ),
         "token-flux-secrets": sorted([*base, "Role", "RoleBinding", "ServiceMonitor"]),
     }
 
@@ -55,7 +70,8 @@ SHOP = ("--set", "github.repository=acme/shop", "--set", "engine.application=sho
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ((), "/github/repository': '' does not match pattern"),
+        ((), "github.repository (owner/name) is required"),
+        (("--set", "github.repository=acme"), "/github/repository': 'acme' does not match pattern"),
         (
             ("--set", "github.repository=acme/shop", "--set", "rbac.readSecret=true"),
             "additional properties 'readSecret' not allowed",
@@ -73,6 +89,7 @@ SHOP = ("--set", "github.repository=acme/shop", "--set", "engine.application=sho
     ],
     ids=[
         "no-repository",
+        "not-owner-name",
         "typo",
         "unknown-engine",
         "no-webhook-secret",
@@ -89,7 +106,7 @@ def test_bad_values_are_refused_with_the_reason(
     assert result.stdout == ""
 
 
-def test_notes_show_the_webhook_url(helm: Helm, tmp_path: Path) -> None:
+def _notes(helm: Helm, tmp_path: Path, value_set: str) -> str:
     # `helm install --dry-run` wants a cluster; NOTES.txt is rendered here by `tpl`
     # in a copy of the chart, with the release's own values and helpers.
     chart = tmp_path / "gitmedic"
@@ -108,11 +125,22 @@ def test_notes_show_the_webhook_url(helm: Helm, tmp_path: Path) -> None:
         "--show-only",
         "templates/notes.yaml",
         "--values",
-        VALUES / "argocd-rest-llm.yaml",
+        values_file(value_set),
     )
     assert result.returncode == 0, result.stderr
-    notes = one(objects(result.stdout), "ConfigMap")["data"]["notes"]
+    return str(one(objects(result.stdout), "ConfigMap")["data"]["notes"])
+
+
+def test_notes_show_the_webhook_url(helm: Helm, tmp_path: Path) -> None:
+    notes = _notes(helm, tmp_path, "argocd-rest-llm")
     assert 'Webhook URL (the GitHub App\'s "Webhook URL"):\n' in notes
     assert "\n  https://gitmedic.example.com/webhooks/github\n" in notes
     assert "gitmedic-gitmedic" not in notes  # the release named "gitmedic" is not doubled
     assert "and not Secrets (rbac.readSecrets)" in notes
+    assert "WARNING" not in notes  # networkPolicy.egress.forge is set
+
+
+def test_notes_warn_when_the_network_policy_closes_github(helm: Helm, tmp_path: Path) -> None:
+    notes = _notes(helm, tmp_path, "app-argocd-cr")
+    assert "cannot clone, push or open pull requests yet" in notes
+    assert "networkPolicy.egress.forge" in notes

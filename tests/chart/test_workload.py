@@ -113,8 +113,19 @@ def test_gitmedic_detect_finds_nothing_in_the_rendered_chart(
     ]
     # persistence.existingClaim: the claim exists before the install; else the chart has it
     claims = [_claim("gitmedic-state")] if value_set == "token-flux-secrets" else []
+    # extraVolumes: the CA bundle ConfigMap exists before the install too
+    bundles = [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "corporate-ca", "namespace": "gitmedic"},
+            "data": {"ca.crt": "-----BEGIN CERTIFICATE-----"},
+        }
+    ] * (value_set == "namespaced-ingress")
     manifests = tmp_path / "rendered.yaml"
-    manifests.write_text("---\n".join(json.dumps(o) + "\n" for o in [*objs, *secrets, *claims]))
+    manifests.write_text(
+        "---\n".join(json.dumps(o) + "\n" for o in [*objs, *secrets, *claims, *bundles])
+    )
     result = subprocess.run(
         [
             sys.executable,

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from gitmedic import __version__
+from gitmedic.bot.init_cmd import action_ref
 
 pytestmark = pytest.mark.integration  # each starts the gitmedic CLI
 
@@ -42,7 +43,7 @@ def test_the_workflow_uses_the_action_with_permissions_and_pinned_actions(tmp_pa
     workflow = yaml.safe_load((tmp_path / ".github/workflows/gitmedic-detect.yml").read_text())
     assert workflow["permissions"] == {"contents": "read", "security-events": "write"}
     uses = [s["uses"] for s in workflow["jobs"]["detect"]["steps"] if "uses" in s]
-    assert uses[-1] == f"gitmedic/gitmedic@v{__version__}"
+    assert uses[-1] == f"gitmedic/gitmedic@{action_ref(__version__)}"
     for ref in uses[:-1]:
         sha = ref.split("@")[1]
         assert len(sha) == 40 and all(c in "0123456789abcdef" for c in sha), ref

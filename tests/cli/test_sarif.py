@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.manifests.variants import SPEC as VARIANTS
@@ -73,23 +74,28 @@ def test_a_clean_app_is_a_valid_empty_run(cli: Cli) -> None:
     assert result.json()["runs"][0]["results"] == []
 
 
-def test_teastore_tab_error_is_a_tool_execution_notification(cli: Cli) -> None:
-    folder = APPS / "teastore/examples/kubernetes"
-    result = cli("detect", folder, "--format", "sarif", "--namespace", "teastore")
+TAB_INDENTED = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n"
+
+
+def test_tab_indentation_is_a_tool_execution_notification(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (teastore's trailing tabs, which this test used to read, are valid YAML: issue 22)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "ok.yaml").write_text(TAB_INDENTED.replace("\t", "  "))
+    (tmp_path / "app" / "tabbed.yaml").write_text(TAB_INDENTED.replace("name: a", "name: b"))
+    monkeypatch.chdir(tmp_path)
+    result = cli("detect", "app", "--format", "sarif")
     assert result.rc == 2
     log = result.json()
     validate(log)
     (invocation,) = log["runs"][0]["invocations"]
     assert invocation["executionSuccessful"] is False
-    notes = invocation["toolExecutionNotifications"]
-    (note,) = [n for n in notes if "is defined twice" not in n["message"]["text"]]
+    (note,) = invocation["toolExecutionNotifications"]
     assert note["level"] == "error" and "tab character" in note["message"]["text"]
     physical = note["locations"][0]["physicalLocation"]
-    assert physical["artifactLocation"] == {
-        "uri": "tests/fixtures/data/apps/teastore/examples/kubernetes/teastore-rabbitmq.yaml",
-        "uriBaseId": "%SRCROOT%",
-    }
-    assert physical["region"] == {"startLine": 9}
+    assert physical["artifactLocation"] == {"uri": "app/tabbed.yaml", "uriBaseId": "%SRCROOT%"}
+    assert physical["region"] == {"startLine": 4}
 
 
 def test_errors_without_a_line_still_validate(cli: Cli, tmp_path: Path) -> None:

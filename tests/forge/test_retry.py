@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gitmedic.bot.forges._retry import Failure, RetryPolicy, describe
+from gitmedic.bot.forges._retry import Failure, RetryPolicy, describe, is_transient
 from gitmedic.reconciler.forge import (
     Conflict,
     ForgeError,
+    MergeNotAllowed,
     NotFound,
     NotMergeable,
     PermissionDenied,
@@ -81,3 +82,29 @@ def test_messages_never_show_a_registered_secret() -> None:
     text = describe(Failure(401, "token s3cr3t-value-for-retry-test and ghp_" + "a" * 36))
     assert "s3cr3t" not in text
     assert "ghp_" not in text
+
+
+def test_a_wait_of_0_s_is_still_a_rate_limit_and_is_bounded() -> None:
+    zero = Failure(403, "secondary rate limit", {"Retry-After": "0"})
+    assert POLICY.rate_limit_wait(zero, NOW) == 0.0  # not None: GitHub asked to retry
+    assert POLICY.next_wait(zero, NOW, 0, 0, rate_failures=4) == 0
+    with pytest.raises(RateLimited):
+        POLICY.next_wait(zero, NOW, 0, 0, rate_failures=5)
+
+
+def test_a_lagging_ref_waits_then_is_the_validation_it_would_have_been() -> None:
+    lag = Failure(None, "head branch x does not exist; push it first", lagging=True)
+    assert [POLICY.next_wait(lag, NOW, 0, 0, lag_failures=n) for n in range(3)] == [1, 2, 4]
+    with pytest.raises(Validation, match="push it first") as caught:
+        POLICY.next_wait(lag, NOW, 7, 0, lag_failures=3)
+    assert type(caught.value) is Validation
+    assert not is_transient(lag)
+
+
+def test_a_405_for_a_forbidden_merge_method_is_merge_not_allowed() -> None:
+    forbidden = Failure(405, "Squash merges are not allowed on this repository.")
+    with pytest.raises(MergeNotAllowed):
+        POLICY.next_wait(forbidden, NOW, 0, 0)
+    with pytest.raises(NotMergeable) as caught:
+        POLICY.next_wait(Failure(405, "Pull Request is not mergeable"), NOW, 0, 0)
+    assert type(caught.value) is NotMergeable

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gitmedic.reconciler.manifests.parse import parse_text
+from gitmedic.reconciler.manifests.parse import load_strict_yaml, parse_text
 from gitmedic.reconciler.manifests.yaml_loader import StrictLoader, has_anchors
 from tests.conftest import DATA
 
@@ -185,3 +185,49 @@ def test_timestamps_keep_their_type() -> None:
 def test_json_manifest_errors_have_lines(tmp_path: Path) -> None:
     parsed = parse_text('{"apiVersion": "v1",\n "kind": }\n', "x.json")
     assert [(e.line, e.message.startswith("invalid JSON")) for e in parsed.errors] == [(2, True)]
+
+
+HEAD = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        HEAD + "data:\t\n  k: v\t\n",  # at a line's end (teastore's `selector:<TAB>`)
+        HEAD + "data:\n  k:\tv\n",  # after a key's colon
+        HEAD + "data:\n  k: v\t# note\n",  # before a comment
+        HEAD + "data: {k: [a,\tb]}\n",  # inside a flow collection
+        HEAD + "data: {k: [a,\n\tb]}\n",  # a flow collection's continuation line
+        HEAD + "data:\n  k: one\n    \ttwo\n",  # a plain scalar's continuation, past its indent
+        HEAD + "data:\n  k: |\n    x\n    \ty\n",  # block scalar content
+        "---\t\n" + HEAD,  # after a document marker
+    ],
+)
+def test_every_tab_libyaml_reads_is_read_as_libyaml_reads_it(text: str) -> None:
+    parsed = parse_text(text, "tabs.yaml")
+    assert parsed.errors == []
+    assert [o.body for o in parsed.objects] == [yaml.load(text, Loader=yaml.CSafeLoader)]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (HEAD + "data:\n\tk: v\n", 6),  # a mapping indented by a tab
+        (HEAD + "data:\n  \tk: v\n", 6),  # spaces then a tab
+        (HEAD + "data:\n  k: |\n\tx\n", 7),  # a block scalar's indentation
+        (HEAD + "data:\n  k: one\n\ttwo\n", 7),  # a plain scalar's continuation at column 0
+        (HEAD + "data:\n  k:\n  -\tv\n", 7),  # a sequence item's nested indentation
+    ],
+)
+def test_a_tab_used_as_indentation_is_refused_at_its_line(text: str, line: int) -> None:
+    parsed = parse_text(text, "tabs.yaml")
+    assert parsed.objects == []
+    assert [(e.file, e.line) for e in parsed.errors] == [("tabs.yaml", line)]
+    assert "tab character where YAML allows only spaces" in parsed.errors[0].message
+    with pytest.raises(ValueError, match=rf"^tabs.yaml:{line}: invalid YAML: tab character"):
+        load_strict_yaml(text, "tabs.yaml")
+
+
+def test_an_error_elsewhere_in_a_file_with_tabs_is_not_called_a_tab() -> None:
+    parsed = parse_text(HEAD + "data:\t\n  k: [v\n", "f.yaml")
+    assert "tab" not in parsed.errors[0].message

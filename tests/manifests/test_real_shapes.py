@@ -124,6 +124,50 @@ def test_gitops_objects_name_the_folders_they_deploy() -> None:
     assert owner_folder("x/sub/a.yaml", {"x": False}) is None  # Argo CD: not recursive
 
 
+def flux_kustomization(name: str, path: str, source: dict[str, str]) -> Obj:
+    body = {"spec": {"path": path, "sourceRef": source}}
+    return Obj(
+        Resource("Kustomization", "flux-system", name, "kustomize.toolkit.fluxcd.io/v1"), body
+    )
+
+
+def git_repository(name: str, url: str, branch: str) -> Obj:
+    body = {"spec": {"url": url, "ref": {"branch": branch}}}
+    ref = Resource("GitRepository", "flux-system", name, "source.toolkit.fluxcd.io/v1")
+    return Obj(ref, body)
+
+
+def test_a_kustomization_of_another_source_deploys_no_folder_of_this_checkout() -> None:
+    folders = {"", "apps", "infra", "team"}
+    home = git_repository("flux-system", "ssh://git@github.com/org/fleet.git", "main")
+    same = git_repository("fleet", "https://github.com/org/fleet", "main")
+    branch = git_repository("team", "https://github.com/org/fleet", "team")
+    deployers = [
+        flux_kustomization("apps", "./apps", {"kind": "GitRepository", "name": "flux-system"}),
+        flux_kustomization("infra", "./infra", {"kind": "GitRepository", "name": "fleet"}),
+        flux_kustomization("oci", "./", {"kind": "OCIRepository", "name": "kyverno"}),
+        flux_kustomization("bucket", "./", {"kind": "Bucket", "name": "b"}),
+        flux_kustomization("team", "./team", {"kind": "GitRepository", "name": "team"}),
+    ]
+    deployed = deployed_folders([home, same, branch, *deployers], folders)
+    assert deployed == {"apps": True, "infra": True}
+    # without flux-system's declaration, a declared GitRepository is another checkout
+    assert deployed_folders([same, *deployers[1:2]], folders) == {}
+
+
+def test_a_folder_flux_bootstrap_syncs_is_deployed_with_its_subfolders() -> None:
+    files = [
+        "clusters/staging/flux-system/gotk-sync.yaml",
+        "clusters/staging/apps.yaml",
+        "clusters/prod/flux-system/gotk-components.yaml",
+        "other/flux-system/kustomization.yaml",  # no bootstrap file: not a cluster root
+        "gotk-sync.yaml",  # not in a flux-system folder
+    ]
+    deployed = deployed_folders([], {"clusters", "clusters/staging", "clusters/prod"}, files)
+    assert deployed == {"clusters/prod": True, "clusters/staging": True}
+    assert owner_folder("clusters/staging/team/x.yaml", deployed) == "clusters/staging"
+
+
 def test_loose_folders_split_into_apps_where_they_declare_the_same_objects() -> None:
     apps = loose_apps(
         {

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitmedic.reconciler.manifests import render_pool
-from gitmedic.reconciler.manifests.render_pool import GO_MEMORY_LIMIT, go_env, render_each
+from gitmedic.reconciler.manifests.render_pool import go_env, render_each
 from gitmedic.reconciler.manifests.tree import FsTree
 
 
@@ -67,22 +67,18 @@ def test_a_failing_render_raises_as_it_would_alone(
         render_each(FsTree(tmp_path), [lambda: "fine", broken])
 
 
-def test_go_renderers_run_without_their_collector_below_a_ceiling(
+def test_go_renderers_run_without_their_collector_below_half_the_memory_cap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("GOGC", raising=False)
     monkeypatch.delenv("GOMEMLIMIT", raising=False)
-    env = go_env({"PATH": "/bin", "KUBECONFIG": "/dev/null"})
-    assert env == {
-        "PATH": "/bin",
-        "KUBECONFIG": "/dev/null",
-        "GOGC": "off",
-        "GOMEMLIMIT": GO_MEMORY_LIMIT,
-    }
+    env = go_env({"PATH": "/bin", "KUBECONFIG": "/dev/null"}, 1024)
+    assert env == {"PATH": "/bin", "KUBECONFIG": "/dev/null", "GOGC": "off", "GOMEMLIMIT": "512MiB"}
+    assert go_env({}, 300)["GOMEMLIMIT"] == "150MiB"  # a smaller cap, a lower ceiling
 
 
 def test_the_users_own_go_settings_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOGC", "50")
     monkeypatch.delenv("GOMEMLIMIT", raising=False)
-    # helm's environment is built from a short list; the user's setting still reaches it
-    assert go_env({"PATH": "/bin"}) == {"PATH": "/bin", "GOGC": "50"}
+    # the renderer's sandboxed environment is built from a short list; the setting still reaches it
+    assert go_env({"PATH": "/bin"}, 1024) == {"PATH": "/bin", "GOGC": "50"}

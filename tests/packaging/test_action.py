@@ -24,11 +24,14 @@ def _run_step(
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
     outputs = tmp_path / "github_output"
     outputs.write_text("")
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("")
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
         "HOME": str(Path.home()),
         "RUNNER_TEMP": str(tmp_path / "runner"),
         "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_STEP_SUMMARY": str(summary),
         "GITHUB_ACTION_PATH": str(ROOT),
         **{f"INPUT_{k.upper()}": v for k, v in inputs.items()},
     }
@@ -57,6 +60,7 @@ def test_the_step_annotates_findings_and_reports_outputs(dist: Dist, tmp_path: P
         namespace="shop",
         upload_sarif="true",
         sarif_file="out.sarif",
+        schema_validation="false",
     )
     assert step.returncode == 0, step.stderr
     assert "::error file=deploy/app.yaml,line=122,title=gitmedic service-selector-unmatched::" in (
@@ -113,10 +117,135 @@ def test_a_repo_with_learned_rules_gets_the_rules_extra_and_its_rules_run(
     (repo / "deploy").mkdir()
     (repo / "deploy/cart.yaml").write_text(yaml.safe_dump(deployment(0)))
     commit_all(repo)
-    step, outputs = _run_step(repo, tmp_path, wheel=str(dist.wheel), path="deploy")
+    step, outputs = _run_step(
+        repo, tmp_path, wheel=str(dist.wheel), path="deploy", schema_validation="false"
+    )
     assert step.returncode == 0, step.stderr
     title = "title=gitmedic learned-zero-replicas::"
     assert f"{title}Deployment/shop/cart: Deployment cart has no replicas" in step.stdout
     assert outputs["exit-code"] == "1"
     venv = tmp_path / "runner/gitmedic-venv"
     assert list(venv.glob("lib/python3*/site-packages/cel_expr_python"))
+
+
+def _services(count: int) -> str:
+    """``count`` Services that select no pod: one warning each (pods may come from elsewhere)."""
+    return "---\n".join(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"svc-{i:02}", "namespace": "shop"},
+                "spec": {"selector": {"app": f"gone-{i}"}, "ports": [{"port": 80}]},
+            }
+        )
+        for i in range(count)
+    )
+
+
+def test_every_finding_reaches_the_job_summary_and_the_counts_are_outputs(
+    dist: Dist, tmp_path: Path
+) -> None:
+    """Past GitHub's 10 warning annotations per step, the summary still lists every one."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "deploy").mkdir()
+    (repo / "deploy/services.yaml").write_text(
+        _services(12).replace("gone-3", "<img src=x onerror=alert(1)>@acme/admins")
+    )
+    commit_all(repo)
+    step, outputs = _run_step(
+        repo, tmp_path, wheel=str(dist.wheel), path="deploy", schema_validation="false"
+    )
+    assert step.returncode == 0, step.stderr
+    assert (outputs["critical"], outputs["warning"], outputs["info"]) == ("0", "12", "0")
+    assert outputs["errors"] == "0" and outputs["sarif-file"] == "gitmedic.sarif"
+    summary = (tmp_path / "step_summary.md").read_text()
+    rows = [line for line in summary.splitlines() if line.startswith("| 🟠 warning")]
+    assert len(rows) == 12
+    assert [r.split("|")[3].strip() for r in rows] == [
+        f"Service/shop/svc-{i:02}" for i in range(12)
+    ]
+    assert "<img" not in summary and "&lt;img" in summary  # repository text stays inert
+    assert "@acme" not in summary.replace("@\u200b", "")  # and mentions nobody
+    assert "deploy/services.yaml:" in rows[0]
+
+
+def test_baseline_exclude_and_kubernetes_version_reach_detect(dist: Dist, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    (repo / "deploy").mkdir()
+    (repo / "deploy/services.yaml").write_text(_services(2))
+    (repo / "deploy/hpa.yaml").write_text(
+        "apiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler\n"
+        "metadata: {name: web, namespace: shop}\n"
+        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
+        "  maxReplicas: 3\n  replicas: 2\n"
+    )
+    commit_all(repo)
+    accepted = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gitmedic",
+            "detect",
+            "deploy/services.yaml",
+            "--write-baseline",
+            "accepted.yaml",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=repo,
+    )
+    assert accepted.returncode == 0, accepted.stderr
+    step, outputs = _run_step(
+        repo,
+        tmp_path,
+        wheel=str(dist.wheel),
+        path="deploy",
+        baseline="accepted.yaml",
+        exclude="hpa-target-missing,\nnot-a-glob-*",
+        kubernetes_version="1.25",
+    )
+    # an unknown id in exclude is refused, naming it
+    assert outputs["exit-code"] == "2", step.stdout
+    assert "unknown detector not-a-glob-*" in step.stdout + step.stderr
+    (tmp_path / "again").mkdir()
+    step, outputs = _run_step(
+        repo,
+        tmp_path / "again",
+        wheel=str(dist.wheel),
+        path="deploy",
+        baseline="accepted.yaml",
+        exclude="hpa-target-missing",
+        kubernetes_version="1.25",
+    )
+    assert step.returncode == 0, step.stderr
+    # the Services are accepted by the baseline, the HPA's target is not judged, and
+    # the HPA is validated against 1.25's schema (gitmedic[schemas] installed)
+    assert "service-selector-unmatched" not in step.stdout
+    assert "hpa-target-missing" not in step.stdout
+    assert "does not validate against Kubernetes 1.25" in step.stdout
+    assert (outputs["critical"], outputs["exit-code"]) == ("1", "1")
+
+
+def test_the_step_and_the_repos_scripts_pass_shellcheck() -> None:
+    scripts = [
+        ROOT / path
+        for path in subprocess.run(
+            ["git", "ls-files", "*.sh", ".ci/run", ".ci/fresh-path"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout.split()
+        if not path.startswith("tests/fixtures/")  # others' scripts, copied as they are
+    ]
+    assert ROOT / "action/detect.sh" in scripts
+    shellcheck = Path(sys.executable).parent / "shellcheck"
+    result = subprocess.run(
+        [str(shellcheck), "--severity=warning", *map(str, scripts)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout

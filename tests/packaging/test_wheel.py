@@ -12,8 +12,8 @@ from tests.packaging.conftest import Dist, Venv
 
 pytestmark = pytest.mark.integration
 
-CORE = {"pyyaml", "ruamel.yaml", "jsonschema", "markdown-it-py"}
-EXTRAS = {"rules", "kustomize", "kube", "github", "llm", "serve", "all", "dev"}
+CORE = {"pyyaml", "ruamel.yaml", "jsonschema", "markdown-it-py", "shtab"}
+EXTRAS = {"rules", "kustomize", "schemas", "kube", "github", "llm", "serve", "all", "dev"}
 # The client libraries a detect-only install must not pull in.
 HEAVY = {
     "kubernetes",
@@ -41,7 +41,8 @@ def test_the_license_is_an_spdx_expression_with_its_file(dist: Dist) -> None:
     assert meta["License-Expression"] == "Apache-2.0"
     assert meta.get_all("License-File") == ["LICENSE"]
     with zipfile.ZipFile(dist.wheel) as wheel:
-        assert "Apache License" in wheel.read("gitmedic-0.1.0.dist-info/licenses/LICENSE").decode()
+        (license_file,) = [n for n in wheel.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert "Apache License" in wheel.read(license_file).decode()
 
 
 def test_the_build_raises_no_setuptools_warning(dist: Dist) -> None:

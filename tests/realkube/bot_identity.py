@@ -1,7 +1,7 @@
 """gitmedic's identity on the real cluster, as the Helm chart installs it:
 ``helm template charts/gitmedic`` renders the ServiceAccount, the read-only
 ClusterRole (its rules are ``charts/gitmedic/files/clusterrole-rules.yaml``,
-generated from the detector registry: ``rules``, plus ``secretRules`` with
+generated from the detector registry: ``rules`` and ``clusterRules``, plus ``secretRules`` with
 ``rbac.readSecrets``), its binding, and with ``engine.kind: flux`` the Role on the
 app's one Kustomization. Those objects are applied as rendered, and the bot's
 kubeconfig holds a token the API server issued for the rendered ServiceAccount
@@ -29,7 +29,7 @@ RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "Ro
 def chart_rules(*, read_secrets: bool) -> list[dict[str, Any]]:
     """The chart's ClusterRole rules; Secrets only when the chart is asked to read them."""
     data = yaml.safe_load(CHART_RULES.read_text())
-    return [*data["rules"], *(data["secretRules"] if read_secrets else [])]
+    return [*data["rules"], *data["clusterRules"], *(data["secretRules"] if read_secrets else [])]
 
 
 def render_chart(

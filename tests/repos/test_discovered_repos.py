@@ -153,8 +153,15 @@ def test_init_detect_and_run_on_the_untouched_repository(tmp_path: Path, fixture
         for line in run.err.splitlines()
         if ": cannot deploy it: " in line and PULL_HINT in line
     }
-    deployable = [(a, n) for a, n in acted(repo) if a not in undeployable]
-    assert start.endswith(", ".join(f"{a} ({n})" for a, n in deployable)), start
+    # every app listed, in the config's order; those the sim cannot deploy marked so
+    assert f" {len(apps)} app{'s' * (len(apps) != 1)}: " in start, start
+    for app, namespace in acted(repo):
+        shown = (
+            f"{app} ({namespace}; not deployable: "
+            if app in undeployable
+            else f"{app} ({namespace})"
+        )
+        assert shown in start, start
     assert len(run.json().get("apps", [None])) == len(apps)
     assert prs(repo) == [], "nothing was broken: no pull request"
 

@@ -19,7 +19,13 @@ import pytest
 from tests.conftest import DATA
 from tests.manifests.helpers import commit_all, init_repo, write
 from tests.repos.conftest import CHART_WARNING, Run, gitmedic
-from tests.support.chart_servers import helm_repository, oci_registry, package, push
+from tests.support.chart_servers import (
+    helm_repository,
+    oci_registry,
+    package,
+    push,
+    redirecting_repository,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("helm_on_path")]
 
@@ -205,6 +211,23 @@ def test_an_index_serving_the_chart_from_another_host_is_refused(
     assert run.rc == 2
     [error] = run.json()["errors"]
     assert "serves it from http://127.0.0.2:9/podinfo-6.14.1.tgz, outside the" in error["message"]
+
+
+def test_a_package_redirected_to_another_host_is_refused(tmp_path: Path, packages: Path) -> None:
+    """The index is the declared repository's, its package URLs on its host; the package
+    answers with a redirect to another host (localhost, not 127.0.0.1), which serves it."""
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(packages, elsewhere)
+    with helm_repository(elsewhere) as other:
+        other = other.replace("127.0.0.1", "localhost")
+        with redirecting_repository(packages, to=other) as (url, asked):
+            repo = flux_repo(tmp_path, url)
+            run = gitmedic("detect", repo / "apps/staging", "--format", "json")
+    assert run.rc == 2, run.out
+    [error] = run.json()["errors"]
+    assert error["message"].startswith(f"chart podinfo >=1.0.0-alpha from {url}, declared in ")
+    assert f"it redirects to another host ({other}/podinfo-6.14.1.tgz)" in error["message"]
+    assert "/podinfo-6.14.1.tgz" in asked, "the package was asked of the declared repository"
 
 
 def test_offline_names_the_chart_the_repository_and_how_to_vendor_it(tmp_path: Path) -> None:

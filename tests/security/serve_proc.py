@@ -59,12 +59,14 @@ class Served:
 
 
 @contextmanager
-def serve(repo: Path, state: Path, env: Mapping[str, str] | None = None) -> Iterator[Served]:
+def serve(
+    repo: Path, state: Path, env: Mapping[str, str] | None = None, interval: float = 3600
+) -> Iterator[Served]:
     port = free_port()
     log = state.parent / f"serve-{port}.log"
     argv = [sys.executable, "-m", "gitmedic.bot.cli", "serve", "--forge", "local",
             "--cluster", "sim", "--repo", str(repo), "--state-dir", str(state),
-            "--port", str(port), "--interval", "3600", "--log-level", "warning"]  # fmt: skip
+            "--port", str(port), "--interval", str(interval), "--log-level", "warning"]  # fmt: skip
     full_env = {**os.environ, "GITMEDIC_WEBHOOK_SECRET": SECRET, **(env or {})}
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, env=full_env, stdout=out, stderr=subprocess.STDOUT)

@@ -108,3 +108,34 @@ def push(home: Path, package_file: Path, registry: str, path: str = "charts") ->
     """``helm push --plain-http`` to the registry: the chart's OCI repository URL."""
     helm(home, "push", package_file, f"oci://{registry}/{path}", "--plain-http")
     return f"oci://{registry}/{path}"
+
+
+@contextmanager
+def redirecting_repository(folder: Path, to: str) -> Iterator[tuple[str, list[str]]]:
+    """A Helm repository on 127.0.0.1 whose index lists ``folder``'s packages on its own
+    host, each answered by a redirect (302) to the same path under ``to``; and the paths
+    it was asked for."""
+    asked: list[str] = []
+
+    class Redirecting(_Quiet):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            if self.path.endswith(".tgz"):
+                self.send_response(302)
+                self.send_header("Location", to.rstrip("/") + self.path)
+                self.end_headers()
+                return
+            super().do_GET()
+
+    handler = functools.partial(Redirecting, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    helm(folder, "repo", "index", folder, "--url", url)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield url, asked
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

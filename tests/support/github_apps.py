@@ -11,14 +11,13 @@ about authentication need no credentials.
 from __future__ import annotations
 
 import secrets
+from datetime import UTC, datetime
 from typing import Any
 
 import jwt
 from fastapi import FastAPI, Request
 
 from tests.support.github_store import NOW, ApiError, GitHubStore
-
-EXPIRES = "2099-01-01T00:00:00Z"
 
 
 def check_credentials(store: GitHubStore, request: Request) -> str | None:
@@ -32,6 +31,9 @@ def check_credentials(store: GitHubStore, request: Request) -> str | None:
         scheme.lower() not in ("token", "bearer") or credential not in store.tokens
     ):
         return "Bad credentials"
+    if store.minted.expired(credential):
+        return "Bad credentials"  # what GitHub says for an expired installation token
+    store.minted.use(credential)
     return None
 
 
@@ -48,9 +50,10 @@ def app_routes(app: FastAPI, s: GitHubStore) -> None:
             raise ApiError(404, "Not Found")
         token = "ghs_" + secrets.token_hex(18)
         s.tokens.add(token)
+        expires = datetime.fromtimestamp(s.minted.mint(token), UTC)
         return {
             "token": token,
-            "expires_at": EXPIRES,
+            "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "permissions": {"contents": "write", "pull_requests": "write", "issues": "write"},
             "repository_selection": "selected",
         }
@@ -89,6 +92,8 @@ def _installation(s: GitHubStore) -> dict[str, Any]:
         "events": ["pull_request", "issue_comment", "check_run"],
         "repository_selection": "selected",
         "single_file_name": None,
+        "suspended_by": None,
+        "suspended_at": None,
         "created_at": NOW,
         "updated_at": NOW,
     }

@@ -4,6 +4,9 @@ PyGithub talks to it exactly as to api.github.com: same paths, verbs, status
 codes and payload shapes (built from recorded GitHub payloads). Errors can be
 injected per method and path (404, 405/409 on merge, 422, 403/429 rate limits
 with Retry-After or x-ratelimit-reset, 5xx) to test the forge's typed errors.
+It behaves as GitHub does where the forge must cope (:mod:`.github_behaviour`):
+text limits, paginated listings with ``Link`` headers, replication lag of new
+refs, the primary rate limit, expiring installation tokens, lazy ``mergeable``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,11 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
+from tests.support import github_behaviour as behaviour
+from tests.support import github_conformance as conformance
 from tests.support.github_apps import app_routes, check_credentials
+from tests.support.github_compare import compare_routes
+from tests.support.github_graphql import graphql_route
 from tests.support.github_store import NOW, TEMPLATES, ApiError, GitHubStore
 
 R = "/repos/{owner}/{repo}"
@@ -31,23 +38,44 @@ def make_app(store: GitHubStore) -> FastAPI:
     app = FastAPI()
 
     @app.middleware("http")
+    async def held_to_the_description(request: Request, call_next: Any) -> Response:
+        """Every request and reply checked against GitHub's description (not GraphQL's)."""
+        if request.url.path == "/graphql" or not store.conform:
+            return await faults_and_headers(request, call_next)
+        sent = await request.body()
+        check = conformance.Exchange(request.method, request.url.path, dict(request.query_params))
+        store.checked += 1
+        store.violations += check.request(sent)
+        response = await faults_and_headers(request, call_next)
+        if hasattr(response, "body_iterator"):  # a route's reply streams through
+            body = b"".join([bytes(chunk) async for chunk in response.body_iterator])
+        else:  # an error the middleware itself answered
+            body = bytes(response.body)
+        store.violations += check.reply(response.status_code, body)
+        return Response(body, response.status_code, dict(response.headers))
+
     async def faults_and_headers(request: Request, call_next: Any) -> Response:
         store.requests.append((request.method, request.url.path))
         fault = store.take_fault(request.method, request.url.path)
         if fault is not None:
-            return _error(fault.status, fault.message, fault.headers)
+            return _error(fault.status, fault.message, fault.headers, fault.errors)
         refusal = check_credentials(store, request)
         if refusal is not None:
             return _error(401, refusal, {})
+        if not store.rate.take():
+            limited = {**store.rate.headers(), "X-RateLimit-Remaining": "0"}
+            return _error(403, "API rate limit exceeded for installation.", limited)
         response: Response = await call_next(request)
-        response.headers["X-RateLimit-Limit"] = "5000"
-        response.headers["X-RateLimit-Remaining"] = "4999"
-        response.headers["X-RateLimit-Reset"] = str(int(time.time()) + 3600)
+        response.headers.update(store.rate.headers())
         return response
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> Response:
         return _error(exc.status, exc.message, exc.headers)
+
+    @app.exception_handler(behaviour.TooLong)
+    async def too_long(request: Request, exc: behaviour.TooLong) -> Response:
+        return JSONResponse(behaviour.too_long_error(str(exc)), status_code=422)
 
     _repo_routes(app, store)
     app_routes(app, store)
@@ -55,13 +83,17 @@ def make_app(store: GitHubStore) -> FastAPI:
     _pull_routes(app, store)
     _issue_routes(app, store)
     _status_routes(app, store)
-    _compare_routes(app, store)
-    _graphql_route(app, store)
+    compare_routes(app, store)
+    graphql_route(app, store)
     return app
 
 
-def _error(status: int, message: str, headers: dict[str, str]) -> Response:
-    body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
+def _error(
+    status: int, message: str, headers: dict[str, str], errors: list[Any] | None = None
+) -> Response:
+    body: dict[str, Any] = {"message": message, "documentation_url": "https://docs.github.com/rest"}
+    if errors is not None:
+        body["errors"] = errors
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -72,14 +104,22 @@ def _repo_routes(app: FastAPI, s: GitHubStore) -> None:
 
     @app.get("/rate_limit")
     def rate_limit() -> dict[str, Any]:
-        core = {"limit": 5000, "remaining": 4999, "reset": int(time.time()) + 3600, "used": 1}
+        window = s.rate
+        left = max(window.limit - window.used, 0)
+        core = {
+            "limit": window.limit,
+            "remaining": left,
+            "reset": int(window.reset),
+            "used": window.used,
+        }
         return {"resources": {"core": core, "graphql": core}, "rate": core}
 
     @app.get(R + "/collaborators/{user}/permission")
     def permission(owner: str, repo: str, user: str) -> dict[str, Any]:
         level = s.permissions.get(user, "none")
         legacy = {"maintain": "write", "triage": "read"}.get(level, level)
-        return {"permission": legacy, "role_name": level, "user": s.user(user)}
+        collaborator = {**s.user(user), "role_name": level}
+        return {"permission": legacy, "role_name": level, "user": collaborator}
 
     @app.get(R + "/contents/{path:path}")
     def contents(owner: str, repo: str, path: str, ref: str = "main") -> dict[str, Any]:
@@ -103,7 +143,7 @@ def _git_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.get(R + "/git/ref/{ref:path}")
     def get_ref(owner: str, repo: str, ref: str) -> dict[str, Any]:
         sha = s.git("rev-parse", "--verify", "--quiet", f"refs/{ref}", check=False)
-        if not sha:
+        if not sha or s.lag.missing(ref.removeprefix("heads/")):
             raise ApiError(404, "Not Found")
         return s.ref_json(f"refs/{ref}", sha)
 
@@ -113,6 +153,7 @@ def _git_routes(app: FastAPI, s: GitHubStore) -> None:
         if s.git("rev-parse", "--verify", "--quiet", body["ref"], check=False):
             raise ApiError(422, "Reference already exists")
         s.git("update-ref", body["ref"], s.resolve(body["sha"]))
+        s.lag.created(body["ref"])
         return s.ref_json(body["ref"], body["sha"])
 
     @app.patch(R + "/git/refs/{ref:path}")
@@ -244,12 +285,14 @@ def _build_tree(s: GitHubStore, base_tree: str | None, entries: list[dict[str, A
 def _pull_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.get(R + "/pulls")
     def list_pulls(
+        request: Request,
+        response: Response,
         owner: str,
         repo: str,
         state: str = "open",
         head: str = "",
         base: str = "",
-        per_page: int = 30,
+        per_page: int = behaviour.DEFAULT_PER_PAGE,
         page: int = 1,
     ) -> list[dict[str, Any]]:
         out = [
@@ -260,14 +303,16 @@ def _pull_routes(app: FastAPI, s: GitHubStore) -> None:
             and (not base or p["base"] == base)
         ]
         out.sort(key=lambda p: -p["number"])
-        return [s.pull_json(p) for p in out[(page - 1) * per_page : page * per_page]]
+        return [s.pull_json(p) for p in behaviour.page(request, response, out, per_page, page)]
 
     @app.post(R + "/pulls", status_code=201)
     async def create_pull(owner: str, repo: str, request: Request) -> dict[str, Any]:
         body = await request.json()
+        behaviour.check_text("PullRequest", body)
         head = body["head"].split(":")[-1]
-        if s.branch_sha(head) is None or s.branch_sha(body["base"]) is None:
-            raise ApiError(422, "Validation Failed: head or base does not exist")
+        for name, role in ((head, "head"), (body["base"], "base")):
+            if s.branch_sha(name) is None or (role == "head" and s.lag.missing(name)):
+                raise ApiError(422, f"Validation Failed: {role} is invalid")
         if _is_ancestor(s, s.branch_sha(head) or "", s.branch_sha(body["base"]) or ""):
             raise ApiError(422, f"Validation Failed: No commits between {body['base']} and {head}")
         if any(p["head"] == head and p["state"] == "open" for p in s.pulls.values()):
@@ -296,6 +341,7 @@ def _pull_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.patch(R + "/pulls/{number}")
     async def edit_pull(owner: str, repo: str, number: int, request: Request) -> dict[str, Any]:
         pr, body = _pull(s, number), await request.json()
+        behaviour.check_text("PullRequest", body)
         for key in ("title", "body"):
             if key in body:
                 pr[key] = body[key]
@@ -349,12 +395,14 @@ def _merge(
 def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.get(R + "/issues")
     def list_issues(
+        request: Request,
+        response: Response,
         owner: str,
         repo: str,
         state: str = "open",
         labels: str = "",
         creator: str = "",
-        per_page: int = 30,
+        per_page: int = behaviour.DEFAULT_PER_PAGE,
         page: int = 1,
     ) -> list[dict[str, Any]]:
         wanted = {x for x in labels.split(",") if x}
@@ -367,11 +415,12 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
             and (not creator or i["user"] == creator)
         ]
         out.sort(key=lambda i: -i["number"])
-        return [s.issue_json(i) for i in out[(page - 1) * per_page : page * per_page]]
+        return [s.issue_json(i) for i in behaviour.page(request, response, out, per_page, page)]
 
     @app.post(R + "/issues", status_code=201)
     async def create_issue(owner: str, repo: str, request: Request) -> dict[str, Any]:
         body = await request.json()
+        behaviour.check_text("Issue", body)
         if not body.get("title"):
             raise ApiError(422, "Validation Failed: title is missing")
         n = s.next_number()
@@ -393,6 +442,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
     @app.patch(R + "/issues/{number}")
     async def edit_issue(owner: str, repo: str, number: int, request: Request) -> dict[str, Any]:
         issue, body = _issue(s, number), await request.json()
+        behaviour.check_text("Issue", body)
         target = s.pulls.get(number, issue)
         for key in ("title", "body"):
             if key in body:
@@ -405,11 +455,17 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
 
     @app.get(R + "/issues/{number}/comments")
     def list_comments(
-        owner: str, repo: str, number: int, per_page: int = 30, page: int = 1
+        request: Request,
+        response: Response,
+        owner: str,
+        repo: str,
+        number: int,
+        per_page: int = behaviour.DEFAULT_PER_PAGE,
+        page: int = 1,
     ) -> list[dict[str, Any]]:
         _issue(s, number)
         out = [c for c in s.comments.values() if c["issue"] == number]
-        return [s.comment_json(c) for c in out[(page - 1) * per_page : page * per_page]]
+        return [s.comment_json(c) for c in behaviour.page(request, response, out, per_page, page)]
 
     @app.post(R + "/issues/{number}/comments", status_code=201)
     async def create_comment(
@@ -417,6 +473,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
     ) -> dict[str, Any]:
         _issue(s, number)
         body = await request.json()
+        behaviour.check_text("IssueComment", body)
         cid = s.new_id()
         s.comments[cid] = {
             "id": cid,
@@ -430,7 +487,9 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
     async def edit_comment(owner: str, repo: str, cid: int, request: Request) -> dict[str, Any]:
         if cid not in s.comments:
             raise ApiError(404, "Not Found")
-        s.comments[cid]["body"] = (await request.json())["body"]
+        body = await request.json()
+        behaviour.check_text("IssueComment", body)
+        s.comments[cid]["body"] = body["body"]
         return s.comment_json(s.comments[cid])
 
     @app.delete(R + "/issues/comments/{cid}", status_code=204)
@@ -450,7 +509,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
             if name not in target["labels"]:
                 target["labels"].append(name)
             s.labels.add(name)
-        return [{"name": n, "id": abs(hash(n)) % 10**6} for n in target["labels"]]
+        return [s.label_json(n) for n in target["labels"]]
 
     @app.delete(R + "/issues/{number}/labels/{name}")
     def remove_label(owner: str, repo: str, number: int, name: str) -> list[dict[str, Any]]:
@@ -458,7 +517,7 @@ def _issue_routes(app: FastAPI, s: GitHubStore) -> None:
         if name not in target["labels"]:
             raise ApiError(404, "Label does not exist")
         target["labels"].remove(name)
-        return [{"name": n} for n in target["labels"]]
+        return [s.label_json(n) for n in target["labels"]]
 
 
 def _pull_as_issue(pr: dict[str, Any]) -> dict[str, Any]:
@@ -488,6 +547,8 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
             raise ApiError(422, "Validation Failed: state is not included in the list")
         record = {
             **TEMPLATES["status"],
+            "target_url": None,  # GitHub stores an absent input as null
+            "description": None,
             **body,
             "id": s.new_id(),
             "sha": _commit_or_422(s, sha),
@@ -547,163 +608,57 @@ def _status_routes(app: FastAPI, s: GitHubStore) -> None:
         cid = s.new_id()
         s.checks[cid] = {
             **TEMPLATES["check"],
+            # without one, GitHub shows the App's homepage as the details URL
+            "details_url": TEMPLATES["check"]["app"]["html_url"],
+            "conclusion": None,
             **body,
             "id": cid,
             "node_id": f"CR_{cid}",
             "url": f"{s.repo_url}/check-runs/{cid}",
             "pull_requests": [],
         }
+        s.checks[cid]["output"] = _check_output(s, cid, body.get("output") or {})
         return s.checks[cid]
 
     @app.patch(R + "/check-runs/{cid}")
     async def update_check(owner: str, repo: str, cid: int, request: Request) -> dict[str, Any]:
         if cid not in s.checks:
             raise ApiError(404, "Not Found")
-        s.checks[cid].update(await request.json())
+        body = await request.json()
+        output = {**s.checks[cid]["output"], **(body.get("output") or {})}
+        s.checks[cid].update(body)
+        s.checks[cid]["output"] = _check_output(s, cid, output)
         return s.checks[cid]
 
     @app.get(R + "/commits/{ref}/check-runs")
-    def list_checks(owner: str, repo: str, ref: str, check_name: str = "") -> dict[str, Any]:
+    def list_checks(
+        request: Request,
+        response: Response,
+        owner: str,
+        repo: str,
+        ref: str,
+        check_name: str = "",
+        per_page: int = behaviour.DEFAULT_PER_PAGE,
+        page: int = 1,
+    ) -> dict[str, Any]:
         sha = s.resolve(ref)
         runs = [
             c
             for c in reversed(s.checks.values())
             if c.get("head_sha") == sha and (not check_name or c["name"] == check_name)
         ]
-        return {"total_count": len(runs), "check_runs": runs}
+        shown = behaviour.page(request, response, runs, per_page, page)
+        return {"total_count": len(runs), "check_runs": shown}
 
 
-def _graphql_route(app: FastAPI, s: GitHubStore) -> None:
-    """GraphQL answers 200 with ``errors`` when a mutation is refused, as GitHub's does."""
-
-    @app.post("/graphql")
-    async def graphql(request: Request) -> Response:
-        if not s.graphql_enabled:
-            return _error(404, "Not Found", {})
-        body = await request.json()
-        query, variables = body.get("query", ""), body.get("variables") or {}
-        given = variables.get("input") or variables
-        pr_id = str(given.get("id") or given.get("pullRequestId") or "")
-        number = int(pr_id.removeprefix("PR_")) if pr_id.startswith("PR_") else 0
-        if number not in s.pulls:
-            message = f"Could not resolve to a node with the global id of '{pr_id}'"
-            return _graphql_errors(message, "NOT_FOUND")
-        try:
-            if "revertPullRequest" in query:
-                made = _graphql_revert(s, number, given.get("title"), given.get("body"))
-                return JSONResponse({"data": {"revertPullRequest": {"revertPullRequest": made}}})
-            if "enablePullRequestAutoMerge" in query:
-                return JSONResponse(_graphql_auto_merge(s, number, given))
-        except ApiError as exc:
-            return _graphql_errors(exc.message, "UNPROCESSABLE")
-        return _graphql_errors("unsupported operation in the stand-in", "UNPROCESSABLE")
-
-
-def _graphql_errors(message: str, kind: str) -> Response:
-    return JSONResponse({"data": None, "errors": [{"type": kind, "message": message}]})
-
-
-def _graphql_auto_merge(s: GitHubStore, number: int, given: dict[str, Any]) -> dict[str, Any]:
-    if not s.allow_auto_merge:
-        raise ApiError(422, "Pull request Auto merge is not allowed for this repository")
-    if s.pulls[number]["state"] != "open":
-        raise ApiError(422, "Pull request is in clean status")
-    method = str(given.get("mergeMethod", "MERGE"))
-    s.auto_merge[number] = method.lower()
-    merge_request = {"mergeMethod": method}
+def _check_output(s: GitHubStore, cid: int, given: dict[str, Any]) -> dict[str, Any]:
+    """A check run's output as GitHub answers it (what was not given is null)."""
     return {
-        "data": {
-            "enablePullRequestAutoMerge": {
-                "pullRequest": {"number": number, "autoMergeRequest": merge_request}
-            }
-        }
-    }
-
-
-def _compare_routes(app: FastAPI, s: GitHubStore) -> None:
-    @app.get(R + "/compare/{basehead:path}")
-    def compare(owner: str, repo: str, basehead: str) -> dict[str, Any]:
-        base_ref, sep, head_ref = basehead.partition("...")
-        if not sep:
-            raise ApiError(404, "Not Found")
-        base, head = s.resolve(base_ref), s.resolve(head_ref)
-        fork = s.git("merge-base", base, head, check=False)
-        if not fork:
-            raise ApiError(404, f"No common ancestor between {base_ref} and {head_ref}.")
-        ahead = s.git("rev-list", f"{base}..{head}").split()
-        behind = int(s.git("rev-list", "--count", f"{head}..{base}"))
-        status = {
-            (True, True): "identical",
-            (False, True): "ahead",
-            (True, False): "behind",
-        }.get((not ahead, behind == 0), "diverged")
-        kinds = {"A": "added", "D": "removed", "M": "modified", "T": "changed"}
-        files = [
-            {"filename": name, "status": kinds.get(code[0], "modified")}
-            for code, name in (
-                line.split("\t", 1)
-                for line in s.git("diff", "--name-status", "--no-renames", fork, head).splitlines()
-            )
-        ]
-        return {
-            "url": f"{s.repo_url}/compare/{basehead}",
-            "html_url": f"https://github.com/{s.full_name}/compare/{basehead}",
-            "status": status,
-            "ahead_by": len(ahead),
-            "behind_by": behind,
-            "total_commits": len(ahead),
-            "base_commit": _rest_commit(s, base),
-            "merge_base_commit": _rest_commit(s, fork),
-            "commits": [_rest_commit(s, sha) for sha in reversed(ahead)],
-            "files": files,
-        }
-
-
-def _rest_commit(s: GitHubStore, sha: str) -> dict[str, Any]:
-    git = s.commit_json(sha)
-    return {
-        "sha": sha,
-        "node_id": git["node_id"],
-        "url": f"{s.repo_url}/commits/{sha}",
-        "html_url": git["html_url"],
-        "commit": {k: git[k] for k in ("author", "committer", "message", "tree", "url")},
-        "parents": git["parents"],
-    }
-
-
-def _graphql_revert(
-    s: GitHubStore, number: int, title: str | None, body: str | None
-) -> dict[str, Any]:
-    pr = s.pulls[number]
-    if pr["state"] != "merged":
-        raise ApiError(422, "Pull request is not merged")
-    branch = f"revert-{number}-{pr['head']}"
-    if s.branch_sha(branch) is not None:
-        raise ApiError(422, f"A branch named '{branch}' already exists")
-    base = s.branch_sha(pr["base"])
-    assert base is not None
-    sha = s.revert_commit(
-        base, pr["merge_sha"], f'Revert "{pr["title"]}"\n\nThis reverts #{number}.'
-    )
-    s.git("update-ref", f"refs/heads/{branch}", sha)
-    n = s.next_number()
-    s.pulls[n] = {
-        "number": n,
-        "id": s.new_id(),
-        "title": title or f'Revert "{pr["title"]}"',
-        "body": body if body is not None else f"Reverts {s.full_name}#{number}",
-        "head": branch,
-        "base": pr["base"],
-        "state": "open",
-        "labels": [],
-        "user": "gitmedic[bot]",
-        "head_sha": sha,
-    }
-    return {
-        "number": n,
-        "id": f"PR_{n}",
-        "headRefName": branch,
-        "url": f"https://github.com/{s.full_name}/pull/{n}",
+        "title": given.get("title"),
+        "summary": given.get("summary"),
+        "text": given.get("text"),
+        "annotations_count": len(given.get("annotations") or ()),
+        "annotations_url": f"{s.repo_url}/check-runs/{cid}/annotations",
     }
 
 

@@ -9,19 +9,26 @@ trees, commits and refs live in a bare repository and merges are real merges.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import subprocess
 import tempfile
 import threading
+import time
+import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.support.github_behaviour import Lag, RateWindow, Tokens
 
 DATA = Path(__file__).parents[1] / "fixtures" / "data"
 API = DATA / "github-api"
 HOOKS = DATA / "github-webhooks"
 NOW = "2026-11-29T12:00:00Z"
+LIVE: list[GitHubStore] = []  # every store made, for the conformance check after each test
 PERMISSIONS = ("none", "read", "triage", "write", "maintain", "admin")
 
 
@@ -33,7 +40,7 @@ def template(rel: str) -> dict[str, Any]:
 TEMPLATES = {
     "repo": template("github-api/pygithub-replaydata/get_repos_owner_repo.200.json"),
     "pull": template("github-api/pygithub-replaydata/get_repos_pulls_number.open-clean.200.json"),
-    "issue": template("github-webhooks/octokit-webhooks/issue_comment/created.payload.json")[
+    "issue": template("github-webhooks/octokit-webhooks-examples/issue_comment/created.json")[
         "issue"
     ],
     "comment": template(
@@ -65,6 +72,7 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     message: str = "injected"
     times: int = 1
+    errors: list[dict[str, str]] | None = None  # GitHub's "errors" of a 422
 
 
 @dataclass
@@ -90,11 +98,23 @@ class GitHubStore:
     app_public_key: str | None = None  # PEM, verifies the App's RS256 JWTs
     installation_id: int = 4242
     lock: threading.RLock = field(default_factory=threading.RLock)
+    clock: Callable[[], float] = time.time  # the server's time: token expiry, rate windows
+    lag: Lag = field(default_factory=Lag)
+    rate: RateWindow = field(default_factory=RateWindow)
+    minted: Tokens = field(default_factory=Tokens)
+    required_contexts: tuple[str, ...] = ()  # branch protection: statuses that must pass
+    strict: bool = False  # branch protection: the head must contain the base
+    conform: bool = True  # check every request and reply against GitHub's description
+    violations: list[str] = field(default_factory=list)  # what did not (fails the test)
+    checked: int = 0  # exchanges checked
+    _mergeable_seen: dict[int, tuple[str, str]] = field(default_factory=dict)
     _next_id: int = 1000
 
     def __post_init__(self) -> None:
         if not (self.git_dir / "HEAD").exists():
             self.git("init", "-q", "--bare", "-b", "main", ".")
+        self.rate.clock = self.minted.clock = lambda: self.clock()
+        LIVE.append(self)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -228,7 +248,7 @@ class GitHubStore:
         n = pr["number"]
         head_sha = self.branch_sha(pr["head"]) or pr["head_sha"]
         base_sha = self.branch_sha(pr["base"]) or ""
-        mergeable = pr["state"] == "open" and self._mergeable(base_sha, head_sha)
+        mergeable, mergeable_state = self._mergeability(pr, base_sha, head_sha)
         body.update(
             number=n,
             id=pr["id"],
@@ -242,18 +262,73 @@ class GitHubStore:
             closed_at=None if pr["state"] == "open" else NOW,
             draft=False,
             mergeable=mergeable,
-            mergeable_state="clean" if mergeable else "dirty",
-            labels=[{"name": n_, "id": abs(hash(n_)) % 10**6} for n_ in pr["labels"]],
+            mergeable_state=mergeable_state,
+            labels=[self.label_json(name) for name in pr["labels"]],
             url=f"{self.repo_url}/pulls/{n}",
             html_url=f"https://github.com/{self.full_name}/pull/{n}",
             issue_url=f"{self.repo_url}/issues/{n}",
             user=self.user(pr["user"]),
-            auto_merge={"merge_method": self.auto_merge[n]} if n in self.auto_merge else None,
+            auto_merge=self._auto_merge_json(n),
         )
         for side, ref, sha in (("head", pr["head"], head_sha), ("base", pr["base"], base_sha)):
             body[side] = {**body[side], "ref": ref, "sha": sha, "label": f"{self.owner}:{ref}"}
             body[side]["repo"] = self.repo_json()
+            body[side]["user"] = self.user(self.owner)
         return body
+
+    def _auto_merge_json(self, number: int) -> dict[str, Any] | None:
+        if number not in self.auto_merge:
+            return None
+        return {
+            "enabled_by": self.user("gitmedic[bot]"),
+            "merge_method": self.auto_merge[number],
+            "commit_title": "",
+            "commit_message": "",
+        }
+
+    def label_json(self, name: str) -> dict[str, Any]:
+        """A label as GitHub shows it; made on first use, grey, with no description."""
+        number = int(hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:8], 16)
+        return {
+            "id": number,
+            "node_id": f"LA_{number}",
+            "url": f"{self.repo_url}/labels/{urllib.parse.quote(name, safe='')}",
+            "name": name,
+            "description": "",  # (a pull request's list shows labels: never null there)
+            "color": "ededed",
+            "default": False,
+        }
+
+    def _mergeability(
+        self, pr: dict[str, Any], base_sha: str, head_sha: str
+    ) -> tuple[bool | None, str]:
+        """GitHub's ``mergeable`` and ``mergeable_state``: computed lazily, as GitHub does.
+
+        The first read after the head or base moved starts the computation and
+        answers ``null`` / ``unknown``; later reads give the result.
+        """
+        if pr["state"] != "open":
+            return None, "unknown"
+        key = (base_sha, head_sha)
+        if self._mergeable_seen.get(pr["number"]) != key:
+            self._mergeable_seen[pr["number"]] = key
+            return None, "unknown"
+        if not self._mergeable(base_sha, head_sha):
+            return False, "dirty"
+        latest = {st["context"]: st["state"] for st in self.statuses if st["sha"] == head_sha}
+        if any(latest.get(context) != "success" for context in self.required_contexts):
+            return True, "blocked"
+        if self.strict and head_sha and base_sha and not self._contains(head_sha, base_sha):
+            return True, "behind"
+        if any(state != "success" for state in latest.values()):
+            return True, "unstable"
+        return True, "clean"
+
+    def _contains(self, head: str, base: str) -> bool:
+        proc = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", base, head], cwd=self.git_dir, check=False
+        )
+        return proc.returncode == 0
 
     def _mergeable(self, base: str, head: str) -> bool:
         if not base or not head:
@@ -276,23 +351,39 @@ class GitHubStore:
             title=issue["title"],
             body=issue["body"],
             state=issue["state"],
-            labels=[{"name": x} for x in issue["labels"]],
+            labels=[self.label_json(name) for name in issue["labels"]],
             url=f"{self.repo_url}/issues/{n}",
             html_url=f"https://github.com/{self.full_name}/issues/{n}",
             repository_url=self.repo_url,
             comments_url=f"{self.repo_url}/issues/{n}/comments",
             user=self.user(issue["user"]),
             comments=sum(1 for c in self.comments.values() if c["issue"] == n),
-            pull_request=({"url": f"{self.repo_url}/pulls/{n}"} if n in self.pulls else None),
+            pull_request=self._pull_link(n),
         )
         if body["pull_request"] is None:
             del body["pull_request"]
         return body
 
+    def _pull_link(self, number: int) -> dict[str, Any] | None:
+        if number not in self.pulls:
+            return None
+        html = f"https://github.com/{self.full_name}/pull/{number}"
+        merged = NOW if self.pulls[number]["state"] == "merged" else None
+        return {
+            "url": f"{self.repo_url}/pulls/{number}",
+            "html_url": html,
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
+            "merged_at": merged,
+        }
+
     def comment_json(self, c: dict[str, Any]) -> dict[str, Any]:
         body = copy.deepcopy(TEMPLATES["comment"])
         body.update(
             id=c["id"],
+            node_id=f"IC_{c['id']}",
+            created_at=NOW,
+            updated_at=NOW,
             body=c["body"],
             user=self.user(c["user"]),
             url=f"{self.repo_url}/issues/comments/{c['id']}",

@@ -5,6 +5,7 @@
 #
 #   tools/image/build.sh [TAG]        (default TAG: localhost/gitmedic:<version>)
 #   tools/image/build.sh --print-base (the cached base's name; exit 1 when absent)
+#   tools/image/build.sh --print-version (the version the image's gitmedic reports)
 #
 # The base is cached, keyed by everything that goes into it (suite, mirror,
 # package list, this script's base recipe), as the local image
@@ -29,8 +30,18 @@ SUITE=bookworm
 MIRROR=${GITMEDIC_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 PACKAGES=python3,python3-venv,git,ca-certificates
 HOST_CA=${GITMEDIC_BUILD_CA:-/etc/ssl/certs/ca-certificates.crt}
-VERSION=$(sed -n "s/^__version__ = \"\(.*\)\"/\1/p" "$ROOT/src/gitmedic/__init__.py")
-TAG=${1:-localhost/gitmedic:$VERSION}
+# The version the repository's git tags give (setuptools-scm, as the wheel would have it),
+# passed into the build as SETUPTOOLS_SCM_PRETEND_VERSION: the build context has no .git.
+VERSION=$(cd "$ROOT" && { "$ROOT/.venv/bin/python" -m setuptools_scm 2>/dev/null ||
+  python3 -m setuptools_scm 2>/dev/null ||
+  git describe --tags --match 'v[0-9]*' 2>/dev/null | sed 's/^v//' || echo 0.0.0; })
+REVISION=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
+# An image tag has no '+': a local version's 0.2.1.dev3+g1a2b3c4 is tagged 0.2.1.dev3-g1a2b3c4.
+TAG=${1:-localhost/gitmedic:${VERSION//+/-}}
+if [ "${1:-}" = --print-version ]; then
+  echo "$VERSION"
+  exit 0
+fi
 
 TOOLS=(buildah)
 [ -n "${GITMEDIC_IMAGE_BASE:-}" ] || TOOLS+=(debootstrap)
@@ -96,6 +107,7 @@ main() {
     --volume "$BUILD_CONF:/run/gitmedic-build:ro" \
     --volume "$BUILD_CONF/pip.conf:/etc/pip.conf:ro" \
     --build-arg "PYTHON_IMAGE=$BASE" \
+    --build-arg "GITMEDIC_VERSION=$VERSION" --build-arg "GITMEDIC_REVISION=$REVISION" \
     --tag "$TAG" --file "$ROOT/Dockerfile" "$ROOT"
   echo "build.sh: built $TAG on $BASE"
 }

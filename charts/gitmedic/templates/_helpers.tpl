@@ -56,3 +56,34 @@ kustomize.toolkit.fluxcd.io kustomizations
       key: {{ $ref.key }}
 {{- end }}
 {{- end -}}
+
+{{/*
+Egress to the Kubernetes API server: networkPolicy.egress.apiServer.to when set;
+else the addresses of the `kubernetes` Endpoints in `default`, looked up at
+install or upgrade; where lookup sees no cluster (helm template, a GitOps
+renderer), its ports to any address, since a NetworkPolicy cannot name a Service.
+*/}}
+{{- define "gitmedic.apiServerEgress" -}}
+{{- $api := .Values.networkPolicy.egress.apiServer }}
+{{- $to := $api.to }}
+{{- $ports := $api.ports }}
+{{- if not $to }}
+{{- $endpoints := lookup "v1" "Endpoints" "default" "kubernetes" }}
+{{- range $subset := ($endpoints.subsets | default list) }}
+{{- range $address := ($subset.addresses | default list) }}
+{{- $to = append $to (dict "ipBlock" (dict "cidr" (printf "%s/32" $address.ip))) }}
+{{- end }}
+{{- range $port := ($subset.ports | default list) }}
+{{- $ports = append $ports $port.port }}
+{{- end }}
+{{- end }}
+{{- end }}
+- ports:
+    {{- range $port := $ports | uniq }}
+    - {port: {{ $port }}, protocol: TCP}
+    {{- end }}
+  {{- with $to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}

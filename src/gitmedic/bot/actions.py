@@ -47,8 +47,8 @@ class DetectorRun:
     source: str  # check_suite | check_run | workflow_run
     name: str
     head_sha: str
-    branch: str
-    conclusion: str  # success | failure | neutral | cancelled | ...
+    branch: str | None  # None: GitHub names none (a fork's or a tag's run)
+    conclusion: str | None  # success | failure | neutral | cancelled | ...; None: not concluded
     url: str
     pull_requests: tuple[int, ...] = ()
 

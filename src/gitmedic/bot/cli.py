@@ -81,6 +81,27 @@ def _sim_status(args: argparse.Namespace) -> int:
     return run_sim_status(args)
 
 
+def _completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    print(shtab.complete(build_parser(), shell=args.shell), end="")
+    return 0
+
+
+# What shtab.FILE is, without importing shtab for every command: completes file names.
+_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}
+
+
+def _complete_paths(parser: argparse.ArgumentParser) -> None:
+    """Positional paths and --path-like options complete file names in every shell."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _complete_paths(sub)
+        elif action.dest in {"path", "repo", "app_path", "baseline", "write_baseline"}:
+            action.complete = _FILES  # type: ignore[attr-defined]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gitmedic",
@@ -96,9 +117,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="manifest file, folder or repo")
     p.add_argument("--rev", help="read PATH at this git revision (no checkout)")
     p.add_argument("--namespace", default=None, help="namespace for objects that name none")
-    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "github"),
+        default="text",
+        help="text for people, json or sarif for tools, github for workflow annotations",
+    )
     p.add_argument(
         "--detector", action="append", default=[], metavar="ID", help="run only these (repeat)"
+    )
+    p.add_argument(
+        "--exclude", action="append", default=[], metavar="ID", help="never run these (repeat)"
+    )
+    p.add_argument(
+        "--sarif", metavar="FILE", help="also write the findings as SARIF to FILE (same run)"
+    )
+    p.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="also append every finding as a Markdown table to FILE ($GITHUB_STEP_SUMMARY)",
     )
     p.add_argument("--live", action="store_true", help="read a live cluster (read-only)")
     p.add_argument("--context", help="kubeconfig context for --live")
@@ -179,7 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("sim", "kube"),
         help="default sim; kube with --forge github (which refuses sim)",
     )
-    p.add_argument("--forge", choices=("local", "github"), default="local")
+    p.add_argument(
+        "--forge",
+        choices=("local", "github"),
+        default="local",
+        help="where PRs go: local (a git repo, no GitHub) or github (default local)",
+    )
     p.add_argument("--app", help="act on this app of .gitmedic/config.yaml only (default: all)")
     p.add_argument("--once", action="store_true", help="until healthy or out of attempts")
     p.add_argument("--interval", type=float, help="seconds between evaluations (default 10)")
@@ -189,6 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="the embedded end-to-end demonstration, no set-up needed")
     p.set_defaults(func=_demo)
+
+    p = sub.add_parser("completion", help="print a shell completion script for gitmedic")
+    p.add_argument(
+        "shell",
+        choices=("bash", "zsh", "tcsh"),
+        help="e.g. `source <(gitmedic completion bash)` in ~/.bashrc",
+    )
+    p.set_defaults(func=_completion)
 
     p = sub.add_parser("sim", help="the simulated cluster and GitOps engine")
     sim_sub = p.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")
@@ -200,11 +250,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=600.0, help="simulated seconds to run")
     p.add_argument("--seed", type=int, default=0, help="seed of the sim's randomness")
     p.add_argument(
-        "--allow-image", action="append", default=[], metavar="IMAGE",
+        "--allow-image",
+        action="append",
+        default=[],
+        metavar="IMAGE",
         help="an image the sim registry has besides those of the baseline history (repeat)",
-    )  # fmt: skip
+    )
     p.add_argument("--json", action="store_true", help="print objects, entry points, alerts, app")
     p.set_defaults(func=_sim_status)
+    _complete_paths(parser)
     return parser
 
 

@@ -6,7 +6,7 @@ import argparse
 import gc
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +56,7 @@ class Report:
 def run_detect(args: argparse.Namespace) -> int:
     if args.list:
         detectors = _learned(Path(args.path)) if args.path else None
-        for det in _registry(args.detector, None, detectors):
+        for det in _registry(args.detector, None, detectors, args.exclude):
             print(f"{det.id:34} {det.spec.scope.value:8} {det.spec.description}")
         return EXIT_OK
     with _without_cyclic_gc():
@@ -66,11 +66,25 @@ def run_detect(args: argparse.Namespace) -> int:
     note = _apply_baseline(report, args.baseline) if args.baseline else ""
     out = render(report, args.format)
     sys.stdout.write(out)
+    _write_extra_outputs(report, args)
     if args.format == "text" and report.errors:
         sys.stderr.write("".join(f"error: {e}\n" for e in report.errors))
     if note and args.format == "text":
         sys.stderr.write(note)
     return exit_code(report, Severity(args.fail_on))
+
+
+def _write_extra_outputs(report: Report, args: argparse.Namespace) -> None:
+    """``--sarif FILE`` and ``--summary FILE``: other views of the same report, so a CI
+    step reads and judges the manifests once for annotations, code scanning and summary."""
+    if args.sarif:
+        Path(args.sarif).write_text(render(report, "sarif"))
+    if args.summary:
+        from gitmedic.bot.step_summary import to_summary
+
+        text = to_summary(report.findings, report.errors, report.snapshot, len(report.files))
+        with Path(args.summary).open("a", encoding="utf-8") as out:
+            out.write(text)
 
 
 @contextmanager
@@ -99,7 +113,7 @@ def collect(args: argparse.Namespace) -> Report:
     if args.live:
         if args.rev:
             raise UsageError("--rev reads manifests; it cannot be combined with --live")
-        registry = _registry(args.detector, None)
+        registry = _registry(args.detector, None, exclude=args.exclude)
         snapshot = _live_snapshot(args, registry)
         files: list[str] = []
         errors: list[ManifestError] = []
@@ -109,7 +123,7 @@ def collect(args: argparse.Namespace) -> Report:
             raise UsageError("detect needs a PATH (or --live)")
         (state, parts), config = _desired(args)
         snapshot, files, errors = state.snapshot, state.files, state.errors
-        registry = _registry(args.detector, config, _learned(Path(args.path)))
+        registry = _registry(args.detector, config, _learned(Path(args.path)), args.exclude)
         # each configured app on its own, and inside one the walk's apps (its overlays)
         found = [f for part in parts for f in part.findings if f.detector in registry]
         apps = [app for part in parts for app in part.apps()]
@@ -295,9 +309,22 @@ def _learned(path: Path) -> list[Detector]:
 
 
 def _registry(
-    ids: list[str], config: Config | None, detectors: list[Detector] | None = None
+    ids: list[str],
+    config: Config | None,
+    detectors: list[Detector] | None = None,
+    exclude: Sequence[str] = (),
 ) -> Registry:
-    """``--detector`` when given, else the config's include/exclude, else every detector."""
+    """``--detector`` when given, else the config's include/exclude, else every detector;
+    less ``--exclude`` in every case."""
+    chosen = _chosen(ids, config, detectors)
+    unknown = sorted(set(exclude) - {d.id for d in chosen})
+    if unknown:
+        known = ", ".join(d.id for d in chosen)
+        raise UsageError(f"--exclude: unknown detector {', '.join(unknown)}; known: {known}")
+    return chosen.select(d.id for d in chosen if d.id not in exclude) if exclude else chosen
+
+
+def _chosen(ids: list[str], config: Config | None, detectors: list[Detector] | None) -> Registry:
     registry = builtin_registry() if detectors is None else Registry(detectors)
     for check in _reader_checks():
         if check.id not in registry:

@@ -84,7 +84,15 @@ def _render(template: str, values: dict[str, str]) -> str:
     if template == "app.yaml":
         return text.format(**values)
     # The workflow holds GitHub expressions (``${{ }}``): no str.format there.
+    text = text.replace("{gitmedic_action_ref}", action_ref(__version__))
     return text.replace("{gitmedic_version}", __version__)
+
+
+def action_ref(version: str) -> str:
+    """The Action's ref for this gitmedic: its release tag, or ``main`` for a build that
+    is not a release (a .dev or local version has no tag to point at)."""
+    released = all(part.isdigit() for part in version.split("."))
+    return f"v{version}" if released else "main"
 
 
 def _write(repo: Path, rel: str, text: str, *, force: bool) -> None:

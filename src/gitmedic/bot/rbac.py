@@ -6,7 +6,10 @@ the registry implies, so a new detector cannot silently lack RBAC.
 
 A rule grants ``get``, ``list`` and ``watch`` on every kind that a built-in
 detector reads and the live reader lists (its API group and plural come from
-:data:`gitmedic.reconciler.live.LIST_CALLS`), and nothing else. Secrets are a
+:data:`gitmedic.reconciler.live.LIST_CALLS`), and nothing else. Namespaced kinds
+(``rules``) and cluster-scoped ones (``clusterRules``: Nodes) are apart, so the
+chart's namespaced mode (``rbac.scope: namespaces``) grants the former in a Role
+per listed namespace and leaves the latter out. Secrets are a
 separate rule the chart adds only when asked (``rbac.readSecrets``): ``list``
 on Secrets hands out their values, though gitmedic asks for metadata only.
 
@@ -89,9 +92,18 @@ def rules(calls: Iterable[ListCall]) -> list[dict[str, Any]]:
 
 def render(registry: Registry | None = None) -> str:
     calls = read_calls(registry if registry is not None else builtin_registry())
-    granted = rules(c for c in calls if c.kind not in OPT_IN_KINDS)
+    granted = [c for c in calls if c.kind not in OPT_IN_KINDS]
+    namespaced = rules(c for c in granted if not c.cluster_scoped)
+    cluster = rules(c for c in granted if c.cluster_scoped)
     opt_in = rules(c for c in calls if c.kind in OPT_IN_KINDS)
-    return HEADER + _section("rules", granted) + _section("secretRules", opt_in)
+    return HEADER + "".join(
+        _section(key, items)
+        for key, items in (
+            ("rules", namespaced),
+            ("clusterRules", cluster),
+            ("secretRules", opt_in),
+        )
+    )
 
 
 def _section(key: str, items: list[dict[str, Any]]) -> str:

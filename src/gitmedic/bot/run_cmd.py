@@ -3,7 +3,9 @@
 The apps come from ``.gitmedic/config.yaml`` when the repo has one: every app,
 each with its own loop, incidents, attempts and writer lease (``--once``: one
 after the other; else every app ticked in turn), or the one ``--app`` names (or
-whose path is ``--path``); without a config, ``--path``/``--namespace``. An app
+whose path is ``--path``). Without a config, the apps ``gitmedic init`` would
+write are acted on the same way (:mod:`gitmedic.bot.adopted_apps`), unless
+``--path``/``--namespace`` name the one app to act on. An app
 the sim cannot deploy (its manifests do not render) is said, naming the file, and
 counts as unhealthy; the others run. ``--forge github`` takes ``--cluster kube``
 (:mod:`gitmedic.bot.start_line`), and every start prints one line naming forge,
@@ -49,6 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gitmedic.bot.adopted_apps import acted_apps, acted_config
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
@@ -58,10 +61,7 @@ from gitmedic.reconciler.config import (
     DEFAULT_POLICY,
     AppConfig,
     Config,
-    ConfigError,
     LeversConfig,
-    find_config,
-    load_config,
 )
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal
@@ -73,6 +73,7 @@ __all__ = [
     "loop_config_of",
     "loop_configs_of",
     "report_json",
+    "run_on",
     "run_run",
 ]
 
@@ -80,7 +81,7 @@ __all__ = [
 def run_run(args: argparse.Namespace) -> int:
     from gitmedic.bot.cli import UsageError
     from gitmedic.bot.extras import MEMORY_ENGINE, require
-    from gitmedic.bot.start_line import check_cluster_for_forge, start_line
+    from gitmedic.bot.start_line import check_cluster_for_forge
 
     require(MEMORY_ENGINE)
 
@@ -88,11 +89,27 @@ def run_run(args: argparse.Namespace) -> int:
     if not (repo / ".git").exists():
         raise UsageError(f"{repo}: not a git repository")
     cluster = check_cluster_for_forge(args.forge, args.cluster)
+    return run_on(repo, args, cluster, _forge(repo, args.forge))
+
+
+def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> int:
+    """:func:`run_run` past its checks, with the forge and cluster chosen. The tests drive
+    the GitHub stand-in over the sim through it, in-process: a pairing no flag, setting
+    or environment reaches (:func:`gitmedic.bot.start_line.check_cluster_for_forge`)."""
+    from gitmedic.bot.adopted_apps import adopted_note
+    from gitmedic.bot.start_line import start_line
+
+    if cluster == "kube":  # charts render for the cluster's version from the first
+        from gitmedic.bot.loop.kube_cluster import record_version_early
+
+        record_version_early(os.environ)
     configs = loop_configs_of(repo, args)
+    if note := adopted_note(repo):
+        print(f"gitmedic: {note}", file=sys.stderr, flush=True)
     state = repo / ".git" / "gitmedic"
-    forge = _forge(repo, args.forge)
     loops, broken = _loops(configs, cluster, forge, state, quiet=args.json)
-    print(start_line(args.forge, forge, repo, cluster, loops), file=sys.stderr, flush=True)
+    line = start_line(args.forge, forge, repo, cluster, loops, apps=configs, broken=broken)
+    print(line, file=sys.stderr, flush=True)
     held = {loop.config.app: holder for loop in loops if (holder := _held_by(loop))}
     acting = [loop for loop in loops if loop.config.app not in held]
     try:
@@ -181,16 +198,19 @@ def _note_healthy(loop: Loop) -> None:
 
 
 def loop_configs_of(repo: Path, args: argparse.Namespace, **extra: Any) -> list[LoopConfig]:
-    """One loop's settings per app the command acts on: every app of the config, or the
-    one ``--app`` names (or whose folder is ``--path``); without a config, ``--path``."""
-    config = _config(repo)
-    return [_loop_config(repo, config, app, args, dict(extra)) for app in _apps(config, args, repo)]
+    """One loop's settings per app the command acts on (:mod:`gitmedic.bot.adopted_apps`):
+    every app of the config (without one, of discovery), or the one ``--app`` names (or
+    whose folder is ``--path``); without a config, ``--path``/``--namespace`` name it."""
+    config = acted_config(repo, args)
+    return [
+        _loop_config(repo, config, app, args, dict(extra)) for app in acted_apps(config, args, repo)
+    ]
 
 
 def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopConfig:
     """The settings of the one app ``args`` picks (the first of the config's without)."""
-    config = _config(repo)
-    return _loop_config(repo, config, _apps(config, args, repo)[0], args, extra)
+    config = acted_config(repo, args)
+    return _loop_config(repo, config, acted_apps(config, args, repo)[0], args, extra)
 
 
 def _loop_config(
@@ -255,10 +275,10 @@ def build_loop(
 
 def _chosen(detectors: list[Detector], repo: Path) -> list[Detector]:
     """The detectors (built-in and learned) the repo's config includes and does not exclude."""
-    path = find_config(repo)
-    if path is None:
+    config = acted_config(repo)
+    if config is None:
         return detectors
-    chosen = load_config(path).detectors.chosen([d.id for d in detectors])
+    chosen = config.detectors.chosen([d.id for d in detectors])
     return [d for d in detectors if d.id in chosen]
 
 
@@ -278,42 +298,6 @@ def _print_event(event: Event) -> None:
     print(f"{at} {event.kind}: {event.text}", file=sys.stderr, flush=True)
 
 
-def _config(repo: Path) -> Config | None:
-    from gitmedic.bot.cli import UsageError
-
-    path = find_config(repo)
-    if path is None:
-        return None
-    try:
-        return load_config(path)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _apps(config: Config | None, args: argparse.Namespace, repo: Path) -> list[AppConfig]:
-    from gitmedic.bot.cli import UsageError
-
-    path = (getattr(args, "path", None) or "").strip("/")
-    name = getattr(args, "app", None) or ""
-    if config is None:
-        if name:
-            raise UsageError(f"--app {name}: the repository has no {CONFIG_PATH}")
-        alone = Path(path).name if path else repo.name
-        return [AppConfig(name=alone, path=path, namespace=args.namespace or "default")]
-    if name:
-        named = [app for app in config.apps if app.name == name]
-        if not named:
-            known = ", ".join(app.name for app in config.apps)
-            raise UsageError(f"--app {name}: no such app in {CONFIG_PATH} (its apps: {known})")
-        return named
-    if path:
-        for app in config.apps:
-            if app.path.strip("/") == path:
-                return [app]
-        raise UsageError(f"no app with path {path!r} in .gitmedic/config.yaml")
-    return list(config.apps)
-
-
 def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[str, str]]:
     """What the other apps of ``app``'s namespace render (bot.loop.siblings). Refuses an
     app whose objects one of them renders too: which one the cluster holds is not in
@@ -329,7 +313,7 @@ def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[
 
 
 def _app_config(config: LoopConfig) -> AppConfig:
-    found = _config(config.repo)
+    found = acted_config(config.repo)
     apps = found.apps if found else ()
     match = [a for a in apps if a.name == config.app]
     return match[0] if match else AppConfig(config.app, config.path, config.namespace)

@@ -5,9 +5,13 @@ Settings come from flags, else the environment (what the Helm chart sets):
 ``GITMEDIC_HOST``, ``GITMEDIC_PORT``, ``GITMEDIC_MAX_BODY_BYTES``,
 ``GITMEDIC_LOG_LEVEL``; the limits on clients before they are authenticated,
 ``GITMEDIC_READ_TIMEOUT_S`` (whole request, headers and body),
-``GITMEDIC_KEEP_ALIVE_S``, ``GITMEDIC_MAX_CONNECTIONS`` (uvicorn answers 503
-past it), ``GITMEDIC_IN_FLIGHT_BYTES`` (unauthenticated bodies being read);
-the monitor's ``GITMEDIC_FORGE`` (local|github),
+``GITMEDIC_KEEP_ALIVE_S``, ``GITMEDIC_MAX_CONNECTIONS`` (requests being received
+at once) and ``GITMEDIC_IN_FLIGHT_BYTES`` (their bytes received so far): past
+either, the costliest stranger is evicted, never the newcomer (:mod:`.server.admission`);
+``GITMEDIC_HEALTH_STALL_INTERVALS`` (``/healthz`` fails after that many monitor
+intervals without progress: :mod:`gitmedic.bot.serve_health`, default 10) and
+``GITMEDIC_NOTIFY_URL`` (a Slack-compatible webhook told of escalations and
+reverts: :mod:`gitmedic.bot.notify`); the monitor's ``GITMEDIC_FORGE`` (local|github),
 ``GITMEDIC_CLUSTER`` (sim|kube) and ``GITMEDIC_INTERVAL`` are read by
 :mod:`gitmedic.bot.serve_wiring`, GitHub's by :mod:`gitmedic.bot.github_env`.
 The secret is registered with the redaction registry before anything logs.
@@ -51,7 +55,7 @@ class ClientLimits:
 
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
     keep_alive_s: int = 5
-    max_connections: int = 64
+    max_connections: int = 64  # requests being received; past it the oldest is evicted
     in_flight_bytes: int = DEFAULT_IN_FLIGHT_BYTES
     max_header_bytes: int = 16 * 1024
 
@@ -124,11 +128,14 @@ def git_changed_files(repo: Path) -> ChangedFiles:
 
 
 def watched_paths(repo: Path, extra: tuple[str, ...]) -> tuple[str, ...]:
-    """App folders from ``.gitmedic/config.yaml`` plus ``--watch``; else the whole repo."""
+    """App folders from ``.gitmedic/config.yaml`` (else of the apps adopted for the repo:
+    :mod:`gitmedic.bot.adopted_apps`) plus ``--watch``; else the whole repo."""
     from gitmedic.reconciler.config import find_config, load_config
+    from gitmedic.reconciler.manifests.app_charts import adopted_config
 
     found = find_config(repo)
-    paths = tuple(app.path for app in load_config(found).apps) if found else ()
+    config = load_config(found) if found else adopted_config(repo)
+    paths = tuple(app.path for app in config.apps) if config else ()
     return (*paths, *extra) or ("",)
 
 
@@ -147,7 +154,6 @@ def build_service(
         settings.secret,
         settings.state_dir,
         settings.max_body_bytes,
-        in_flight_bytes=limits.in_flight_bytes,
         read_timeout_s=limits.read_timeout_s,
     )
     return Service(config, deps, metrics=metrics)
@@ -162,9 +168,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from gitmedic.bot.github_env import GitHubEnvError
     from gitmedic.bot.serve_wiring import assemble
+    from gitmedic.bot.server.admission import Admission
     from gitmedic.bot.server.app import create_app
     from gitmedic.bot.server.logs import configure_logging
-    from gitmedic.bot.server.protocol import with_read_timeout
+    from gitmedic.bot.server.protocol import with_limits
     from gitmedic.reconciler.config import ConfigError
     from gitmedic.reconciler.forge import ForgeError
 
@@ -175,13 +182,18 @@ def run_serve(args: argparse.Namespace) -> int:
     except (ForgeError, ConfigError, GitHubEnvError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     limits = settings.limits
+    # A body as large as the limit must always fit, evicting everyone else if need be.
+    in_flight = max(limits.in_flight_bytes, settings.max_body_bytes + limits.max_header_bytes)
+    protocol = with_limits(limits.read_timeout_s, Admission(limits.max_connections, in_flight))
     with served.running():
         uvicorn.run(
-            create_app(served.service), host=settings.host, port=settings.port,
-            log_config=None, timeout_graceful_shutdown=30,
-            http=with_read_timeout(limits.read_timeout_s),
+            create_app(served.service),
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            timeout_graceful_shutdown=30,
+            http=protocol,
             timeout_keep_alive=limits.keep_alive_s,
-            limit_concurrency=limits.max_connections,
             h11_max_incomplete_event_size=limits.max_header_bytes,
-        )  # fmt: skip
+        )
     return 0

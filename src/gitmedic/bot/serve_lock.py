@@ -119,8 +119,16 @@ class YieldingClock:
     costs a command one sleep's computation, never a wall-clock wait.
     """
 
-    def __init__(self, inner: Clock, lock: SharedLock, *, idle_sleep: bool) -> None:
+    def __init__(
+        self,
+        inner: Clock,
+        lock: SharedLock,
+        *,
+        idle_sleep: bool,
+        on_wake: Callable[[], None] = lambda: None,
+    ) -> None:
         self.inner, self.lock, self.idle_sleep = inner, lock, idle_sleep
+        self.on_wake = on_wake  # a wait that returned is progress (serve's liveness)
 
     def now(self) -> float:
         return self.inner.now()
@@ -129,9 +137,10 @@ class YieldingClock:
         if not self.idle_sleep:
             self.lock.yield_to_waiters()
             self.inner.sleep(seconds)
-            return
-        with self.lock.released():
-            self.inner.sleep(seconds)
+        else:
+            with self.lock.released():
+                self.inner.sleep(seconds)
+        self.on_wake()
 
     def elapse(self, seconds: float) -> None:
         """The monitor's interval on this clock: run it when sleeping is work, else nothing.

@@ -32,7 +32,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
@@ -40,9 +40,11 @@ from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
+from gitmedic.bot.notify import Notifier
 from gitmedic.bot.retry_resolve import retry_queued
 from gitmedic.bot.serve_apps import AppsActions, app_state_dir
 from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
+from gitmedic.bot.serve_health import DEFAULT_STALL_INTERVALS, Heartbeat
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
 from gitmedic.bot.serve_metrics import MonitorMetrics
 from gitmedic.bot.server.handlers import ChangedFiles
@@ -53,15 +55,21 @@ from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.sync.state import SyncState
+from gitmedic.sim.engine import ManifestLoadError
 
 log = logging.getLogger(__name__)
 
 
 class MonitorThread:
     def __init__(
-        self, step: Callable[[], None], interval_s: float, lock: AbstractContextManager[None]
+        self,
+        step: Callable[[], None],
+        interval_s: float,
+        lock: AbstractContextManager[None],
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         self.step, self.interval_s, self.lock = step, interval_s, lock
+        self.heartbeat = heartbeat or Heartbeat(interval_s)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gitmedic-monitor", daemon=True)
         self.steps = 0
@@ -82,6 +90,8 @@ class MonitorThread:
                 self.step()
         except Exception:  # one failed step is logged; the next interval tries again
             log.exception("monitor step failed")
+        else:
+            self.heartbeat.passed()  # a failed step is no progress (serve_health)
         self.steps += 1
 
     def _run(self) -> None:
@@ -97,6 +107,8 @@ class Served:
     actions: LiveActions | AppsActions  # LiveActions when the config has one app
     repo: Path
     loops: list[Loop]
+    configs: list[LoopConfig] = field(default_factory=list)  # every app's, deployable or not
+    broken: dict[str, str] = field(default_factory=dict)  # app -> why it cannot be deployed
 
     @property
     def loop(self) -> Loop:
@@ -114,15 +126,21 @@ class Served:
 
 
 def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
+    from gitmedic.bot.adopted_apps import adopted_note
     from gitmedic.bot.start_line import check_cluster_for_forge
 
     kind = args.forge or env.get("GITMEDIC_FORGE", "local")
     # a real forge is never judged by the sim: checked before anything is cloned or built
     given = args.cluster or env.get("GITMEDIC_CLUSTER")
-    args.cluster = check_cluster_for_forge(kind, given, env)
+    args.cluster = check_cluster_for_forge(kind, given)
     forge, repo, fetch = _forge_and_repo(settings, args, env)
     served = wire(settings, args, env, forge, repo, fetch)
-    log.info(start_line(kind, forge, repo, args.cluster, served.loops, env))
+    if note := adopted_note(repo):
+        log.info(note)
+    apps, broken = served.configs, served.broken
+    log.info(
+        start_line(kind, forge, repo, args.cluster, served.loops, env, apps=apps, broken=broken)
+    )
     return served
 
 
@@ -139,25 +157,41 @@ def wire(
 
     interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
     cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
+    if cluster == "kube":  # charts render for the cluster's version from the first
+        from gitmedic.bot.loop.kube_cluster import record_version_early
+
+        record_version_early(env)
     configs = loop_configs_of(repo, args, interval_s=interval)
     lock = SharedLock(fetch)
     metrics = Metrics()
+    heartbeat = _heartbeat(interval, env)
+    notifier = _notifier(env)
     states = [app_state_dir(settings.state_dir, c.app, len(configs)) for c in configs]
-    apps = [
-        _wire_app(config, cluster, forge, state, lock, metrics)
-        for config, state in zip(configs, states, strict=True)
-    ]
+    apps, wired, broken = [], [], {}
+    for config, state in zip(configs, states, strict=True):
+        try:
+            apps.append(
+                _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier)
+            )
+        except ManifestLoadError as exc:  # said, and the other apps served (as run does)
+            broken[config.app] = str(exc)
+            log.error("%s: cannot deploy it: %s", config.app, exc)
+            continue
+        wired.append(config)
+    if not apps:
+        raise ValueError(f"no app can be deployed: {'; '.join(broken.values())}")
     changed = _fetched(fetch, git_changed_files(repo))
     each = [app.actions for app in apps]
-    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in configs], changed)
+    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in wired], changed)
 
     def step() -> None:
         for app in apps:
             app.step(interval)
 
     service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
-    monitor = MonitorThread(step, interval, lock)
-    return Served(service, monitor, actions, repo, [app.loop for app in apps])
+    service.liveness = heartbeat.stalled
+    monitor = MonitorThread(step, interval, lock, heartbeat)
+    return Served(service, monitor, actions, repo, [app.loop for app in apps], configs, broken)
 
 
 @dataclass
@@ -176,14 +210,35 @@ class _App:
             self.clock.elapse(interval)
 
 
+def _heartbeat(interval: float, env: Mapping[str, str]) -> Heartbeat:
+    raw = env.get("GITMEDIC_HEALTH_STALL_INTERVALS", str(DEFAULT_STALL_INTERVALS))
+    try:
+        return Heartbeat(interval, float(raw))
+    except ValueError as exc:
+        raise ValueError(f"GITMEDIC_HEALTH_STALL_INTERVALS={raw!r}: {exc}") from None
+
+
+def _notifier(env: Mapping[str, str]) -> Notifier | None:
+    url = env.get("GITMEDIC_NOTIFY_URL", "")
+    return Notifier(url) if url else None
+
+
 def _wire_app(
-    config: LoopConfig, cluster: str, forge: Forge, state: Path, lock: SharedLock, metrics: Metrics
+    config: LoopConfig,
+    cluster: str,
+    forge: Forge,
+    state: Path,
+    lock: SharedLock,
+    metrics: Metrics,
+    heartbeat: Heartbeat,
+    notifier: Notifier | None,
 ) -> _App:
     from gitmedic.bot.run_cmd import build_loop
 
     recorded: list[MonitorMetrics] = []  # set once the loop's journal exists
 
     def on_event(event: Event) -> None:
+        heartbeat.beat()  # each persisted step of a transaction is progress
         for recorder in recorded:
             recorder.on_event(event)
         log.info(
@@ -199,7 +254,7 @@ def _wire_app(
 
     def view(inner: Cluster) -> Cluster:
         # The sim's clock runs the simulated cluster when slept on: not an idle wait.
-        yielding = YieldingCluster(inner, lock, idle_sleep=cluster != "sim")
+        yielding = YieldingCluster(inner, lock, idle_sleep=cluster != "sim", on_wake=heartbeat.beat)
         clocks.append(yielding.clock)
         return yielding
 
@@ -209,7 +264,7 @@ def _wire_app(
         mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
         resume_ports=lambda plan: loop.ports(plan=plan), machine=loop.txns.runner.config,
     )  # fmt: skip
-    recorded.append(MonitorMetrics(metrics, loop.journal))
+    recorded.append(MonitorMetrics(metrics, loop.journal, config.app, notifier=notifier))
     (clock,) = clocks
     return _App(loop, actions, recorded[0], clock)
 
@@ -225,6 +280,14 @@ def _forge_and_repo(
         return local, local.root, lambda: None
     if kind != "github":
         raise ValueError(f"GITMEDIC_FORGE must be local or github, not {kind!r}")
+    return github_and_clone(settings, env)
+
+
+def github_and_clone(
+    settings: ServeSettings, env: Mapping[str, str]
+) -> tuple[Forge, Path, Callable[[], object]]:
+    """The GitHub forge of ``env``, gitmedic's clone of its repository (synced), and how
+    to fetch it again: what :func:`wire` takes (tests give it a stand-in GitHub)."""
     from gitmedic.bot.github_env import Clone, clone_url, github_forge_from_env
 
     forge = github_forge_from_env(env)
@@ -244,10 +307,17 @@ def _fetched(fetch: Callable[[], object], changed: ChangedFiles) -> ChangedFiles
 class YieldingCluster:
     """The cluster as serve's loop sees it: the same, but its clock yields the shared lock."""
 
-    def __init__(self, inner: Cluster, lock: SharedLock, *, idle_sleep: bool) -> None:
+    def __init__(
+        self,
+        inner: Cluster,
+        lock: SharedLock,
+        *,
+        idle_sleep: bool,
+        on_wake: Callable[[], None] = lambda: None,
+    ) -> None:
         self.inner = inner
         self.engine_name = inner.engine_name
-        self.clock = YieldingClock(inner.clock, lock, idle_sleep=idle_sleep)
+        self.clock = YieldingClock(inner.clock, lock, idle_sleep=idle_sleep, on_wake=on_wake)
 
     def snapshot(self) -> Snapshot:
         return self.inner.snapshot()

@@ -218,6 +218,10 @@ class NotMergeable(Conflict):
     """The PR is closed, conflicts with its base, or cannot be merged (HTTP 405)."""
 
 
+class MergeNotAllowed(NotMergeable):
+    """The repository forbids this merge method (a permanent 405): retrying cannot help."""
+
+
 class Validation(ForgeError):
     """The request is invalid for the forge (HTTP 422): bad branch, nothing to revert."""
 

@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, Concatenate, NoReturn, ParamSpec, TypeVar
 
-from gitmedic.bot.forges._retry import Failure, typed_error
+from gitmedic.bot.forges._retry import Failure, Lagging, typed_error
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -41,6 +41,22 @@ class ApiUser:
             if result.status in (404, 422):
                 return None
             raise_failure(result)
+        return result
+
+    def post_labels(self, number: int, labels: list[str]) -> Any:
+        """Add ``labels`` to #``number`` (GitHub creates the missing ones); the labels now.
+
+        Two callers creating the same new label race: the loser gets 422
+        ``already_exists``. The label exists then, so the verb is retried.
+        """
+        path = f"/issues/{number}/labels"
+        result = self.attempt(lambda: self.request("POST", path, body={"labels": labels}))
+        if isinstance(result, Failure):
+            if result.status == 422 and "already_exists" in result.message:
+                raise Lagging(f"creating a label on #{number} raced: {result.message}")
+            if result.status == 404:
+                raise_failure(result, f"#{number} is neither a pull request nor an issue")
+            raise_failure(result, f"labelling #{number}")
         return result
 
 

@@ -28,7 +28,7 @@ from gitmedic.bot.forges._github_api import (
     raise_failure,
     verb,
 )
-from gitmedic.bot.forges._retry import Failure
+from gitmedic.bot.forges._retry import Failure, Lagging
 from gitmedic.reconciler.forge import (
     BOT_EMAIL,
     BOT_LOGIN,
@@ -43,6 +43,7 @@ from gitmedic.reconciler.forge import (
 Entry = tuple[str, str]  # (mode, object sha)
 _BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|^[-/.]|[/.]$|\.lock$|/\.")
 AUTHOR = {"name": BOT_LOGIN, "email": BOT_EMAIL}
+_REF_LAG = re.compile(r"reference (already exists|does not exist)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,10 @@ class GitData(ApiUser):
             call = lambda: self.request("PATCH", f"/git/refs/heads/{quote(branch)}", body=patch)  # noqa: E731
         result = self.attempt(call)
         if isinstance(result, Failure):
+            if result.status == 422 and _REF_LAG.search(result.message):
+                # created a moment ago ("already exists" though we read it missing) or
+                # not visible yet ("does not exist" though we read it): retried
+                raise Lagging(f"branch {branch} is not yet consistent on GitHub: {result.message}")
             if result.status == 422:
                 raise Conflict(f"branch {branch} moved while gitmedic was writing it; try again")
             raise_failure(result, f"moving branch {branch}")

@@ -11,9 +11,11 @@ statuses other tools set (CI's check runs) are seen either way.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from gitmedic.bot.forges._github_api import ApiUser, labels_of, quote_all, raise_failure, verb
+from gitmedic.bot.forges._github_api import labels_of, quote_all, raise_failure, verb
+from gitmedic.bot.forges._github_fit import BODY_TOPIC, Fitting, split, unlinked
 from gitmedic.bot.forges._items import check_labels, check_status, check_title
 from gitmedic.bot.forges._retry import Failure
 from gitmedic.reconciler import forge_markers as markers
@@ -43,7 +45,7 @@ _STATE_OF_CONCLUSION = {
 }
 
 
-class GitHubItems(ApiUser):
+class GitHubItems(Fitting):
     # ------------------------------------------------------------------ comments
 
     @verb
@@ -51,10 +53,12 @@ class GitHubItems(ApiUser):
         full = markers.topic_body(topic, body)
         for comment in self.list_comments(number):
             if comment.author == self.bot and comment.topic == topic:
-                if comment.body != full:
-                    self.request("PATCH", f"/issues/comments/{comment.id}", body={"body": full})
-                return Comment(comment.id, number, self.bot, full, topic)
-        made = self.request("POST", f"/issues/{number}/comments", body={"body": full})
+                fitted = self.fitted(number, full, topic, comment.body)
+                if comment.body != fitted:
+                    self.request("PATCH", f"/issues/comments/{comment.id}", body={"body": fitted})
+                return Comment(comment.id, number, self.bot, fitted, topic)
+        fitted = self.fitted(number, full, topic)  # its parts first: the note links to them
+        made = self.request("POST", f"/issues/{number}/comments", body={"body": fitted})
         return self._comment(made, number)
 
     @verb
@@ -81,7 +85,9 @@ class GitHubItems(ApiUser):
         wanted = CommitStatus(full, context, state, description, target_url)
         if latest.get(context) != wanted:
             body = {"state": state.value, "context": context, "description": description}
-            self.request("POST", f"/statuses/{full}", body={**body, "target_url": target_url})
+            if target_url is not None:  # an absent input, never null (GitHub: 422)
+                body["target_url"] = target_url
+            self.request("POST", f"/statuses/{full}", body=body)
         return wanted
 
     @verb
@@ -111,15 +117,17 @@ class GitHubItems(ApiUser):
         full, _ = self._statuses(sha)
         wanted = CommitStatus(full, context, state, description, url)
         found = self._checks(full, context).get(context)
-        if found is not None and found[1] == wanted:
+        if found is not None and _same_check(found[1], wanted):
             return wanted
         status, conclusion = _CHECK_OF[state]
         body: dict[str, Any] = {
             "name": context,
             "status": status,
-            "details_url": url,
             "output": {"title": description or context, "summary": description},
         }
+        # absent, never null: GitHub answers "details_url": null with 422
+        if url is not None:
+            body["details_url"] = url
         if conclusion is not None:
             body["conclusion"] = conclusion
         if found is None:
@@ -135,13 +143,7 @@ class GitHubItems(ApiUser):
         wanted = check_labels(labels)
         if not wanted:
             return labels_of(self.raw_issue(number))
-        result = self.attempt(
-            lambda: self.request("POST", f"/issues/{number}/labels", body={"labels": wanted})
-        )
-        if isinstance(result, Failure):
-            if result.status == 404:
-                raise NotFound(f"#{number} is neither a pull request nor an issue")
-            raise_failure(result, f"labelling #{number}")
+        result = self.post_labels(number, list(wanted))
         return tuple(sorted(str(label["name"]) for label in result))
 
     @verb
@@ -170,13 +172,13 @@ class GitHubItems(ApiUser):
         rendered = markers.render_body(body, state)
         issue = self._bot_issue(title)
         if issue is None:
-            made = self.request(
-                "POST", "/issues", body={"title": title, "body": rendered, "labels": list(wanted)}
-            )
-            return self._issue(made)
+            first = {"title": title, "body": split(rendered).text(None), "labels": list(wanted)}
+            issue = self._issue(self.request("POST", "/issues", body=first))
+            if not unlinked(issue.body):
+                return issue
         edits: dict[str, Any] = {}
-        if markers.needs_body_update(issue.body, body, state):
-            edits["body"] = rendered
+        if markers.needs_body_update(issue.body, body, state) or unlinked(issue.body):
+            edits["body"] = self.fitted(issue.number, rendered, BODY_TOPIC, issue.body)
         if issue.state is not IssueState.OPEN:
             edits["state"] = "open"
         if set(wanted) - set(issue.labels):
@@ -250,6 +252,12 @@ class GitHubItems(ApiUser):
         author, body = str(raw["user"]["login"]), str(raw.get("body") or "")
         topic = markers.extract_topic(body) if author == self.bot else None
         return Comment(int(raw["id"]), number, author, body, topic)
+
+
+def _same_check(found: CommitStatus, wanted: CommitStatus) -> bool:
+    if wanted.target_url is None:  # none given: GitHub shows the App's homepage instead
+        return replace(found, target_url=None) == wanted
+    return found == wanted
 
 
 def _status(sha: str, raw: Mapping[str, Any]) -> CommitStatus:

@@ -13,6 +13,10 @@ writes it. Then GitHub's own GraphQL ``revertPullRequest`` writes it (GitHub mer
 line by line); when GraphQL is unavailable or refuses, the planned commit is written
 with the git data API, or Conflict is raised when the plan has conflicting files.
 Either way the revert PR then gets the bot's hidden state marker.
+
+A head branch pushed a moment ago can look missing to GitHub's replicas: the
+refused ``POST /pulls`` then raises :class:`~._retry.Lagging` and the verb is
+retried after a short wait, before "push it first" is believed.
 """
 
 from __future__ import annotations
@@ -21,14 +25,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gitmedic.bot.forges._github_api import labels_of, quote, raise_failure, verb
+from gitmedic.bot.forges._github_fit import BODY_TOPIC, Fitting, split, unlinked
 from gitmedic.bot.forges._github_git import GitData
 from gitmedic.bot.forges._items import check_labels
-from gitmedic.bot.forges._retry import Failure, describe
+from gitmedic.bot.forges._retry import Failure, Lagging, describe, typed_error
 from gitmedic.reconciler import forge_markers as markers
 from gitmedic.reconciler.forge import (
     Conflict,
     HeadMoved,
     MergeMethod,
+    MergeNotAllowed,
     NotFound,
     NotMergeable,
     PrFilter,
@@ -44,7 +50,7 @@ _REVERT = (
 )
 
 
-class PullVerbs(GitData):
+class PullVerbs(GitData, Fitting):
     @verb
     def ensure_pr(
         self,
@@ -58,8 +64,8 @@ class PullVerbs(GitData):
         wanted = check_labels(labels)
         rendered = markers.render_body(body, state)
         raw = self._raw_of_branch(branch)
-        if raw is None:
-            raw = self._create_pull(branch, base, title, rendered)
+        if raw is None:  # (too long: cut now, its parts posted once the PR has a number)
+            raw = self._create_pull(branch, base, title, split(rendered).text(None))
         pr = self.pull(raw)
         if pr.state is not PrState.OPEN or pr.author != self.bot:
             return pr
@@ -69,13 +75,13 @@ class PullVerbs(GitData):
             edits["base"] = base
         if title != pr.title:
             edits["title"] = title
-        if markers.needs_body_update(pr.body, body, state):
-            edits["body"] = rendered
+        if markers.needs_body_update(pr.body, body, state) or unlinked(pr.body):
+            edits["body"] = self.fitted(pr.number, rendered, BODY_TOPIC, pr.body)
         if edits:
             raw = self.request("PATCH", f"/pulls/{pr.number}", body=edits)
         missing = [label for label in wanted if label not in pr.labels]
         if missing:
-            self.request("POST", f"/issues/{pr.number}/labels", body={"labels": missing})
+            self.post_labels(pr.number, missing)
         return self.get_pr(pr.number) if missing else self.pull(raw)
 
     @verb
@@ -130,6 +136,9 @@ class PullVerbs(GitData):
             if result.status == 409:
                 raise _head_moved(self.get_pr(number), expected_head_sha)
             if result.status == 405:
+                error = typed_error(result, f"merging PR #{number}")
+                if isinstance(error, MergeNotAllowed):
+                    raise error  # the repository's settings: no wait or rebase helps
                 raise NotMergeable(self._why_not_mergeable(pr, result))
             raise_failure(result, f"merging PR #{number}")
         return str(result["sha"])
@@ -210,8 +219,9 @@ class PullVerbs(GitData):
 
     def _check_branch(self, branch: str, role: str) -> None:
         if self.get_or_none(f"/git/ref/heads/{quote(branch)}") is None:
-            hint = "; push it first" if role == "head" else ""
-            raise Validation(f"{role} branch {branch} does not exist{hint}")
+            if role == "head":  # pushed a moment ago, GitHub may not see it yet: retried
+                raise Lagging(f"head branch {branch} does not exist; push it first")
+            raise Validation(f"{role} branch {branch} does not exist")
 
     def _check_ahead(self, branch: str, base: str) -> None:
         compare = self.get_or_none(f"/compare/{quote(base)}...{quote(branch)}")

@@ -10,10 +10,16 @@ before trying again; when no retry is left, the policy raises the typed
   that names no time (a secondary limit) waits ``secondary_wait``, GitHub's advice
   of one minute. A wait that would take the verb's total past ``max_wait`` is not
   taken: :class:`RateLimited` with ``retry_after`` tells the caller when to come back.
+  A wait of 0 s (``Retry-After: 0``, or a reset already past because our clock runs
+  ahead) is still a rate limit: it is retried at once, at most ``rate_retries`` times.
 - 5xx and lost connections: ``server_retries`` retries with doubling backoff (also
   within ``max_wait``), then :class:`ServerError`.
-- Everything else maps once to its class: 404 NotFound, 405 NotMergeable,
-  409 Conflict, 422 Validation, 401/403 PermissionDenied.
+- A ref that GitHub's replicas have not seen yet (a branch pushed a moment ago looks
+  missing: the adapter raises :class:`Lagging`): ``lag_retries`` retries with doubling
+  ``lag_wait``, then the :class:`Validation` the lag would have been.
+- Everything else maps once to its class: 404 NotFound, 405 NotMergeable (or
+  :class:`MergeNotAllowed` when the repository forbids the merge method: no retry
+  helps), 409 Conflict, 422 Validation, 401/403 PermissionDenied.
 
 The adapter retries whole verbs, not single requests: every verb is idempotent, so
 re-running it after a 5xx on a POST that did land finds the comment or PR it made
@@ -22,12 +28,14 @@ instead of making a second one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gitmedic.reconciler.forge import (
     Conflict,
     ForgeError,
+    MergeNotAllowed,
     NotFound,
     NotMergeable,
     PermissionDenied,
@@ -45,6 +53,13 @@ _BY_STATUS: dict[int, type[ForgeError]] = {
     409: Conflict,
     422: Validation,
 }
+# GitHub's 405s that no wait changes: the repository's settings forbid the method
+# ("Merge commits are not allowed on this repository.", and squash/rebase alike).
+_FORBIDDEN_METHOD = re.compile(r"\bnot allowed on this repository\b", re.IGNORECASE)
+
+
+class Lagging(Exception):
+    """A ref that should exist looks missing: GitHub may not have caught up yet."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,7 @@ class Failure:
     status: int | None
     message: str
     headers: Mapping[str, str] = field(default_factory=dict)
+    lagging: bool = False  # a just-pushed ref looked missing (see :class:`Lagging`)
 
     def header(self, name: str) -> str | None:
         wanted = name.lower()
@@ -66,16 +82,31 @@ class RetryPolicy:
     server_retries: int = 3
     backoff: float = 1.0  # the first 5xx wait; doubles each time
     secondary_wait: float = 60.0  # a rate limit that names no time
+    rate_retries: int = 5  # rate limits one verb retries (bounds 0-s waits too)
+    lag_retries: int = 3
+    lag_wait: float = 1.0  # the first wait for a lagging ref; doubles each time
 
-    def next_wait(self, failure: Failure, now: float, waited: float, server_failures: int) -> float:
+    def next_wait(
+        self,
+        failure: Failure,
+        now: float,
+        waited: float,
+        server_failures: int,
+        *,
+        rate_failures: int = 0,
+        lag_failures: int = 0,
+    ) -> float:
         """Seconds to wait before the next try; raises the typed error when none is left.
 
-        ``waited`` is what this verb already slept; ``server_failures`` counts the
-        5xx or connection failures before this one.
+        ``waited`` is what this verb already slept; ``server_failures``,
+        ``rate_failures`` and ``lag_failures`` count the failures of each kind
+        before this one.
         """
+        if failure.lagging:
+            return self._lag_wait(failure, waited, lag_failures)
         limit = self.rate_limit_wait(failure, now)
         if limit is not None:
-            if waited + limit > self.max_wait:
+            if waited + limit > self.max_wait or rate_failures >= self.rate_retries:
                 raise RateLimited(
                     describe(failure, f"rate limited; retry in {limit:.0f} s"), retry_after=limit
                 )
@@ -89,6 +120,12 @@ class RetryPolicy:
                 failure.status,
             )
         raise typed_error(failure)
+
+    def _lag_wait(self, failure: Failure, waited: float, lag_failures: int) -> float:
+        wait = self.lag_wait * 2.0**lag_failures
+        if lag_failures < self.lag_retries and waited + wait <= self.max_wait:
+            return wait
+        raise Validation(redact_text(failure.message))
 
     def rate_limit_wait(self, failure: Failure, now: float) -> float | None:
         """Seconds GitHub asks us to wait, or ``None`` when this is no rate limit."""
@@ -106,13 +143,16 @@ class RetryPolicy:
 
 
 def is_transient(failure: Failure) -> bool:
-    return failure.status is None or failure.status >= 500
+    """A 5xx or no response at all (a lagging ref has its own budget)."""
+    return not failure.lagging and (failure.status is None or failure.status >= 500)
 
 
 def typed_error(failure: Failure, context: str = "") -> ForgeError:
     """The ForgeError for a failure that is not retried."""
     if failure.status is not None and failure.status >= 500:
         return ServerError(describe(failure, context), failure.status)
+    if failure.status == 405 and _FORBIDDEN_METHOD.search(failure.message):
+        return MergeNotAllowed(describe(failure, context))
     kind = _BY_STATUS.get(failure.status or 0, ForgeError)
     return kind(describe(failure, context))
 

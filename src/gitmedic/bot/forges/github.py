@@ -9,11 +9,15 @@ exactly where the code says, which is what exact error mapping and whole-verb
 retries need. PyGithub is imported by this module only; nothing else in gitmedic
 sees its types, and no PyGithub exception reaches a caller.
 
-Failures follow :mod:`._retry`: rate limits wait (within a bound) and 5xx retry with
-backoff, both by re-running the whole (idempotent) verb, through the injected
-``sleep`` and ``clock``; PyGithub's own retries and pauses are switched off. The
-token is registered with :data:`~gitmedic.reconciler.redact.REGISTRY`, and every
-message is redacted, so it never shows in an error or a log.
+Failures follow :mod:`._retry`: rate limits wait (within a bound, a wait of 0 s
+included), 5xx retry with backoff and a ref GitHub has not caught up with yet
+retries briefly, all by re-running the whole (idempotent) verb, through the
+injected ``sleep`` and ``clock``; PyGithub's own retries and pauses are switched
+off. An App's installation token refused with 401 (it expired earlier than
+PyGithub's clock thought) is renewed once per verb before the verb is retried.
+The token is registered with :data:`~gitmedic.reconciler.redact.REGISTRY`, and
+every message is redacted, so it never shows in an error or a log. Texts over
+GitHub's 65,536 characters are cut, their rest in comments (:mod:`._github_fit`).
 
 Beyond the protocol: :meth:`GitHubForge.enable_auto_merge` turns on GitHub's
 native auto-merge for a PR (``enablePullRequestAutoMerge``), and ``checks=True``
@@ -37,7 +41,7 @@ from github import Auth, Github, GithubException, GithubIntegration
 
 from gitmedic.bot.forges._github_items import GitHubItems
 from gitmedic.bot.forges._github_pulls import PullVerbs
-from gitmedic.bot.forges._retry import Failure, RetryPolicy, is_transient
+from gitmedic.bot.forges._retry import Failure, Lagging, RetryPolicy, is_transient
 from gitmedic.reconciler.forge import BOT_LOGIN, MergeMethod, PullRequest, Validation
 from gitmedic.reconciler.outbound import scrubbed_forge
 from gitmedic.reconciler.redact import REGISTRY, RedactingFilter
@@ -95,6 +99,7 @@ class GitHubForge(PullVerbs, GitHubItems):
             "per_page": 100,
         }
         _redact_pygithub_logs()
+        self._app: tuple[Auth.AppAuth, int] | None = None
         self._auth = self.run_verb(lambda: _authenticate(self, token, app_id, private_key))
         self._gh = Github(auth=self._auth, **self._kwargs)
         self.repo_path = f"/repos/{urllib.parse.quote(owner)}/{urllib.parse.quote(name)}"
@@ -121,7 +126,7 @@ class GitHubForge(PullVerbs, GitHubItems):
             self._local.active = False
 
     def _with_retries(self, call: Callable[[], T]) -> T:
-        waited, server_failures = 0.0, 0
+        waited, counts, refreshed = 0.0, {"server": 0, "rate": 0, "lag": 0}, False
         while True:
             failure = None
             try:
@@ -130,12 +135,34 @@ class GitHubForge(PullVerbs, GitHubItems):
                 return call()
             except (GithubException, requests.RequestException) as exc:
                 failure = failure_of(exc)
+            except Lagging as exc:
+                failure = Failure(None, str(exc), lagging=True)
             # (outside the except block: the typed error carries no PyGithub context)
-            wait = self.policy.next_wait(failure, self._clock(), waited, server_failures)
-            server_failures += is_transient(failure)
+            if failure.status == 401 and not refreshed and self._refresh_token():
+                refreshed = True  # an installation token that expired early: once per verb
+                continue
+            wait = self.policy.next_wait(
+                failure,
+                self._clock(),
+                waited,
+                counts["server"],
+                rate_failures=counts["rate"],
+                lag_failures=counts["lag"],
+            )
+            counts[_kind(failure)] += 1
             logging.getLogger(__name__).info("GitHub: %s; retrying in %.1f s", failure, wait)
             self._sleep(wait)
             waited += wait
+
+    def _refresh_token(self) -> bool:
+        """Mint a new installation token (App auth only); whether there is one to try."""
+        if self._app is None:
+            return False
+        app, installation_id = self._app
+        self._auth = app.get_installation_auth(installation_id)
+        self._gh = Github(auth=self._auth, **self._kwargs)
+        logging.getLogger(__name__).info("GitHub: the installation token was refused; renewed")
+        return True
 
     def request(
         self,
@@ -172,8 +199,10 @@ class GitHubForge(PullVerbs, GitHubItems):
             return call()
         except (GithubException, requests.RequestException) as exc:
             failure = failure_of(exc)
-            if is_transient(failure) or self.policy.rate_limit_wait(failure, self._clock()):
-                raise
+            if is_transient(failure) or failure.status == 401:
+                raise  # retried by the verb (a 401 renews an App's token first)
+            if self.policy.rate_limit_wait(failure, self._clock()) is not None:
+                raise  # even a wait of 0 s: GitHub asked us to try again
             return failure
 
     def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,6 +278,13 @@ def failure_of(exc: Exception) -> Failure:
     return Failure(None, f"{type(exc).__name__}: {exc}")
 
 
+def _kind(failure: Failure) -> str:
+    """Which retry budget a failure counts against."""
+    if failure.lagging:
+        return "lag"
+    return "server" if is_transient(failure) else "rate"
+
+
 def _authenticate(
     forge: GitHubForge, token: str | None, app_id: int | str | None, private_key: str | None
 ) -> Auth.Auth:
@@ -260,6 +296,7 @@ def _authenticate(
         app = Auth.AppAuth(app_id, private_key)
         integration = GithubIntegration(auth=app, **forge._kwargs)
         installation = integration.get_repo_installation(forge.owner, forge.name)
+        forge._app = (app, installation.id)
         return app.get_installation_auth(installation.id)
     raise Validation("GitHubForge needs either token= or both app_id= and private_key=")
 

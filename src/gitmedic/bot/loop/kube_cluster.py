@@ -34,6 +34,7 @@ from gitmedic.bot.loop.siblings import without_siblings
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.clock import Clock, SystemClock
 from gitmedic.reconciler.config import EngineConfig, OracleConfig, ProbeConfig
+from gitmedic.reconciler.manifests.kube_version import cluster_version
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState, SyncWatcher
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ class KubeCluster:
             self.api = connect(env.get("GITMEDIC_KUBE_CONTEXT") or None)
         except LiveReadError as exc:
             raise KubeSetupError(str(exc)) from None
-        record_version(self.api)
+        if cluster_version() is None:  # recorded once per process (record_version_early)
+            record_version(self.api)
         self.watcher, self.engine_name = engine_watcher(engine, env, self.api, app, self.clock)
         self.alerts_source = _alerts(oracles, namespace)
         self.denied_kinds: set[str] = set()
@@ -107,6 +109,19 @@ class KubeCluster:
 
     def check(self, sha: str) -> SyncState:
         return self.watcher.check(sha)
+
+
+def record_version_early(env: Mapping[str, str]) -> None:
+    """The cluster's version, recorded before any app's manifests are read (the apps of
+    a shared namespace render when the apps are set up): none renders for another
+    version first. A cluster that cannot be reached is said when its apps connect."""
+    from gitmedic.reconciler.live import LiveReadError, connect
+
+    try:
+        api = connect(env.get("GITMEDIC_KUBE_CONTEXT") or None)
+    except LiveReadError:
+        return
+    record_version(api)
 
 
 def record_version(api: Any) -> None:

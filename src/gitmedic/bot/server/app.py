@@ -5,9 +5,9 @@ before it is authenticated):
 
 1. ``Content-Length`` over the limit: 413 before the body is read; a body that
    streams past the limit without one: 413 as soon as it does;
-2. the body does not fit the in-flight budget of unauthenticated bodies
-   (:class:`~.intake.BodyBudget`: it reserves the declared length, or the limit
-   when none is declared): 503 at once, nothing read;
+2. (the connections and bytes of requests still arriving are bounded before the
+   app, by evicting the costliest stranger: :mod:`.admission`; an evicted request
+   ends here as a disconnect);
 3. the whole body not received within the read deadline: 408;
 4. ``X-Hub-Signature-256`` missing or not the HMAC of the raw body: 401;
 5. ``X-GitHub-Event`` / ``X-GitHub-Delivery`` missing: 400; JSON nested past the
@@ -31,6 +31,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.requests import ClientDisconnect
 
 from gitmedic.bot.server import signature
 from gitmedic.bot.server.deliveries import Delivery
@@ -59,22 +60,14 @@ def create_app(service: Service) -> FastAPI:
         refused = _refuse_declared_size(declared, limit)
         if refused is not None:
             return _answer(service, event, "too_large", refused, 413, _CLOSE)
-        with service.budget.reserve(int(declared) if declared else limit) as fits:
-            if not fits:
-                return _answer(
-                    service,
-                    event,
-                    "busy",
-                    "too many deliveries in flight",
-                    503,
-                    {**_CLOSE, "Retry-After": "1"},
-                )
-            try:
-                body = await read_body(request.stream(), limit, service.config.read_timeout_s)
-            except BodyTooLarge:
-                return _answer(service, event, "too_large", "request body too large", 413, _CLOSE)
-            except BodyTooSlow:
-                return _answer(service, event, "too_slow", "request body too slow", 408, _CLOSE)
+        try:
+            body = await read_body(request.stream(), limit, service.config.read_timeout_s)
+        except BodyTooLarge:
+            return _answer(service, event, "too_large", "request body too large", 413, _CLOSE)
+        except BodyTooSlow:
+            return _answer(service, event, "too_slow", "request body too slow", 408, _CLOSE)
+        except ClientDisconnect:  # evicted by admission, or the client went away
+            return _answer(service, event, "evicted", "connection closed", 503, _CLOSE)
         if not signature.verify(
             service.config.secret, body, request.headers.get("x-hub-signature-256")
         ):
@@ -82,8 +75,12 @@ def create_app(service: Service) -> FastAPI:
         return _accept(service, request, event, body)
 
     @app.get("/healthz")
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    def healthz() -> Response:
+        # Liveness: the monitor still makes progress (serve_health); never admission.
+        stalled = service.liveness()
+        if stalled:
+            return JSONResponse({"status": "stalled", "reason": stalled}, status_code=503)
+        return JSONResponse({"status": "ok"})
 
     @app.get("/readyz")
     def readyz() -> Response:

@@ -7,10 +7,18 @@ marks a delivery done (dropping its body) when it has been handled; deliveries
 still queued when the process stopped are handled again at start-up, so an
 accepted delivery is never lost, and handlers are idempotent so handling one
 twice after a crash is harmless.
+
+The id alone does not make a delivery new: it is a header outside the signature,
+so a signed body captured once could be replayed under fresh ids for ever. The
+SHA-256 of each accepted body is kept for :data:`REPLAY_WINDOW_S`; the same body
+again within it is a duplicate whatever its id. GitHub's own redeliveries keep
+their id, and two genuine events never share a body (each carries its own ids
+and timestamps), so nothing genuine is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -23,7 +31,9 @@ CREATE TABLE IF NOT EXISTS deliveries (
     id TEXT PRIMARY KEY, event TEXT NOT NULL, received REAL NOT NULL,
     body BLOB, status TEXT NOT NULL, result TEXT NOT NULL DEFAULT ''
 );
+CREATE TABLE IF NOT EXISTS digests (digest TEXT PRIMARY KEY, received REAL NOT NULL);
 """
+REPLAY_WINDOW_S = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -42,14 +52,21 @@ class DeliveryStore:
         return sqlite_file.connect(self.path)
 
     def accept(self, delivery: Delivery, now: float) -> bool:
-        """Store a new delivery as queued; False when its id was seen before."""
+        """Store a new delivery as queued; False when its id, or its body lately, was seen."""
+        digest = hashlib.sha256(delivery.body).hexdigest()
         with self._db() as db:
+            db.execute("DELETE FROM digests WHERE received < ?", (now - REPLAY_WINDOW_S,))
+            if db.execute("SELECT 1 FROM digests WHERE digest = ?", (digest,)).fetchone():
+                return False
             cursor = db.execute(
                 "INSERT OR IGNORE INTO deliveries (id, event, received, body, status)"
                 " VALUES (?, ?, ?, ?, 'queued')",
                 (delivery.id, delivery.event, now, delivery.body),
             )
-            return cursor.rowcount == 1
+            if cursor.rowcount != 1:
+                return False
+            db.execute("INSERT INTO digests (digest, received) VALUES (?, ?)", (digest, now))
+            return True
 
     def get(self, delivery_id: str) -> Delivery | None:
         with self._db() as db:

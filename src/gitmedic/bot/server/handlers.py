@@ -58,6 +58,8 @@ def on_installation(payload: Payload, deps: Deps) -> str:
 
 def on_issue_comment(payload: Payload, deps: Deps) -> str:
     issue, comment = payload["issue"], payload["comment"]
+    if _login(comment.get("user")) is None:  # nullable: a deleted account ("ghost")
+        return "comment by a deleted account: no command to answer"
     event = CommentEvent(
         action=str(payload["action"]),
         number=int(issue["number"]),
@@ -80,7 +82,10 @@ def on_pull_request(payload: Payload, deps: Deps) -> str:
 
 
 def _merged(pr: Payload, deps: Deps) -> str:
-    number, sha = int(pr["number"]), str(pr["merge_commit_sha"])
+    number, sha = int(pr["number"]), _text(pr.get("merge_commit_sha"))
+    if sha is None:  # nullable in GitHub's description: nothing to watch by
+        log.warning("#%s was merged without a merge commit sha: not watched", number)
+        return f"#{number} merged without a merge commit sha: not watched"
     merger = (pr.get("merged_by") or {}).get("login", "")
     if deps.bot_login in (pr["user"]["login"], merger):
         return f"#{number} is gitmedic's: its transaction verifies it"
@@ -95,7 +100,9 @@ def _edited(payload: Payload, deps: Deps) -> str:
     before = (((payload.get("changes") or {}).get("body")) or {}).get("from")
     if before is None:
         return "edit without a body change"
-    sender = payload["sender"]["login"]
+    sender = _login(payload.get("sender"))
+    if sender is None:  # GitHub's description lets a delivery omit it: nobody to check
+        return "edit without a sender: controls ignored"
     ticked = newly_checked(str(before), str(payload["pull_request"].get("body") or ""))
     if not ticked:
         return "no control ticked"
@@ -111,7 +118,9 @@ def on_review(payload: Payload, deps: Deps) -> str:
     review, number = payload["review"], int(payload["pull_request"]["number"])
     if payload["action"] != "submitted" or str(review["state"]).lower() != "approved":
         return "review without approval"
-    reviewer = review["user"]["login"]
+    reviewer = _login(review.get("user"))
+    if reviewer is None:  # nullable: a deleted account cannot approve
+        return "approval by a deleted account ignored"
     if deps.forge.get_permission(reviewer) < Permission.WRITE:
         return f"approval by {reviewer} without write permission ignored"
     deps.actions.approve(number)
@@ -123,7 +132,7 @@ def on_check(payload: Payload, deps: Deps) -> str:
         return f"{payload.get('action')}: nothing to do"
     run = detector_run(payload)
     deps.actions.detector_run(run)
-    return f"{run.source} {run.name!r}: {run.conclusion}"
+    return f"{run.source} {run.name!r}: {run.conclusion or 'no conclusion'}"
 
 
 def detector_run(payload: Payload) -> DetectorRun:
@@ -137,8 +146,9 @@ def detector_run(payload: Payload) -> DetectorRun:
         source=source,
         name=_run_name(source, item, payload),
         head_sha=str(item["head_sha"]),
-        branch=str(item.get("head_branch") or (item.get("check_suite") or {}).get("head_branch")),
-        conclusion=str(item.get("conclusion")),
+        # both nullable in GitHub's description: a fork's or a tag's run has no branch
+        branch=_text(item.get("head_branch") or (item.get("check_suite") or {}).get("head_branch")),
+        conclusion=_text(item.get("conclusion")),
         url=str(item.get("html_url") or item.get("url") or ""),
         pull_requests=tuple(int(p["number"]) for p in item.get("pull_requests") or ()),
     )
@@ -171,6 +181,17 @@ HANDLERS: dict[str, Handler] = {
     "workflow_run": on_check,
     "push": on_push,
 }
+
+
+def _login(user: object) -> str | None:
+    """A user object's login; ``None`` for a null user (a deleted account)."""
+    login = user.get("login") if isinstance(user, Mapping) else None
+    return None if login is None else str(login)
+
+
+def _text(value: object) -> str | None:
+    """A nullable string field as GitHub documents it: ``None`` stays ``None``."""
+    return None if value is None else str(value)
 
 
 def _under(path: str, folder: str) -> bool:

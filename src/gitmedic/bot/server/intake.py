@@ -1,13 +1,10 @@
 """Reading a webhook body safely before it is authenticated: bounded bytes, time and nesting.
 
 Nobody is authenticated until the HMAC of the whole body is checked, so until then
-a request may only cost what a budget allows:
+a request may only cost what a budget allows. The bytes and connections held by
+requests still arriving are bounded where they arrive, in the protocol
+(:mod:`.admission`); here:
 
-- :class:`BodyBudget` holds the bytes and the number of bodies being read at
-  once. A request reserves its declared ``Content-Length`` (or the per-body limit
-  when it declares none) before a byte is read; when the reservation does not
-  fit, it is refused at once (503). Eighty stalled uploads thus hold at most the
-  budget, not eighty bodies.
 - :func:`read_body` reads under a deadline for the *whole* body (not per chunk:
   a client trickling one byte a second never finishes) and stops at the limit.
 - :func:`json_depth_exceeds` is checked after the signature and before
@@ -20,10 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 
 
 class BodyTooLarge(Exception):
@@ -32,38 +26,6 @@ class BodyTooLarge(Exception):
 
 class BodyTooSlow(Exception):
     pass
-
-
-@dataclass
-class BodyBudget:
-    """Bytes and bodies in flight before authentication; reservations are all or nothing."""
-
-    max_bytes: int
-    max_bodies: int
-    _bytes: int = 0
-    _bodies: int = 0
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def reserve(self, size: int) -> Iterator[bool]:
-        """Yields whether ``size`` bytes fit; what was reserved is returned on exit."""
-        with self._lock:
-            fits = self._bodies < self.max_bodies and self._bytes + size <= self.max_bytes
-            if fits:
-                self._bytes, self._bodies = self._bytes + size, self._bodies + 1
-        try:
-            yield fits
-        finally:
-            if fits:
-                with self._lock:
-                    self._bytes, self._bodies = self._bytes - size, self._bodies - 1
-
-    @property
-    def in_flight(self) -> tuple[int, int]:
-        """(bytes reserved, bodies being read)."""
-        return self._bytes, self._bodies
 
 
 async def read_body(chunks: AsyncIterator[bytes], limit: int, deadline_s: float) -> bytes:

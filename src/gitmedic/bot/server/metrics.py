@@ -48,9 +48,36 @@ class Metrics:
             registry=r,
         )
         self.jobs = Counter(
-            "gitmedic_webhook_jobs", "Handled deliveries by event and status.",
-            ["event", "status"], registry=r,
-        )  # fmt: skip
+            "gitmedic_webhook_jobs",
+            "Handled deliveries by event and status.",
+            ["event", "status"],
+            registry=r,
+        )
+        # Per app (label values come from the config, a closed set): what an operator
+        # of many apps alerts on, e.g. an app whose last evaluation is old.
+        self.app_evaluated = Gauge(
+            "gitmedic_app_last_evaluation_timestamp_seconds",
+            "When the monitor last evaluated the app (Unix time).",
+            ["app"],
+            registry=r,
+        )
+        self.app_incidents = Gauge(
+            "gitmedic_app_incidents_open", "Open incidents of the app.", ["app"], registry=r
+        )
+        self.app_transactions = Gauge(
+            "gitmedic_app_transactions",
+            "The app's unsettled transactions by phase.",
+            ["app", "phase"],
+            registry=r,
+        )
+
+        self._open_by_app: dict[str, int] = {}
+
+    def open_incidents(self, app: str, count: int) -> None:
+        """An app's open incidents, and the total over the apps of this process."""
+        self._open_by_app[app] = count
+        self.app_incidents.labels(app=app).set(count)
+        self.incidents.set(sum(self._open_by_app.values()))
 
     def delivery(self, event: str, result: str) -> None:
         self.deliveries.labels(event=self.event_label(event), result=result).inc()

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from gitmedic.bot.server.deliveries import Delivery, DeliveryStore
 from gitmedic.bot.server.handlers import HANDLERS, Deps
-from gitmedic.bot.server.intake import BodyBudget
 from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.worker import Worker
 
@@ -24,7 +23,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 5 * 1024 * 1024  # GitHub caps payloads at 25 MB; ours are far smaller
 DEFAULT_IN_FLIGHT_BYTES = 16 * 1024 * 1024  # unauthenticated bodies being read, all together
-DEFAULT_IN_FLIGHT_BODIES = 32
 DEFAULT_READ_TIMEOUT_S = 10.0  # GitHub sends a delivery at once; a slow one is an attack
 DEFAULT_MAX_JSON_DEPTH = 64  # GitHub's payloads nest about 6 deep
 
@@ -34,8 +32,6 @@ class ServiceConfig:
     secret: str
     state_dir: Path
     max_body_bytes: int = DEFAULT_MAX_BODY
-    in_flight_bytes: int = DEFAULT_IN_FLIGHT_BYTES
-    in_flight_bodies: int = DEFAULT_IN_FLIGHT_BODIES
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
 
@@ -50,11 +46,10 @@ class Service:
     ) -> None:
         self.config, self.deps, self.now = config, deps, now
         self.metrics = metrics or Metrics()
-        # A body as large as the limit must always fit into an otherwise idle budget.
-        limit = max(config.in_flight_bytes, config.max_body_bytes)
-        self.budget = BodyBudget(limit, config.in_flight_bodies)
         self.store = DeliveryStore(config.state_dir / "deliveries.sqlite")
         self.worker = Worker(self._handle, self.metrics.queue_depth.set)
+        # Why the process is not alive, or None: serve sets its monitor's heartbeat here.
+        self.liveness: Callable[[], str | None] = lambda: None
 
     def start(self) -> None:
         backlog = self.store.queued()

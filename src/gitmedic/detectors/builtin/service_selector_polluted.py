@@ -17,15 +17,21 @@ app on purpose (``app: reviews`` over reviews-v1/v2/v3, each with its own
 info saying so. Nor certain: workloads of one name and different kinds (a Deployment
 and the legacy ReplicationController it replaces, kept side by side in the repo) are
 alternative definitions of one workload, which are seldom applied together: a warning.
+Workloads of one kind and name are one object (a Deployment of ``extensions/v1beta1``
+and of ``apps/v1`` in two variants of a folder): whichever is applied replaces the other,
+so no mix and no finding. A headless Service (``clusterIP: None``) over the members
+of one app (StatefulSets that name it their ``serviceName``, or shards and roles that
+run one image under one app name: redis master and replicas, kube-state-metrics
+shards) addresses each pod by its own DNS name and balances nothing: an info.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from gitmedic.detectors.builtin._services import selected_workloads, selecting_services
 from gitmedic.detectors.finding import Finding, Severity
-from gitmedic.detectors.snapshot import Snapshot, Workload
+from gitmedic.detectors.snapshot import Obj, Snapshot, Workload
 from gitmedic.detectors.spec import DetectorSpec, Scope, Uncertainty
 
 # Labels by which a service mesh tells versions of one app apart, and those naming the app.
@@ -45,6 +51,14 @@ ALTERNATIVES = Uncertainty(
     certain_if="the workloads have different names, so both run",
 )
 
+MEMBERS = Uncertainty(
+    id="members-behind-a-headless-service",
+    unseen="whether clients address each pod by name: a headless Service over the members "
+    "of one app (the StatefulSets it governs, or shards running one image) load-balances "
+    "nothing",
+    certain_if="the Service load-balances (it has a cluster IP), so requests mix the workloads",
+)
+
 SPEC = DetectorSpec(
     id="service-selector-polluted",
     description="A Service's selector matches the pods of more than one workload.",
@@ -56,14 +70,14 @@ SPEC = DetectorSpec(
     ),
     scope=Scope.BOTH,
     playbooks=("service-selector-polluted",),
-    uncertain_when=(VERSIONS, ALTERNATIVES),
+    uncertain_when=(VERSIONS, ALTERNATIVES, MEMBERS),
 )
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
     for svc, selector in selecting_services(snapshot):
         selected = selected_workloads(snapshot, svc, selector)
-        workloads = sorted((w for w in selected if w.replicas != 0), key=lambda w: w.ref)
+        workloads = _one_per_object(w for w in selected if w.replicas != 0)
         if len(workloads) < 2:
             continue
         images = {_images(w) for w in workloads}
@@ -78,7 +92,7 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
             params["intended_workload"] = intended.ref.to_json()
             params["distinguishing_labels"] = own
             evidence += f"; only {intended.ref} carries {_fmt(own) or 'no extra label'}"
-        severity, summary = _verdict(svc.name, workloads, images)
+        severity, summary = _verdict(svc, workloads, images)
         yield SPEC.finding(
             svc.ref,
             summary,
@@ -90,9 +104,14 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
 
 
 def _verdict(
-    service: str, workloads: list[Workload], images: set[tuple[str, ...]]
+    svc: Obj, workloads: list[Workload], images: set[tuple[str, ...]]
 ) -> tuple[Severity, str]:
-    summary = f"Service {service} selects pods of {len(workloads)} workloads"
+    summary = f"Service {svc.name} selects pods of {len(workloads)} workloads"
+    if _members_behind_headless(svc, workloads, images):
+        return Severity.INFO, (
+            f"{summary}, members of one app behind a headless Service (each pod addressed "
+            "by its own DNS name; nothing load-balances across them)"
+        )
     versions = _versions(workloads)
     if versions:
         return Severity.INFO, (
@@ -106,6 +125,26 @@ def _verdict(
             "workload (a mix only if both are applied)"
         )
     return (Severity.CRITICAL if len(images) > 1 else Severity.WARNING), summary
+
+
+def _one_per_object(workloads: Iterable[Workload]) -> list[Workload]:
+    """Workloads by kind and name: two API versions of one Deployment are one object."""
+    out: dict[tuple[str, str], Workload] = {}
+    for wl in sorted(workloads, key=lambda w: w.ref):
+        out.setdefault((wl.ref.kind, wl.ref.name), wl)
+    return list(out.values())
+
+
+def _members_behind_headless(
+    svc: Obj, workloads: list[Workload], images: set[tuple[str, ...]]
+) -> bool:
+    if svc.spec.get("clusterIP") != "None":
+        return False
+    governed = all(
+        w.ref.kind == "StatefulSet" and w.obj.spec.get("serviceName") == svc.name for w in workloads
+    )
+    one_app = len(images) == 1 and any(_one_value(workloads, key) for key in APP_LABELS)
+    return governed or one_app
 
 
 def _versions(workloads: list[Workload]) -> list[str]:

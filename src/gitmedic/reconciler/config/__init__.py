@@ -60,7 +60,9 @@ class ValuesSource:
     kind: str
     name: str
     namespace: str
-    prefix: tuple[str, ...]  # where the values sit in the object: spec.values, data.<key>
+    # where the values sit in the object: spec.values, data.<key>; () the whole file (one
+    # a kustomize configMapGenerator makes the ConfigMap of)
+    prefix: tuple[str, ...]
     editable: bool = True  # False: a YAML string inside the object, not edited
     parameters: bool = False  # an Argo CD list of helm parameters (--set name=value)
 
@@ -178,6 +180,11 @@ class ChartRepository:
 class ManifestsConfig:
     allow_remote_bases: bool = False  # kustomize resources/bases/components fetched remotely
     chart_repositories: tuple[ChartRepository, ...] = ()  # read from the work tree's config
+    # caps on one render (manifests/render_caps.py), read from the work tree's config
+    max_rendered_objects: int = 20_000
+    max_rendered_bytes: int = 64 * 2**20
+    render_timeout_s: int = 60
+    render_memory_mib: int = 1024
 
 
 @dataclass(frozen=True)

@@ -8,19 +8,50 @@ A chart no app configures renders with its own ``values.yaml`` alone.
 
 Two apps may render one chart (prod and staging values of one chart): the app
 is chosen by the namespace the loader is asked for, which is the app's own.
+
+A repository without a config file that ``run`` or ``serve`` acts on has the apps
+discovery proposed for it (as ``gitmedic init`` would write them) *adopted* for
+the process (:func:`adopt_config`): every revision of that repository without a
+config file is read with them, so the gate, the sim and the verification render
+each discovered app's chart with its own values, as in a configured repository.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, ConfigError, parse_config
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
-__all__ = ["chart_spec", "configured_chart", "tree_config"]
+__all__ = [
+    "adopt_config",
+    "adopted_config",
+    "chart_spec",
+    "configured_chart",
+    "forget_adopted",
+    "tree_config",
+]
 
 # config text -> (parsed, the files its deployed_by apps were read from, with their text):
 # a revision walk reads one config often, and it is valid while those files read the same
 _PARSED: dict[str, tuple[Config, dict[str, str]]] = {}
+# repository root (resolved) -> the discovered apps a command acts on for it, having no
+# config file: one repository per process is acted on, so the process is their scope
+_ADOPTED: dict[Path, Config] = {}
+
+
+def adopt_config(root: Path, config: Config) -> None:
+    """Read ``root``'s revisions that have no config file with ``config``."""
+    _ADOPTED[root.resolve()] = config
+
+
+def adopted_config(root: Path) -> Config | None:
+    return _ADOPTED.get(root.resolve()) if _ADOPTED else None
+
+
+def forget_adopted() -> None:
+    _ADOPTED.clear()
 
 
 def chart_spec(app: AppConfig, namespace: str | None = None) -> ChartSpec | None:
@@ -32,9 +63,11 @@ def chart_spec(app: AppConfig, namespace: str | None = None) -> ChartSpec | None
 
 
 def tree_config(tree: Tree) -> Config | None:
-    """The config file of ``tree`` (a revision or the work tree), or None when it has none."""
+    """The config file of ``tree`` (a revision or the work tree); without one, the apps
+    adopted for its repository (:func:`adopt_config`), else None."""
     if not tree.is_file(CONFIG_PATH):
-        return None
+        root = getattr(tree, "root", None)
+        return adopted_config(root) if isinstance(root, Path) else None
     text = tree.read_text(CONFIG_PATH)
     cached = _PARSED.get(text)
     if cached is not None and all(_reads(tree, f, t) for f, t in cached[1].items()):

@@ -41,7 +41,9 @@ def load_apps_desired(
     namespace: str | None = None,
     kubernetes_version: str | None = None,
 ) -> DesiredState:
-    """``kubernetes_version`` (else the config's) picks the schema objects are validated by."""
+    """``kubernetes_version``: the version asked for (``--kubernetes-version``); the config's
+    is the loader's to read (:mod:`.kube_version`: charts render for the live cluster's
+    before it, so it is never passed on as if it were asked)."""
     merged, _ = load_apps_each(
         path, rev=rev, namespace=namespace, kubernetes_version=kubernetes_version
     )
@@ -70,21 +72,22 @@ def load_apps_each(
         return alone, [alone]
     rel = PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
     config = load_config(config_file)
-    version = kubernetes_version or config.kubernetes_version
     chosen = [(app, part) for app in config.apps if (part := _overlap(app, rel))]
     if any(app.namespace == namespace for app, _ in chosen):
         # the environment of that namespace, not every app of the path forced into it (two
         # environments of one chart would then render the same objects twice)
         chosen = [(app, part) for app, part in chosen if app.namespace == namespace]
     if not chosen:
-        alone = load_desired(path, rev=rev, namespace=default_ns, kubernetes_version=version)
+        alone = load_desired(
+            path, rev=rev, namespace=default_ns, kubernetes_version=kubernetes_version
+        )
         return alone, [alone]
     states = [
         load_desired(
             root / part,
             rev=rev,
             namespace=namespace or app.namespace,
-            kubernetes_version=version,
+            kubernetes_version=kubernetes_version,
             helm=_chart(app, namespace or app.namespace),
         )
         for app, part in chosen

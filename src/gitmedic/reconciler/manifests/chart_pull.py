@@ -8,8 +8,11 @@ module pulls it and checks what it gets:
   itself, refusing a redirect to another host, and refuses an index whose
   entries for the chart live on another host (unless an allowed repository
   covers them); the index is handed to helm in its private repository cache, so
-  ``helm pull`` resolves the version constraint as Flux and Argo CD do and
-  downloads the package, whose sha256 must be the index's ``digest``.
+  ``helm search repo`` resolves the version constraint as Flux and Argo CD do.
+  gitmedic downloads the package itself, from the URL the index gives that
+  version, refusing a redirect to another host as for the index (helm's own
+  download would follow one anywhere: a declared repository must not send
+  gitmedic elsewhere); its sha256 must be the index's ``digest``.
 - **An OCI registry** (``oci://...``): ``helm pull oci://...``; the content is
   addressed by digest. Plain HTTP only where the declaration says so (Flux's
   ``spec.insecure``) or to a loopback registry.
@@ -48,6 +51,7 @@ __all__ = ["ChartPullError", "RemoteChart", "cache_dir", "check_repository", "pu
 
 PULL_TIMEOUT_S = 120
 MAX_INDEX_BYTES = 64 << 20
+MAX_PACKAGE_BYTES = 64 << 20
 _EXACT = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$")
 _pulled: dict[tuple[str, str, str], Path] = {}  # constraints resolved by this process
 # A repository that failed is not asked again for a while: a bisect reads many revisions,
@@ -159,7 +163,8 @@ def _pull(remote: RemoteChart, home: Path) -> tuple[Path, dict[str, Any] | None]
         index = _fetch_index(remote)
         _check_hosts(remote, index)
         _hand_to_helm(remote, index, home)
-        argv.append(f"gitmedic/{remote.chart}")
+        version = _resolved(remote, home)
+        return _download(remote, _package_url(remote, index, version), out, version), index
     if remote.version:
         argv += ["--version", remote.version]
     _run(argv, remote, home)
@@ -169,7 +174,53 @@ def _pull(remote: RemoteChart, home: Path) -> tuple[Path, dict[str, Any] | None]
     return packages[0], index
 
 
-def _run(argv: list[str], remote: RemoteChart, home: Path) -> None:
+def _resolved(remote: RemoteChart, home: Path) -> str:
+    """The version of the chart ``remote.version`` picks in the index, as helm picks it."""
+    # a keyword search (the names found are filtered for this chart's own below)
+    argv = [helm_path(), "search", "repo", f"gitmedic/{remote.chart}"]
+    argv += ["--output", "json", *(["--version", remote.version] if remote.version else [])]
+    found = yaml.safe_load(_run(argv, remote, home) or "[]")
+    name = f"gitmedic/{remote.chart}"
+    entries = [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+    versions = [str(e.get("version")) for e in entries if e.get("name") == name]
+    if not versions:
+        raise ChartPullError(
+            f"{remote.describe()} cannot be pulled: the repository has no version matching "
+            f"{remote.version or '(newest)'}; {remote.vendor_hint()}"
+        )
+    return versions[0]
+
+
+def _package_url(remote: RemoteChart, index: dict[str, Any], version: str) -> str:
+    base = remote.repository.rstrip("/") + "/"
+    for entry in _entries(remote, index):
+        urls = entry.get("urls") or []
+        if str(entry.get("version")) == version and urls:
+            return urljoin(base, str(urls[0]))
+    raise ChartPullError(f"{remote.describe()}: the index names no package of {version}")
+
+
+def _download(remote: RemoteChart, url: str, out: Path, version: str) -> Path:
+    """The package at ``url``, following redirects on the repository's host only."""
+    import urllib.error
+
+    opener = _same_host_opener()
+    try:
+        with opener.open(url, timeout=PULL_TIMEOUT_S) as answer:
+            data = answer.read(MAX_PACKAGE_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ChartPullError(
+            f"{remote.describe()} cannot be pulled: {url}: {reason}; {remote.vendor_hint()}"
+        ) from None
+    if len(data) > MAX_PACKAGE_BYTES:
+        raise ChartPullError(f"{url} is larger than {MAX_PACKAGE_BYTES >> 20} MB")
+    package = out / f"{remote.chart}-{version}.tgz"
+    package.write_bytes(data)
+    return package
+
+
+def _run(argv: list[str], remote: RemoteChart, home: Path) -> str:
     try:
         proc = subprocess.run(
             argv,
@@ -189,12 +240,13 @@ def _run(argv: list[str], remote: RemoteChart, home: Path) -> None:
         raise ChartPullError(
             f"{remote.describe()} cannot be pulled: {reason}; {remote.vendor_hint()}"
         )
+    return proc.stdout
 
 
 def _same_host_opener() -> Any:
     """An opener whose redirects stay on the repository's host: the index is the
-    repository's own. Imported when an index is fetched: ``urllib.request`` (http.client,
-    ssl, email) is about 20 ms of start-up that a detect pulling nothing need not pay."""
+    repository's own. Imported when an index or a package is fetched: ``urllib.request``
+    (http.client, ssl, email) is about 20 ms of start-up a detect pulling nothing skips."""
     import urllib.error
     import urllib.request
 

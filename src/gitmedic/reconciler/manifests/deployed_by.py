@@ -51,6 +51,10 @@ from gitmedic.reconciler.manifests.deployed_kustomize import (
     is_kustomization,
     kustomized_release,
 )
+from gitmedic.reconciler.manifests.generated_values import (
+    GeneratedValuesError,
+    generated_values,
+)
 from gitmedic.reconciler.manifests.helm_parameters import parameter_problem
 
 __all__ = ["ChartSource", "Deployed", "DeployerError", "read_deployer"]
@@ -151,6 +155,8 @@ def _argo(body: dict[str, Any], file: str) -> Deployed:
     for v in values:
         if v.startswith("$"):
             raise DeployerError(f"{where}: values file {v} comes from another source; {REMOTE}")
+        if ".git" in PurePosixPath(_repo_path(f"{path}/{v}", where)).parts:
+            raise DeployerError(f"{where}: values file {v} is inside .git/, git's own files")
     inline = _argo_inline(body, file, helm, where, single=not spec.get("sources"))
     namespace = str(_map(spec.get("destination")).get("namespace") or "")
     release = str(helm.get("releaseName") or _name(body))
@@ -284,25 +290,36 @@ def _values_from(
         raise DeployerError(f"{where}: valuesFrom {name} with targetPath is not read")
     key = str(ref.get("valuesKey") or "values.yaml")
     folder = str(PurePosixPath(file).parent)
-    for candidate in _yaml_files(read, folder):
+    kustomization = _kustomization(read, folder)
+    for candidate in _yaml_files(kustomization, folder):
         if _declares(read, candidate, "ConfigMap", name, key):
             return ValuesSource(candidate, "ConfigMap", name, namespace, ("data", key), False)
+    try:
+        generated = generated_values(kustomization, name, key)
+    except GeneratedValuesError as exc:
+        raise DeployerError(f"{where}: valuesFrom {exc}") from None
+    if generated is not None:  # the generator's file is the values, whole
+        return ValuesSource(_join(folder, generated), "ConfigMap", name, namespace, ())
     raise DeployerError(
         f"{where}: valuesFrom ConfigMap {name} (key {key}) is not declared in {folder}/; "
         "gitmedic would render without it"
     )
 
 
-def _yaml_files(read: Reader, folder: str) -> list[str]:
-    """The YAML files beside the HelmRelease, as named by its folder's kustomization."""
+def _kustomization(read: Reader, folder: str) -> dict[str, Any]:
+    """The HelmRelease's folder's kustomization ({} when it has none or it is unreadable)."""
     for name in ("kustomization.yaml", "kustomization.yml"):
         try:
-            spec = yaml.safe_load(read(_join(folder, name)))
+            return _map(yaml.safe_load(read(_join(folder, name))))
         except (OSError, yaml.YAMLError, ValueError):
             continue
-        resources = _map(spec).get("resources") or []
-        return [_join(folder, str(r)) for r in resources if str(r).endswith((".yaml", ".yml"))]
-    return []
+    return {}
+
+
+def _yaml_files(kustomization: dict[str, Any], folder: str) -> list[str]:
+    """The YAML files beside the HelmRelease, as named by its folder's kustomization."""
+    resources = kustomization.get("resources") or []
+    return [_join(folder, str(r)) for r in resources if str(r).endswith((".yaml", ".yml"))]
 
 
 def _declares(read: Reader, file: str, kind: str, name: str, key: str) -> bool:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -31,13 +31,14 @@ import yaml
 
 from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.parse import ManifestError
+from gitmedic.reconciler.manifests.render_caps import RenderCapError, render_caps, run_capped
 from gitmedic.reconciler.manifests.render_pool import go_env
+from gitmedic.reconciler.manifests.render_sandbox import sandbox_env
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 if TYPE_CHECKING:
     from gitmedic.reconciler.manifests.chart_pull import RemoteChart
 
-HELM_TIMEOUT_S = 60
 INSTALL_HINT = (
     "helm not found: install helm v3 (go install helm.sh/helm/v3/cmd/helm@v3.22.0, "
     "or https://helm.sh/docs/intro/install/) or set GITMEDIC_HELM to its path"
@@ -139,9 +140,11 @@ def helm_template(
     kube_version: str | None,
     root: Path,
     package: Path | None = None,
+    deadline: float | None = None,
 ) -> str:
     """The rendered stream; ``values`` are absolute files (inside ``root``, the tree's copy).
-    ``package``: the pulled package of a chart from a repository."""
+    ``deadline``: the render's (:mod:`.render_caps`), shared with its other helm runs.
+    ``package``: the pulled package of a chart from a repository, or the chart's copy."""
     chart = str(package or root / spec.chart)
     argv = [helm_path(), "template", spec.release_name, chart]
     for v in values:
@@ -150,33 +153,33 @@ def helm_template(
     if kube_version:  # else helm's own default
         argv += ["--kube-version", kube_version]
     argv += ["--no-hooks", "--skip-tests"]
+    caps = render_caps(tree.root)
     with tempfile.TemporaryDirectory(prefix="gitmedic-helm-") as home:
         try:
-            proc = subprocess.run(
+            proc = run_capped(
                 argv,
-                capture_output=True,
-                text=True,
-                timeout=HELM_TIMEOUT_S,
-                check=False,
-                env=go_env(helm_env(Path(home))),
+                env=go_env(helm_env(Path(home)), caps.memory_mib),
                 cwd=home,
+                caps=caps,
+                deadline=deadline or caps.deadline(time.monotonic()),
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except RenderCapError as exc:
+            raise HelmError(f"helm template {exc}") from None
+        except OSError as exc:
             raise HelmError(f"helm template failed: {exc}") from None
     if proc.returncode != 0:
-        message = proc.stderr.strip().replace(str(root) + "/", "").splitlines()
+        stderr = proc.stderr.strip()
+        if package is not None and package.is_dir():  # the chart's copy: name the chart
+            stderr = stderr.replace(str(package), spec.chart)
+        message = stderr.replace(str(root) + "/", "").splitlines()
         raise HelmError(f"helm template failed: {message[0] if message else proc.returncode}")
     return proc.stdout
 
 
-_PROXIES = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy")
-
-
 def helm_env(home: Path, *, network: bool = False) -> dict[str, str]:
-    """Only what helm needs: no user config, no plugins, no cluster; the machine's proxies
-    only for a pull (``network``), as the user's own helm would use them."""
-    names = ("PATH", "LANG", "TZ", *(_PROXIES if network else ()))
-    keep = {k: os.environ[k] for k in names if k in os.environ}
+    """Only what helm needs (:mod:`.render_sandbox`): no user config, no plugins, no
+    cluster; the machine's proxies only for a pull (``network``), as the user's own helm
+    would use them."""
     dirs = {
         "HELM_CACHE_HOME": home / "cache",
         "HELM_CONFIG_HOME": home / "config",
@@ -185,9 +188,8 @@ def helm_env(home: Path, *, network: bool = False) -> dict[str, str]:
         "HELM_REGISTRY_CONFIG": home / "registry.json",
         "HELM_REPOSITORY_CONFIG": home / "repositories.yaml",
         "HELM_REPOSITORY_CACHE": home / "repository",
-        "HOME": home,
     }
-    return {**keep, **{k: str(v) for k, v in dirs.items()}, "KUBECONFIG": os.devnull}
+    return {**sandbox_env(home, network=network), **{k: str(v) for k, v in dirs.items()}}
 
 
 def _inside(chart: str, rel: str) -> str:
@@ -200,6 +202,8 @@ def _inside(chart: str, rel: str) -> str:
             if not parts:
                 raise HelmError(f"values file {rel!r} of chart {chart} is outside the repository")
             parts.pop()
+        elif part == ".git":
+            raise HelmError(f"values file {rel!r} of chart {chart} is inside .git/, git's own")
         elif part != ".":
             parts.append(part)
     return "/".join(parts)

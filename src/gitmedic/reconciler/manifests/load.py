@@ -141,7 +141,10 @@ def load_tree(
     state.findings.extend(settled.findings)
     # before any text about them leaves; every app's copy (the prod overlay's Secret too)
     register_objects(o.body for objs in settled.parts for o in objs)
-    schema = KubernetesSchemas(kubernetes_version) if schemas_installed() else None
+    # the schemas of the version asked, else the config's (not the cluster's: a cluster
+    # newer than the bundled schemas must not make every object unknown)
+    configured = _configured_version(tree)
+    schema = KubernetesSchemas(kubernetes_version or configured) if schemas_installed() else None
 
     def snapshot(objects: list[Obj]) -> Snapshot:
         return Snapshot(objects, mode=Mode.DESIRED, revision=tree.revision, schema=schema)
@@ -204,7 +207,7 @@ def _by_deployer(parts: list[Part], loose: dict[str, list[Obj]], files: list[str
     everything = [o for p in parts for o in p.objects]
     everything += [o for objs in loose.values() for o in objs]
     folders = {"" if str(a) == "." else str(a) for f in files for a in PurePosixPath(f).parents}
-    deployed = deployed_folders(everything, folders)
+    deployed = deployed_folders(everything, folders, files)
     for part in parts:
         part.deployed = part.root in deployed
     by_folder: dict[str, Part] = {}
@@ -245,11 +248,15 @@ def _load_deployed_charts(tree: Tree, objects: list[Obj], state: DesiredState) -
 
 def _kube_version(tree: Tree, state: DesiredState) -> str:
     """What charts render for: asked, else the live cluster's, else the config's."""
+    return render_version(state.kubernetes_version, _configured_version(tree))
+
+
+def _configured_version(tree: Tree) -> str | None:
     try:
         config = tree_config(tree)
     except (ConfigError, LoadFailure):
-        config = None  # said where the config is read for the apps
-    return render_version(state.kubernetes_version, config.kubernetes_version if config else None)
+        return None  # said where the config is read for the apps
+    return config.kubernetes_version if config else None
 
 
 def _load_file(

@@ -9,9 +9,10 @@ working tree is read concurrently: a git revision's tree reads through one share
 
 kubectl and helm are Go programs that allocate a lot while starting (kubectl
 registers every command it has) and live a fraction of a second: with Go's
-collector off below a memory ceiling they spend about a quarter less CPU on a
-render; past the ceiling the collector runs as usual. A user's own ``GOGC`` or
-``GOMEMLIMIT`` is kept.
+collector off below a ceiling they spend about a quarter less CPU on a render;
+past it the collector runs as usual. The ceiling is half the render's memory cap
+(:mod:`.render_caps`), so a render that would fit under the cap with the collector
+on still fits. A user's own ``GOGC`` or ``GOMEMLIMIT`` is kept.
 """
 
 from __future__ import annotations
@@ -24,14 +25,15 @@ from gitmedic.reconciler.manifests.tree import FsTree, Tree
 
 T = TypeVar("T")
 
-GO_MEMORY_LIMIT = "512MiB"
+GO_MEMORY_SHARE = 2  # Go's collector starts at 1/2 of the render's memory cap
 
 
-def go_env(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` for a short-lived Go renderer: its collector off up to :data:`GO_MEMORY_LIMIT`,
-    unless the user's environment sets either."""
+def go_env(env: Mapping[str, str], memory_mib: int) -> dict[str, str]:
+    """``env`` for a short-lived Go renderer capped at ``memory_mib`` (:mod:`.render_caps`):
+    its collector off until half the cap, unless the user's environment sets either."""
     own = {k: os.environ[k] for k in ("GOGC", "GOMEMLIMIT") if k in os.environ}
-    return {**env, **(own or {"GOGC": "off", "GOMEMLIMIT": GO_MEMORY_LIMIT})}
+    limit = f"{max(memory_mib // GO_MEMORY_SHARE, 1)}MiB"
+    return {**env, **(own or {"GOGC": "off", "GOMEMLIMIT": limit})}
 
 
 def render_each(tree: Tree, jobs: Sequence[Callable[[], T]]) -> list[T]:

@@ -24,6 +24,7 @@ from gitmedic.reconciler.forge import (
     Forge,
     ForgeError,
     HeadMoved,
+    MergeNotAllowed,
     NotFound,
     NotMergeable,
     StatusState,
@@ -160,6 +161,8 @@ class ForgePorts:
             return self.forge.merge(number, head_sha)
         except HeadMoved as exc:
             raise MergeRefused(f"the head moved: {exc}", retryable=True) from None
+        except MergeNotAllowed as exc:  # the repository forbids the method: for good
+            raise MergeRefused(f"not mergeable: {exc}", retryable=False) from None
         except NotMergeable as exc:
             closed = self.pr_state(number) is not PrState.OPEN
             raise MergeRefused(f"not mergeable: {exc}", retryable=not closed) from None

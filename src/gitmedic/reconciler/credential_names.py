@@ -36,19 +36,20 @@ _ABOUT_A_CREDENTIAL = re.compile(
 
 def is_credential_name(name: str) -> bool:
     name = name.strip()
-    return bool(_CREDENTIAL_NAME.search(name)) and not _about_a_credential(name)
+    return bool(_CREDENTIAL_NAME.search(name)) and not names_a_place(name)
 
 
 def is_credential_env_name(name: str) -> bool:
     name = name.strip()
     named = _CREDENTIAL_NAME.search(name) or _CREDENTIAL_ANYWHERE.search(name)
-    return bool(named) and not _about_a_credential(name)
+    return bool(named) and not names_a_place(name)
 
 
-def _about_a_credential(name: str) -> bool:
+def names_a_place(name: str) -> bool:
     """A name ending in a word about a credential, after a separator or camelCase."""
-    match = _ABOUT_A_CREDENTIAL.search(name)
+    match = _ABOUT_A_CREDENTIAL.search(name.strip())
     if match is None or match.start() == 0:
         return False
+    name = name.strip()
     before, first = name[match.start() - 1], name[match.start()]
     return before in "_.-" or (before.islower() and first.isupper())

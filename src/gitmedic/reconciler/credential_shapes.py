@@ -29,11 +29,22 @@ from urllib.parse import unquote, urlsplit
 from gitmedic.reconciler.credential_names import is_credential_name
 
 _VALUE = r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&]+)"
-_FLAG = re.compile(rf"(?:^|(?<=\s))--?(?P<flag>[A-Za-z][\w.\-]*)(?:=|[ \t]+){_VALUE}")
-_INLINE_PAIR = re.compile(rf"(?<![\w.\-/])(?P<key>[A-Za-z_][\w.\-]*)(?:\s*=\s*|:[ \t]+){_VALUE}")
+# The separator and value in lookaheads: ``says: DB_PW=v`` is a pair at "says" and
+# one at "DB_PW", and both must be seen. A flag's value may follow as the next item
+# of a JSON or YAML list (``["--token", "v"]``).
+_FLAG = re.compile(
+    rf"(?:^|(?<=[\s\[\"',]))--?(?P<flag>[A-Za-z][\w.\-]*)"
+    rf"(?=(?:=|[ \t]+|[\"']?[ \t]*,[ \t]*){_VALUE})"
+)
+_INLINE_PAIR = re.compile(
+    rf"(?<![\w.\-/])(?P<key>[A-Za-z_][\w.\-]*)(?=(?:\s*=\s*|:[ \t]+){_VALUE})"
+)
+# A header as configs write it (``Authorization: Basic x``, ``-H "Authorization: ..."``,
+# nginx's ``Authorization "Basic x"``), never ``rbac.authorization.k8s.io``.
 _AUTH_HEADER = re.compile(
-    r"authorization[\"']?\s*[:=]?\s*[\"']?(?:(?P<scheme>basic|bearer|token|digest|apikey|negotiate)\s+)?"
-    r"(?P<credential>[A-Za-z0-9+/=._~\-]{6,})",
+    r"(?<![\w.\-])authorization[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?"
+    r"(?:(?P<scheme>basic|bearer|token|digest|apikey|negotiate)[ \t]+)?"
+    r"(?P<credential>[A-Za-z0-9+/=_~\-][A-Za-z0-9+/=._~\-]{5,})",
     re.IGNORECASE,
 )
 _URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s\"'<>`]+", re.IGNORECASE)

@@ -57,6 +57,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _REFERENCE = re.compile(r"^\$[({]\w+[)}]$")  # $(OTHER_VAR): the value is elsewhere
 _URL_NO_USERINFO = re.compile(r"^[a-z][a-z0-9+.\-]*://[^@\s]*$", re.IGNORECASE)
+_FILE_PATH = re.compile(r"^(?:/|\./|~/)[\w.\-/]+$")  # GOOGLE_APPLICATION_CREDENTIALS=/var/...
 
 
 def object_credentials(body: Mapping[str, Any]) -> Iterator[str]:
@@ -213,9 +214,12 @@ def _pair(key: str, value: str) -> list[str]:
 
 
 def _could_be_secret(value: str) -> bool:
-    """False for what no credential is: empty, a reference to another variable, a bare URL."""
+    """False for what no credential is: empty, a reference to another variable, a bare URL,
+    a file's path (a file name is structure, never masked)."""
     value = value.strip()
-    return bool(value) and not _REFERENCE.match(value) and not _URL_NO_USERINFO.match(value)
+    return bool(value) and not any(
+        p.match(value) for p in (_REFERENCE, _URL_NO_USERINFO, _FILE_PATH)
+    )
 
 
 def _is_blob(value: str) -> bool:

@@ -72,8 +72,21 @@ def object_credentials(body: Mapping[str, Any]) -> Iterator[str]:
 
 
 def text_credentials(text: str) -> tuple[str, ...]:
-    """The credentials a free-form value holds (a config file, a DSN, a blob...)."""
-    return _text_credentials(text) if text and len(text) < 1_000_000 else ()
+    """The credentials a free-form value holds (a config file, a DSN, a blob...).
+
+    The shapes (:mod:`.credential_shapes`) and detect-secrets scan the whole text
+    once, here; the values nested in it (a JSON document's strings) are parts of the
+    same text, so they are not scanned again.
+    """
+    if not text or len(text) >= 1_000_000:
+        return ()
+    return tuple(dict.fromkeys((*_text_credentials(text), *_scanned(text))))
+
+
+@lru_cache(maxsize=1024)
+def _scanned(text: str) -> tuple[str, ...]:
+    shaped = [v for v in shaped_credentials(text) if not _REFERENCE.match(v)]
+    return (*shaped, *detected(text))
 
 
 def named_value_credentials(name: str, value: str, *, env: bool = False) -> Iterator[str]:
@@ -161,8 +174,6 @@ def _text_credentials(text: str) -> tuple[str, ...]:
     if document is not None:
         found += _structured(document)
     found += [v for m in _PAIR_LINE.finditer(text) for v in _pair(m["key"], m["value"])]
-    found += [v for v in shaped_credentials(text) if not _REFERENCE.match(v)]
-    found += detected(text)
     if _is_blob(text.strip()):
         found.append(text.strip())
     return tuple(dict.fromkeys(found))
@@ -202,7 +213,9 @@ def _structured(value: Any, key: str = "") -> list[str]:
     if isinstance(value, list):
         return [v for child in value for v in _structured(child, key)]
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return list(named_value_credentials(key, str(value)))
+        text = str(value)
+        named = is_credential_name(key) and _could_be_secret(text)
+        return [*(value_forms(text) if named else ()), *_text_credentials(text)]
     return []
 
 

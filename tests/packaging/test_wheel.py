@@ -12,7 +12,7 @@ from tests.packaging.conftest import Dist, Venv
 
 pytestmark = pytest.mark.integration
 
-CORE = {"pyyaml", "ruamel.yaml", "jsonschema", "markdown-it-py"}
+CORE = {"pyyaml", "ruamel.yaml", "jsonschema", "markdown-it-py", "bc-detect-secrets"}
 EXTRAS = {"rules", "kustomize", "kube", "github", "llm", "serve", "all", "dev"}
 # The client libraries a detect-only install must not pull in.
 HEAVY = {

@@ -80,7 +80,7 @@ def test_the_plugin_list_names_only_plugins_that_exist() -> None:
         "Deployment boutique/reports: container reports mounts secretName reports-db",
         "(apps/app-secret.yaml:12) Secret boutique/db-password-v2 is not referenced",
         "deploy/api-token.json:40:3: spec.template.spec.containers[0].env[2] (DB_PW)",
-        "image: registry.example/app@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2c0b822cd15d6c15b0f00a08",
+        "image: registry.example/app@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "the app reads --password-file /etc/db/password and TOKEN_URL=https://auth.example/token",
         "commit 1f0e3c2d4b5a69788796a5b4c3d2e1f0a9b8c7d6 changed 3 lines",
         "UPSTREAM=http://cart:7070 SECRET_NAME=reports-db",

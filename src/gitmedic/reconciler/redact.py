@@ -5,7 +5,11 @@ Three layers, applied to anything the bot sends or writes:
    and ConfigMap keys whose *names* say credential keep their name, lose the value;
 2. content: values that *look* like credentials are masked wherever they appear
    (private keys, JWTs, cloud and forge tokens, Stripe-style keys, passwords in
-   URLs, ``password=...`` pairs);
+   URLs, ``password=...`` pairs), issuers' tokens that detect-secrets' plugins
+   know (:mod:`.secret_scan`: registered, so a later bare echo is masked too),
+   and values held by their place (:mod:`.credential_shapes`: after
+   ``--token``, in ``AccountKey=...;``, an ``Authorization`` header, a URL's
+   userinfo or webhook path), masked in place in any text, the model's included;
 3. known values: every exact secret value the process learned is masked in all
    text, through the process-wide :data:`REGISTRY`. Its own tokens are
    registered where they are read; the cluster's and the repo's credentials are

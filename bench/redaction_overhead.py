@@ -36,7 +36,11 @@ def detect(src: Path, repo: Path) -> tuple[float, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
         [sys.executable, "-m", "gitmedic.bot.cli", "detect", str(repo), "--format", "json"],
-        env=env, capture_output=True, text=True, timeout=900, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

@@ -11,7 +11,12 @@ names and line numbers are never masked.
 
 from __future__ import annotations
 
+import functools
+import sys
+from pathlib import Path
+
 import pytest
+import yaml
 
 from gitmedic.reconciler.credential_names import is_credential_env_name, is_credential_name
 from gitmedic.reconciler.credentials import object_credentials, text_credentials
@@ -80,7 +85,7 @@ def test_the_plugin_list_names_only_plugins_that_exist() -> None:
         "Deployment boutique/reports: container reports mounts secretName reports-db",
         "(apps/app-secret.yaml:12) Secret boutique/db-password-v2 is not referenced",
         "deploy/api-token.json:40:3: spec.template.spec.containers[0].env[2] (DB_PW)",
-        "image: registry.example/app@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "image: app@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "the app reads --password-file /etc/db/password and TOKEN_URL=https://auth.example/token",
         "commit 1f0e3c2d4b5a69788796a5b4c3d2e1f0a9b8c7d6 changed 3 lines",
         "UPSTREAM=http://cart:7070 SECRET_NAME=reports-db",
@@ -115,3 +120,31 @@ def test_names_and_places_of_objects_stay_readable_when_their_credentials_are_re
 )
 def test_credential_names(name: str, credential: bool, as_env: bool) -> None:
     assert (is_credential_name(name), is_credential_env_name(name)) == (credential, as_env)
+
+
+def test_without_detect_secrets_the_structure_still_masks_and_the_model_does_not_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitmedic.bot.extras import missing_extra_message
+    from gitmedic.bot.responder.llm import Budget, run_agent
+    from gitmedic.reconciler import secret_scan
+
+    monkeypatch.setitem(sys.modules, secret_scan.MODULE, None)  # a detect-only install
+    monkeypatch.setattr(secret_scan, "_plugins", functools.cache(secret_scan._plugins.__wrapped__))
+    assert detected("AKIAIOSFODNN7EXAMPLE and xoxb-1234567890-abcdefghij") == ()
+    assert "argv-pw-no-lib" not in redact_text("run --db-password argv-pw-no-lib")
+    with pytest.raises(ModuleNotFoundError) as missing:
+        run_agent(model="openai/x", incident="i", tools=[], budget=Budget(max_steps=1))
+    assert "pip install 'gitmedic[llm]'" in (missing_extra_message(missing.value, "run") or "")
+
+
+@pytest.mark.integration
+def test_a_detect_only_install_without_detect_secrets_still_detects(tmp_path: Path) -> None:
+    from tests.packaging.test_missing_extra import _cli_without
+
+    app = tmp_path / "app.yaml"
+    app.write_text(yaml.safe_dump_all(corpus.planted_objects()))
+    result = _cli_without("detect_secrets", "detect", str(app), "--format", "json", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    assert "Traceback" not in result.stderr and '"findings"' in result.stdout
+    assert [v for s in STRUCTURAL for v in s.secrets if v in result.stdout] == []

@@ -35,7 +35,8 @@ _BREAKS = ("softbreak", "hardbreak")
 _COMMENT = re.compile(r"<!--[\s\S]*?(?:-->|$)")
 _TAG = re.compile(r"<(?P<close>/)?(?P<name>[A-Za-z][A-Za-z0-9-]*)\b[^>]*?(?P<self>/)?>")
 _VOID = frozenset(
-    "area base br col embed hr img input link meta source track wbr".split()
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
+    | {"track", "wbr"}
 )
 
 

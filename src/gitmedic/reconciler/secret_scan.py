@@ -19,12 +19,17 @@ plugin reads ``secret: frontend-tls`` as a credential, which would mask
 resource names (issue 22). Structure covers what they would find.
 
 The library imports ``requests`` (about 0.1 s), so it is loaded on the first
-scan, not when the CLI starts.
+scan, not when the CLI starts. It is an optional dependency (the ``llm``,
+``github`` and ``serve`` extras install it; a detect-only install stays light):
+without it a scan finds nothing more than the structural layers do, and the
+model's provider call, where free text matters most, refuses to start
+(:func:`require`).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
@@ -82,8 +87,23 @@ def _chunks(text: str) -> Iterator[str]:
         yield text[start : start + _CHUNK]
 
 
+MODULE = "detect_secrets"
+
+
+def available() -> bool:
+    return importlib.util.find_spec(MODULE) is not None
+
+
+def require() -> None:
+    """ModuleNotFoundError naming the library (the CLI names the extra) when it is missing."""
+    if not available():
+        raise ModuleNotFoundError(f"No module named {MODULE!r}", name=MODULE)
+
+
 @cache
 def _plugins() -> tuple[Any, ...]:
+    if not available():
+        return ()
     plugins = []
     for entry in PLUGINS:
         module, name = entry.split(":")

@@ -58,6 +58,7 @@ def test_every_planted_shape_is_registered_from_what_holds_it(shape: corpus.Shap
         ("values: host=db pw: valuesPwInline", "valuesPwInline"),
         ("DB_PW=dotenv-unseen-pw", "dotenv-unseen-pw"),
         ("GET /report?format=csv&access_token=qs-t0ken-unseen", "qs-t0ken-unseen"),
+        ("db:\n  pw: $ecret-D0llar\n", "$ecret-D0llar"),
     ],
 )
 def test_a_credential_held_by_its_place_is_masked_in_any_outbound_text(
@@ -89,6 +90,10 @@ def test_the_plugin_list_names_only_plugins_that_exist() -> None:
         "the app reads --password-file /etc/db/password and TOKEN_URL=https://auth.example/token",
         "commit 1f0e3c2d4b5a69788796a5b4c3d2e1f0a9b8c7d6 changed 3 lines",
         "UPSTREAM=http://cart:7070 SECRET_NAME=reports-db",
+        "secretKeyRef:\n  name: reports-db\n  key: db-password\n",
+        "tolerations:\n- key: node-role.kubernetes.io/control-plane\n  effect: NoSchedule",
+        "spec:\n  automountServiceAccountToken: false\n",
+        "env: API_TOKEN: ${API_TOKEN} and --token {{ .Values.token }}",
     ],
 )
 def test_structure_is_never_masked(text: str) -> None:

@@ -34,13 +34,22 @@ _ABOUT_A_CREDENTIAL = re.compile(
 )
 
 
+# Kubernetes' own "key" fields (secretKeyRef.key, items[].key, a toleration's or a
+# selector's key) name a key: structure a reader needs, never a credential.
+_STRUCTURAL = frozenset({"key", "keys"})
+
+
 def is_credential_name(name: str) -> bool:
     name = name.strip()
+    if name.lower() in _STRUCTURAL:
+        return False
     return bool(_CREDENTIAL_NAME.search(name)) and not names_a_place(name)
 
 
 def is_credential_env_name(name: str) -> bool:
     name = name.strip()
+    if name.lower() in _STRUCTURAL:
+        return False
     named = _CREDENTIAL_NAME.search(name) or _CREDENTIAL_ANYWHERE.search(name)
     return bool(named) and not names_a_place(name)
 

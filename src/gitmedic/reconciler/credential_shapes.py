@@ -54,6 +54,9 @@ _WEBHOOK_HOSTS = re.compile(
     r"outlook\.office\.com|chat\.googleapis\.com|api\.telegram\.org|hooks\.zapier\.com)$",
     re.IGNORECASE,
 )
+# $(VAR), ${VAR}, $VAR, {{ .Values.x }}: the value is elsewhere (a "$ecret!" is not one).
+_REFERENCE = re.compile(r"\$(?:\(\w+\)|\{\w+\}|[A-Z_][A-Z0-9_]*$)|\{\{")
+_SETTINGS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "~", ""})
 _BLOB_SEGMENT = re.compile(r"[A-Za-z0-9_\-]{20,}")
 _FILE_NAME = re.compile(
     r"\.(?:ya?ml|json|jsonl|md|txt|tpl|env|conf|ini|properties)$", re.IGNORECASE
@@ -71,15 +74,24 @@ def shaped_credentials(text: str) -> Iterator[str]:
 def shaped_spans(text: str) -> Iterator[tuple[int, int]]:
     """Where in ``text`` a credential sits by shape: the spans to mask in place."""
     for match in _FLAG.finditer(text):
-        if is_credential_name(match["flag"]):
+        if is_credential_name(match["flag"]) and not not_a_value(match["value"]):
             yield _value_span(match)
     for match in _INLINE_PAIR.finditer(text):
-        if is_credential_name(match["key"]) and not _location(match):
+        if is_credential_name(match["key"]) and not (
+            _location(match) or not_a_value(match["value"])
+        ):
             yield _value_span(match)
     for match in _AUTH_HEADER.finditer(text):
         yield match.span("credential")
     for match in _URL.finditer(text):
         yield from _url_spans(match)
+
+
+def not_a_value(value: str) -> bool:
+    """``automountServiceAccountToken: false``, ``TOKEN: ${FROM_ENV}``: a setting or a
+    reference, not a credential."""
+    bare = value.strip("\"'")
+    return bare.lower() in _SETTINGS or bool(_REFERENCE.match(bare))
 
 
 def _value_span(match: re.Match[str]) -> tuple[int, int]:

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gitmedic.reconciler.credential_names import is_credential_env_name, names_a_place
-from gitmedic.reconciler.credential_shapes import shaped_spans
+from gitmedic.reconciler.credential_shapes import not_a_value, shaped_spans
 from gitmedic.reconciler.credentials import manifest_objects, object_credentials, text_credentials
 from gitmedic.reconciler.secret_scan import detected
 
@@ -106,8 +106,10 @@ def _masked_spans(text: str, spans: list[tuple[int, int]]) -> str:
 def _masked_pair(match: re.Match[str]) -> str:
     if _FILE_KEY.fullmatch(match["key"]) and _LINE_VALUE.fullmatch(match["value"]):
         return match[0]  # a location: its line number stays
-    if names_a_place(match["key"].rstrip(":= \t")):
-        return match[0]  # SECRET_NAME=reports-db, TOKEN_URL=...: where it is, not what
+    if names_a_place(match["key"].strip().rstrip(":=").strip()):
+        return match[0]  # SECRET_NAME=reports-db, secretKeyRef: ...: where it is, not what
+    if not_a_value(match["value"]) or match["value"].endswith(":"):
+        return match[0]  # automountServiceAccountToken: false; or the next line's key
     return f"{match['key']}{MASK}"
 
 

@@ -1,0 +1,73 @@
+"""A fix that clears its part of a two-fault commit is kept, through the real ``gitmedic run``.
+
+One commit breaks a Service's selector and another workload's readiness probe.
+The incident opens on the selector (the probe's workload is still within its
+rollout deadline); the first candidate restores the selector. The app stays
+unhealthy because of the probe, so the engine never reports it Healthy: the
+sync wait used to time out ("not deployed after 600s") and undo a correct fix,
+twice, then escalate. Now the sync ends when the engine applied the merge and
+the window judges it (targets cleared, nothing worse): kept. The probe's
+workload then fires on its own and is fixed too; main ends with the app's
+objects as they were before the commit, and nothing was reverted.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gitmedic.sim.faults.git import init_repo
+from gitmedic.sim.faults.incidents import fault, one_commit
+from tests.bot.cli_world import git, gitmedic, prs
+from tests.conftest import APPS
+
+pytestmark = pytest.mark.integration
+
+APPS_UNDER_TEST = {  # app -> (its one manifest file, namespace)
+    "sock-shop": ("deploy/kubernetes/complete-demo.yaml", "sock-shop"),
+    "teastore": ("examples/kubernetes/teastore-clusterip.yaml", "teastore"),
+}
+
+
+def _repo(tmp: Path, name: str) -> tuple[Path, str, str, str]:
+    """(repo, app path, namespace, the manifest's path in the repo) at a healthy baseline."""
+    manifest, namespace = APPS_UNDER_TEST[name]
+    repo = tmp / "repo"
+    target = repo / "apps" / name / Path(manifest).name
+    target.parent.mkdir(parents=True)
+    shutil.copy(APPS / name / manifest, target)
+    init_repo(repo)
+    return repo, f"apps/{name}", namespace, f"apps/{name}/{target.name}"
+
+
+def _objects(repo: Path, rev: str, file: str) -> list[Any]:
+    """The file's objects at ``rev`` (the injector re-indents what it edits: compare data)."""
+    return [d for d in yaml.safe_load_all(git(repo, "show", f"{rev}:{file}")) if d]
+
+
+@pytest.mark.parametrize("name", sorted(APPS_UNDER_TEST))
+def test_both_faults_of_one_commit_are_fixed_and_nothing_is_reverted(
+    tmp_path: Path, name: str
+) -> None:
+    repo, app, namespace, file = _repo(tmp_path, name)
+    baseline = git(repo, "rev-parse", "HEAD")
+    faults = [fault("service-selector-mismatch"), fault("readiness-probe-wrong")]
+    commit = one_commit(repo, repo / app, namespace, faults, "a selector and a probe")
+    service, workload = (i.target for i in commit.injections)
+    assert service.kind == "Service" and workload.kind == "Deployment"
+    assert workload.name != service.name, "the probe is on another workload"
+
+    done = gitmedic("run", repo, "--path", app, "--namespace", namespace, "--cluster", "sim",
+                    "--forge", "local", "--once", "--json")  # fmt: skip
+
+    assert done.rc == 0, done.err
+    report = done.json()
+    assert report["healthy"] is True
+    txns = [t for incident in report["incidents"] for t in incident["transactions"]]
+    assert 1 <= len(txns) <= 2 and all(t["status"] == "committed" for t in txns), txns
+    assert not [pr for pr in prs(repo) if pr["branch"].startswith("revert-")]
+    assert _objects(repo, "main", file) == _objects(repo, baseline, file)

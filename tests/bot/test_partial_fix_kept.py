@@ -61,8 +61,8 @@ def test_both_faults_of_one_commit_are_fixed_and_nothing_is_reverted(
     assert service.kind == "Service" and workload.kind == "Deployment"
     assert workload.name != service.name, "the probe is on another workload"
 
-    done = gitmedic("run", repo, "--path", app, "--namespace", namespace, "--cluster", "sim",
-                    "--forge", "local", "--once", "--json")  # fmt: skip
+    argv: list[str | Path] = ["run", repo, "--path", app, "--namespace", namespace]
+    done = gitmedic(*argv, "--cluster", "sim", "--forge", "local", "--once", "--json")
 
     assert done.rc == 0, done.err
     report = done.json()

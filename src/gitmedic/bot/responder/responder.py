@@ -11,7 +11,9 @@ change may be the cause. Then, for each finding not covered yet
    tokens);
 2. regression bisect: the commit that introduced a desired-state finding, and the
    smallest set of its changes whose undo clears the finding; for a live-only
-   finding, the latest recent change to the implicated container;
+   finding, the latest recent change to the implicated container, else the
+   restore of a quiet desired-state finding its evidence names (:mod:`.corroborated`:
+   an alert on a caller whose address names a host no Service has);
 3. a ``runtime_only`` playbook routed by what is left decides escalation at once
    (zero tokens) when it is learned (the repo's own verdict on this fault class)
    or when no recent commit changed the app at all: nothing in Git can be the
@@ -42,6 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gitmedic.bot.responder.bisect import bisect_fix, find_introduction
+from gitmedic.bot.responder.corroborated import corroborated_fix
 from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.levers import LEVER_PLAYBOOKS, Evidence, SeenHealthy, lever_fix
@@ -206,7 +209,19 @@ class Responder:
             fix = bisect_fix(ws, finding, intro) if intro is not None else None
         else:
             fix = recent_regression(ws, finding, since, self.limits.max_commits)
+            if fix is None:
+                return self._corroborated(ws, finding)
         return implicated_only(ws, finding, fix) if fix is not None else None
+
+    def _corroborated(self, ws: Workspace, finding: Finding) -> Fix | None:
+        """A live finding no recent change explains, whose evidence names what a quiet
+        desired-state finding names: that finding's restore (:mod:`.corroborated`),
+        narrowed to what it implicates."""
+        found = corroborated_fix(ws, finding, self.limits.max_commits)
+        if found is None:
+            return None
+        fix, cause = found
+        return implicated_only(ws, cause, fix)
 
     def _lever(
         self, ws: Workspace, finding: Finding, incident: Incident, since: float

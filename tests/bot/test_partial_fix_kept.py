@@ -27,6 +27,7 @@ from tests.conftest import APPS
 
 pytestmark = pytest.mark.integration
 
+FAULTS = ("service-selector-mismatch", "readiness-probe-wrong")
 APPS_UNDER_TEST = {  # app -> (its one manifest file, namespace)
     "sock-shop": ("deploy/kubernetes/complete-demo.yaml", "sock-shop"),
     "teastore": ("examples/kubernetes/teastore-clusterip.yaml", "teastore"),
@@ -44,9 +45,12 @@ def _repo(tmp: Path, name: str) -> tuple[Path, str, str, str]:
     return repo, f"apps/{name}", namespace, f"apps/{name}/{target.name}"
 
 
-def _objects(repo: Path, rev: str, file: str) -> list[Any]:
-    """The file's objects at ``rev`` (the injector re-indents what it edits: compare data)."""
-    return [d for d in yaml.safe_load_all(git(repo, "show", f"{rev}:{file}")) if d]
+def _objects(repo: Path, rev: str, path: str) -> list[Any]:
+    """The objects of every file under ``path`` at ``rev`` (the injector re-indents what it
+    edits: compare data, not bytes)."""
+    files = git(repo, "ls-tree", "-r", "--name-only", rev, "--", path).splitlines()
+    texts = [git(repo, "show", f"{rev}:{file}") for file in files]
+    return [d for text in texts for d in yaml.safe_load_all(text) if d]
 
 
 @pytest.mark.parametrize("name", sorted(APPS_UNDER_TEST))
@@ -55,7 +59,7 @@ def test_both_faults_of_one_commit_are_fixed_and_nothing_is_reverted(
 ) -> None:
     repo, app, namespace, file = _repo(tmp_path, name)
     baseline = git(repo, "rev-parse", "HEAD")
-    faults = [fault("service-selector-mismatch"), fault("readiness-probe-wrong")]
+    faults = [fault(f) for f in FAULTS]
     commit = one_commit(repo, repo / app, namespace, faults, "a selector and a probe")
     service, workload = (i.target for i in commit.injections)
     assert service.kind == "Service" and workload.kind == "Deployment"
@@ -71,3 +75,27 @@ def test_both_faults_of_one_commit_are_fixed_and_nothing_is_reverted(
     assert 1 <= len(txns) <= 2 and all(t["status"] == "committed" for t in txns), txns
     assert not [pr for pr in prs(repo) if pr["branch"].startswith("revert-")]
     assert _objects(repo, "main", file) == _objects(repo, baseline, file)
+
+
+def test_when_the_fix_uncovers_the_other_fault_the_retry_restores_both(tmp_path: Path) -> None:
+    """hotel-reservation's consul: the selector of the Service and the probe of the very
+    Deployment it fronts. Restoring the selector alone leaves the Service with no ready
+    endpoint (caused, undone at once); the retry keeps it and restores the probe from the
+    same commit (:mod:`gitmedic.bot.responder.uncovered`)."""
+    repo, app = tmp_path / "repo", "apps/hotel-reservation"
+    shutil.copytree(APPS / "hotel-reservation" / "kubernetes", repo / app)
+    init_repo(repo)
+    baseline = git(repo, "rev-parse", "HEAD")
+    faults = [fault(f, target="consul") for f in FAULTS]
+    one_commit(repo, repo / app, "hotel", faults, "consul: a selector and a probe")
+
+    argv: list[str | Path] = ["run", repo, "--path", app, "--namespace", "hotel"]
+    done = gitmedic(*argv, "--cluster", "sim", "--forge", "local", "--once", "--json")
+
+    assert done.rc == 0, done.err
+    report = done.json()
+    assert report["healthy"] is True
+    (incident,) = report["incidents"]
+    statuses = [(t["status"], t["attempt"]) for t in incident["transactions"]]
+    assert statuses == [("reverted", 1), ("committed", 2)]
+    assert _objects(repo, "main", app) == _objects(repo, baseline, app)

@@ -35,7 +35,9 @@ and costs nothing more. The proposal is named by the costliest strategy used.
 what it targeted but caused new findings (then reverted): a fault often has two
 halves (a release's new image *and* the entrypoint it needs), and restoring one
 uncovers the other. The retry keeps the undone candidate's edits and answers
-the findings it caused with the same strategies, on top of those edits.
+the findings it caused with the same strategies, on top of those edits, or,
+when none explains them, with the rest of the candidate's introducing commit on
+what the oracles implicate (:mod:`.uncovered`).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from gitmedic.bot.responder.proposal import (
 )
 from gitmedic.bot.responder.states import DesiredStates
 from gitmedic.bot.responder.strategies import Limits, playbook_fix, runtime_only
+from gitmedic.bot.responder.uncovered import uncovered_fix
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding
@@ -126,12 +129,19 @@ class Responder:
         return _proposal(incident, _Plan(plan.fixes, (*plan.escalated, *left), ()), llm)
 
     def extend(
-        self, incident: Incident, undone: Proposal, caused: Sequence[Finding]
+        self,
+        incident: Incident,
+        undone: Proposal,
+        caused: Sequence[Finding],
+        feedback: Sequence[str] = (),
     ) -> Proposal | None:
         """``undone``'s edits plus deterministic fixes for what they caused, or None.
 
-        None when the undone edits no longer apply (main moved) or no strategy
-        explains a caused finding: the caller then proposes afresh.
+        When no strategy explains what they caused, the rest of the undone candidate's
+        introducing commit on what the oracles implicate (the caused findings' objects,
+        what ``feedback`` names) is restored instead (:mod:`.uncovered`). None when the
+        undone edits no longer apply (main moved) or neither explains it: the caller
+        then proposes afresh.
         """
         states = DesiredStates(self.repo, self.detectors, ())
         ws = Workspace(self.repo, states, self.repo.git.rev_parse("HEAD"))
@@ -142,11 +152,17 @@ class Responder:
         ws.accept(Fix(undone.strategy, undone.edits, contents, undone.diagnosis, undone.playbook))
         plan = self._deterministic(ws, self._ordered(ws, caused), incident)
         if not plan.fixes or plan.unresolved or plan.escalated:
-            return None
+            rest = uncovered_fix(ws, undone, caused, feedback)
+            if rest is None:
+                return None
+            plan = _Plan((rest,), (), ())
         base = Fix(undone.strategy, undone.edits, contents, _kept(undone, caused), undone.playbook)
         merged = _proposal(incident, _Plan((base, *plan.fixes), (), ()), None)
-        return replace(merged, commit=undone.commit or merged.commit,
-                       playbook=undone.playbook or merged.playbook)  # fmt: skip
+        return replace(
+            merged,
+            commit=undone.commit or merged.commit,
+            playbook=undone.playbook or merged.playbook,
+        )
 
     def _ordered(self, ws: Workspace, findings: Sequence[Finding]) -> list[Finding]:
         def rank(f: Finding) -> tuple[bool, bool, int, tuple[str, ...]]:

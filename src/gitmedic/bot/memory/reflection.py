@@ -105,7 +105,8 @@ def reflect(repo: Path, inp: ReflectionInput) -> MemoryChange:
     else:
         inc, names = inp.view(), app_names(inp.snapshots)
         for candidates in (
-            lesson_candidates(repo, inc, notes) if _lesson(inp) else iter(()),
+            # a model's fix with no lesson in it is the templates' case, not worth a note
+            lesson_candidates(repo, inc, notes if inp.undone else []) if _lesson(inp) else iter(()),
             templated_candidates(repo, inc, names, notes),
         ):
             written, merged = _first_valid(repo, inp, candidates, notes)

@@ -213,7 +213,9 @@ def _release(repo: Path, path: str, ns: str, target: str) -> None:
 
     def unpushed(doc: Any) -> None:
         first = ed.containers(doc)[0]
-        first["image"] = str(first["image"]).rsplit(":", 1)[0] + ":9.9.9-never-pushed"
+        # a tag of its own: hotel-reservation's services share one image, and a tag the
+        # first occurrence named is in the registry's history (the sim would pull it)
+        first["image"] = str(first["image"]).rsplit(":", 1)[0] + f":9.9.9-{target}-unpushed"
 
     for change, message in ((entrypoint, "the gRPC entrypoint"), (unpushed, "release 9.9.9")):
         wl = workload(load_desired(repo / path, namespace=ns).snapshot, target)

@@ -29,7 +29,13 @@ from gitmedic.sim.events import event_objects
 from gitmedic.sim.fate import PodFate, pod_fate
 from gitmedic.sim.hpa import Scaling, autoscale
 from gitmedic.sim.load import Demand, pod_metrics
-from gitmedic.sim.network import PodIndex, endpoint_slice, endpoints, service_body
+from gitmedic.sim.network import (
+    PodIndex,
+    endpoint_slice,
+    endpoints,
+    ingress_status,
+    service_body,
+)
 from gitmedic.sim.node_faults import not_ready_node
 from gitmedic.sim.nodes import Node, default_nodes, node_object
 from gitmedic.sim.pods import PodView
@@ -268,6 +274,8 @@ class Cluster:
             body = self._server_meta(dict(obj.body), obj)
             if obj.kind == "Namespace":
                 body["status"] = {"phase": "Active"}
+            elif obj.kind == "Ingress":
+                body["status"] = ingress_status(obj)
             out.append(body)
         return out
 

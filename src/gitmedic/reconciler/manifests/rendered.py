@@ -40,7 +40,14 @@ from gitmedic.reconciler.manifests.paths import (
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.manifests.targets import edit_target, indexed
 
-__all__ = ["NotEditable", "Target", "field_targets", "not_editable", "restore_rendered"]
+__all__ = [
+    "NotEditable",
+    "Target",
+    "field_targets",
+    "not_editable",
+    "own_environment",
+    "restore_rendered",
+]
 
 
 class NotEditable(EditError):
@@ -159,17 +166,17 @@ def restore_rendered(
     # keys (repository:tag) has a target for each, and a key that stays gives no edit
     for file in dict.fromkeys(e.file for e in edits):
         for path in fields.get(file, []):
-            _own_environment(repo, obj, path, [file])
+            own_environment(repo, obj, path, [file])
     return edits
 
 
 def _targets(repo: ManifestRepo, obj: Obj, path: Path) -> list[Target]:
     targets = _declared(repo, obj, field_targets(obj, path))
-    _own_environment(repo, obj, path, [t.file for t in targets])
+    own_environment(repo, obj, path, [t.file for t in targets])
     return targets
 
 
-def _own_environment(repo: ManifestRepo, obj: Obj, path: Path, files: Sequence[str]) -> None:
+def own_environment(repo: ManifestRepo, obj: Obj, path: Path, files: Sequence[str]) -> None:
     """Refuses an edit of ``files`` that another environment renders ``path`` from, unless
     it has the same value there."""
     head = repo.git.rev_parse("HEAD")

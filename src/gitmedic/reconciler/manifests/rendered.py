@@ -28,6 +28,7 @@ from gitmedic.reconciler.manifests.documents import EditError, same, values_ref
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.environments import other_environments
 from gitmedic.reconciler.manifests.history import restore_fields
+from gitmedic.reconciler.manifests.kustomize_images import image_entry
 from gitmedic.reconciler.manifests.parse import parse_text
 from gitmedic.reconciler.manifests.paths import (
     Match,
@@ -207,6 +208,10 @@ def _declared(repo: ManifestRepo, obj: Obj, targets: list[Target]) -> list[Targe
         declared = _document(repo, src.file, src.document)
         rendered = lookup(obj.body, t.path)
         if declared is None or not _same_found(lookup(declared, t.path), rendered):
+            entry = _images_entry(repo, src.render_root, declared, t.path)
+            if entry is not None:  # a release bumped the kustomization's images: there
+                out.append(entry)
+                continue
             raise NotEditable(
                 f"{format_path(t.path)} of {obj.ref} is set by a transformer of "
                 f"{src.render_root} (images, replicas, namePrefix, commonLabels, labels, "
@@ -214,6 +219,19 @@ def _declared(repo: ManifestRepo, obj: Obj, targets: list[Target]) -> list[Targe
             )
         out.append(Target(t.file, _identity(declared, obj.ref), t.path))
     return out
+
+
+def _images_entry(
+    repo: ManifestRepo, kustomization: str, declared: dict[str, Any] | None, path: Path
+) -> Target | None:
+    """The ``images:`` entry of the kustomization that sets a container's image."""
+    if declared is None or not path or path[-1] != "image":
+        return None
+    found, image = lookup(declared, path)
+    if not found or not isinstance(image, str) or not repo.exists(kustomization):
+        return None
+    entry = image_entry(repo.read(kustomization), image)
+    return Target(kustomization, values_ref(kustomization), entry) if entry else None
 
 
 def _document(repo: ManifestRepo, file: str, document: int) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ from gitmedic.sim.catalog import ImageCatalog
 from gitmedic.sim.deployments import deployment
 from gitmedic.sim.events import event_objects
 from gitmedic.sim.fate import PodFate, pod_fate
+from gitmedic.sim.flagger import with_canary_services
 from gitmedic.sim.hpa import Scaling, autoscale
 from gitmedic.sim.load import Demand, pod_metrics
 from gitmedic.sim.network import (
@@ -119,6 +120,7 @@ class Cluster:
 
     def apply(self, snapshot: Snapshot, revision: str | None = None) -> None:
         now = self.clock.now()
+        snapshot = with_canary_services(snapshot)  # what Flagger would make of the Canaries
         histories: dict[Key, History] = {}
         mountable = with_published(snapshot)  # what a pod finds: the repo's, the cluster's
         for wl in snapshot.workloads():

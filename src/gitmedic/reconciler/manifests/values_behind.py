@@ -11,8 +11,9 @@ commit that brought it changed only a values key. Undoing *that commit's change
 to the app's own values files* is then the fix: this module computes those edits
 (each changed key put back as the commit's parent had it). The caller proves it
 by rendering again: the field must read as it did at the parent. A values file
-another environment renders from is refused (:func:`rendered.own_environment`),
-so no other environment changes.
+another environment renders with is refused, so no other environment changes: a
+steering key shows in no rendered field, so any other app whose chart takes the file
+(its configured values files) is one it would change.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import yaml
 
 from gitmedic.detectors.snapshot import Obj
 from gitmedic.reconciler.config import ConfigError
-from gitmedic.reconciler.manifests.app_charts import configured_chart
+from gitmedic.reconciler.manifests.app_charts import chart_spec, configured_chart, tree_config
 from gitmedic.reconciler.manifests.documents import EditError, values_ref
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.history import restore_fields
@@ -53,9 +54,29 @@ def values_changed_by(
         keys = _changed_keys(_values(repo, file, parent), _values(repo, file, commit))
         if not keys:
             continue
+        _only_this_app_takes(repo, file)
         own_environment(repo, obj, field, [file])
         edits += restore_fields(repo, values_ref(file), keys, parent, file)
     return edits
+
+
+def _only_this_app_takes(repo: ManifestRepo, file: str) -> None:
+    try:
+        config = tree_config(FsTree(repo.root))
+    except (ConfigError, LoadFailure) as exc:
+        raise EditError(str(exc)) from None
+    others = [
+        app.name
+        for app in (config.apps if config else ())
+        if (app.path, app.namespace) != (repo.path, repo.namespace)
+        and (spec := chart_spec(app)) is not None
+        and file in spec.values_files()
+    ]
+    if others:
+        raise NotEditable(
+            f"{file} is also a values file of {', '.join(others)}: undoing a change there "
+            "would change them too; fix it in this environment's own values file"
+        )
 
 
 def _values(repo: ManifestRepo, file: str, rev: str) -> Any:

@@ -121,6 +121,8 @@ class Cluster:
     def apply(self, snapshot: Snapshot, revision: str | None = None) -> None:
         now = self.clock.now()
         snapshot = with_canary_services(snapshot)  # what Flagger would make of the Canaries
+        if revision:  # the registry as of the commit deployed: what was pushed since exists
+            self.catalog = self.catalog.with_registry(self.catalog.registry.at_head(revision))
         histories: dict[Key, History] = {}
         mountable = with_published(snapshot)  # what a pod finds: the repo's, the cluster's
         for wl in snapshot.workloads():

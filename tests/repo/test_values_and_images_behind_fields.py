@@ -4,6 +4,7 @@ entry of a kustomization that sets a container's image."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from gitmedic.reconciler.manifests.documents import EditError, values_ref
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.reconciler.manifests.kustomize_images import image_entry, repository
 from gitmedic.reconciler.manifests.paths import Match
+from gitmedic.reconciler.manifests.rendered import NotEditable, restore_rendered
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.manifests.values_behind import values_changed_by
 from tests.manifests.helpers import commit_all, init_repo, write
@@ -152,3 +154,24 @@ def test_an_image_s_repository_keeps_a_registry_port() -> None:
     assert repository("localhost:5000/redis:7") == "localhost:5000/redis"
     assert repository("localhost:5000/redis") == "localhost:5000/redis"
     assert image_entry("images: [", "redis") is None  # no YAML: no entry, never a guess
+
+
+def test_a_field_another_transformer_makes_is_refused_naming_the_kustomization(
+    tmp_path: Path,
+) -> None:
+    root = init_repo(tmp_path / "repo")
+    deployment = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n"
+        "  template: {spec: {containers: [{name: web, image: 'nginx:1.27'}]}}\n"
+    )
+    write(root, {"k/deployment.yaml": deployment, "k/kustomization.yaml": KUSTOMIZATION})
+    good = commit_all(root, "web")
+    body = {"spec": {"replicas": 0, "template": {"spec": {"containers": [{"name": "web"}]}}}}
+    source = Source(
+        "k/deployment.yaml", 1, renderer="kustomize", render_root="k/kustomization.yaml"
+    )
+    obj = Obj(Resource("Deployment", "", "web", "apps/v1"), body, source)
+
+    said = re.escape("set by a transformer of k/kustomization.yaml")
+    with pytest.raises(NotEditable, match=said):
+        restore_rendered(ManifestRepo(root, "k"), obj, [("spec", "replicas")], good)

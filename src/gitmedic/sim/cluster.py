@@ -28,6 +28,7 @@ from gitmedic.sim.deployments import deployment
 from gitmedic.sim.events import event_objects
 from gitmedic.sim.fate import PodFate, pod_fate
 from gitmedic.sim.flagger import with_canary_services
+from gitmedic.sim.flux import is_flux, reconciled
 from gitmedic.sim.hpa import Scaling, autoscale
 from gitmedic.sim.load import Demand, pod_metrics
 from gitmedic.sim.network import (
@@ -282,6 +283,8 @@ class Cluster:
                 body["status"] = {"phase": "Active"}
             elif obj.kind == "Ingress":
                 body["status"] = ingress_status(obj)
+            elif is_flux(obj):
+                body["status"] = reconciled(obj, iso(self._seen(obj)), self.revision)
             out.append(body)
         return out
 

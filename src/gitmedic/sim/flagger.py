@@ -12,6 +12,7 @@ the names resolve to the workload the Canary serves.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gitmedic.detectors.finding import Resource
@@ -54,7 +55,7 @@ def with_canary_services(desired: Snapshot) -> Snapshot:
 
 
 def _service(
-    canary: Obj, name: str, selector: dict[str, Any], port: int, service: dict[str, Any]
+    canary: Obj, name: str, selector: Mapping[str, Any], port: int, service: Mapping[str, Any]
 ) -> Obj:
     target_port = service.get("targetPort") or port
     port_name = str(service.get("portName") or "http")

@@ -184,7 +184,7 @@ def _values_behind(
     return (edits, contents) if back else ([], {})
 
 
-def _same_at(a: dict[str, Any], b: dict[str, Any], path: Path) -> bool:
+def _same_at(a: Mapping[str, Any], b: Mapping[str, Any], path: Path) -> bool:
     (found_a, value_a), (found_b, value_b) = lookup(a, path), lookup(b, path)
     return found_a == found_b and same(value_a, value_b)
 

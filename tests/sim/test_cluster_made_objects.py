@@ -197,3 +197,20 @@ def test_a_deployment_without_replicas_shows_the_api_default_and_what_an_hpa_set
     assert not [
         a for a in scaled.alerts if a["labels"]["alertname"] == "KubeDeploymentReplicasMismatch"
     ]
+
+
+RELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: backend, namespace: prod}
+spec: {chart: {spec: {chart: podinfo, sourceRef: {kind: HelmRepository, name: podinfo}}}}
+"""
+
+
+def test_a_helm_release_the_sim_applied_reads_reconciled_so_the_app_is_healthy() -> None:
+    state = observed(NAMESPACE, deployment("backend"), RELEASE)
+
+    release = next(o for o in state.observed.objects if o["kind"] == "HelmRelease")
+    conditions = {c["type"]: c["status"] for c in release["status"]["conditions"]}
+    assert conditions == {"Ready": "True", "Released": "True"}
+    assert state.application["status"]["health"]["status"] == "Healthy"

@@ -2,11 +2,12 @@
 
 The sim itself does what Flux would (it renders a HelmRelease's chart and applies
 its objects, applies a Kustomization's folder), so each Flux object it applies
-reads as reconciled: ``Ready=True`` (and ``Released`` for a release), at the generation applied. Without a status,
-Argo CD's health rule holds a HelmRelease at Progressing forever, so the app never
-reads Healthy and every fix would time out as "not deployed": a fault the sim
-invented (Flux's kustomize-helm example). A release whose chart does not render
-never gets here: the revision does not load, and the engine says so.
+reads as reconciled: ``Ready=True`` (and ``Released`` for a release), at the
+generation applied. Without a status, Argo CD's health rule holds a HelmRelease
+at Progressing forever, so the app never reads Healthy and every fix would time
+out as "not deployed": a fault the sim invented (Flux's kustomize-helm example).
+A release whose chart does not render never gets here: the revision does not
+load, and the engine says so.
 """
 
 from __future__ import annotations

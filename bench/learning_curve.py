@@ -21,8 +21,12 @@ the learned playbook answer it), so its tokens are 0 in both modes.
 entrypoint committed a month before it rolls out, answered by a scripted model
 (no network) whose usage is counted from what the loop really sends it.
 
+``secret-env``: one commit adds an env var whose ``secretKeyRef`` names a Secret
+nobody created; the pods cannot be created (``pod-config-error``), and the live
+blame restores the commit's variable (bisect, no model).
+
     .venv/bin/python bench/learning_curve.py [--apps online-boutique,...]
-        [--classes release,latent-entrypoint] [--json]
+        [--classes release,latent-entrypoint,secret-env] [--json]
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ OBJECTS = {
 }
 
 
-CLASSES = ("release", "latent-entrypoint")
+CLASSES = ("release", "latent-entrypoint", "secret-env")
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 def run_app(app: str, fault_class: str, *, memory: bool) -> list[Occurrence]:
     if fault_class not in CLASSES:
         raise SystemExit(f"unknown class {fault_class!r}; known: {', '.join(CLASSES)}")
-    targets = OBJECTS[app] if fault_class == "release" else LATENT[app][:2]
+    targets = LATENT[app][:2] if fault_class == "latent-entrypoint" else OBJECTS[app]
     with tempfile.TemporaryDirectory(prefix=f"lc-{app}-") as tmp:
         repo, path, namespace = _repo(Path(tmp), app)
         scene = Scene(Path(tmp), repo, app, path, namespace)
@@ -121,6 +125,9 @@ def _inject(scene: Scene, fault_class: str, n: int, target: str) -> ScriptedMode
     """The occurrence's commits; the scripted model for the class that needs one."""
     if fault_class == "release":
         _release(scene.repo, scene.path, scene.namespace, target)
+        return None
+    if fault_class == "secret-env":
+        _secret_env(scene.repo, scene.path, scene.namespace, target)
         return None
     benign = LATENT[scene.app][2]
     return inject_latent(scene.repo, scene.path, scene.namespace, target, benign, n)
@@ -206,12 +213,33 @@ def _release(repo: Path, path: str, ns: str, target: str) -> None:
 
     def unpushed(doc: Any) -> None:
         first = ed.containers(doc)[0]
-        first["image"] = str(first["image"]).rsplit(":", 1)[0] + ":9.9.9-never-pushed"
+        # a tag of its own: hotel-reservation's services share one image, and a tag the
+        # first occurrence named is in the registry's history (the sim would pull it)
+        first["image"] = str(first["image"]).rsplit(":", 1)[0] + f":9.9.9-{target}-unpushed"
 
     for change, message in ((entrypoint, "the gRPC entrypoint"), (unpushed, "release 9.9.9")):
         wl = workload(load_desired(repo / path, namespace=ns).snapshot, target)
         ed.edit(repo, wl.obj, change)
         commit_all(repo, f"{target}: {message}")
+
+
+def _secret_env(repo: Path, path: str, ns: str, target: str) -> None:
+    """One commit: an env var whose secretKeyRef names a Secret nobody created."""
+    from gitmedic.reconciler.manifests.load import load_desired
+    from gitmedic.sim.faults import edit as ed
+    from gitmedic.sim.faults.git import commit_all
+    from gitmedic.sim.faults.targets import workload
+
+    ref = {"secretKeyRef": {"name": f"{target}-db", "key": "password"}}
+
+    def database(doc: Any) -> None:
+        ed.containers(doc)[0].setdefault("env", []).append(
+            {"name": "DB_PASSWORD", "valueFrom": ref}
+        )
+
+    wl = workload(load_desired(repo / path, namespace=ns).snapshot, target)
+    ed.edit(repo, wl.obj, database)
+    commit_all(repo, f"{target}: database credentials")
 
 
 def _forget(repo: Path) -> None:

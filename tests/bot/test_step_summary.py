@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 import pytest
 
 from gitmedic.bot import step_summary
@@ -51,3 +54,19 @@ def test_past_the_limit_the_table_stops_and_says_how_much_is_left(
     shown = sum(1 for line in text.splitlines() if "Service/shop/svc-" in line)
     assert 0 < shown < 100
     assert f"*{100 - shown} more line(s) not shown" in text
+
+
+def test_the_summary_and_sarif_files_are_redacted_as_stdout_is(tmp_path: Path) -> None:
+    """Files written beside stdout leave the process too: a registered secret is masked."""
+    from gitmedic.bot.detect_cmd import Report, _write_extra_outputs
+    from gitmedic.detectors.builtin import builtin_registry
+    from gitmedic.reconciler.redact import REGISTRY
+
+    REGISTRY.add("planted-db-pass-7c1e")
+    leaky = _finding("db", Severity.CRITICAL, "env DB_PASSWORD is planted-db-pass-7c1e")
+    report = Report([leaky], [], builtin_registry(), Snapshot([]), [])
+    args = argparse.Namespace(sarif=str(tmp_path / "out.sarif"), summary=str(tmp_path / "s.md"))
+    _write_extra_outputs(report, args)
+    for name in ("out.sarif", "s.md"):
+        text = (tmp_path / name).read_text()
+        assert "Service/shop/db" in text and "planted-db-pass-7c1e" not in text, name

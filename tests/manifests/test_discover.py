@@ -273,3 +273,46 @@ def test_a_chart_in_a_sub_folder_of_a_chart_is_a_chart_of_its_own(tmp_path: Path
     (tmp_path / "root.yaml").unlink()  # no deployer: proposed from the folders
     folders = {p.path for p in discover(tmp_path).proposals}
     assert folders == {"teams/geordie/dev", "teams/geordie/dev/yelb"}
+
+
+def test_a_release_says_which_chart_it_renders_and_through_which_kustomization(
+    tmp_path: Path,
+) -> None:
+    """The reason names the chart (a repository's, by name and source; or a folder of this
+    repository), and the kustomization that renders the release: never "chart <overlay>"."""
+    release = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: podinfo, namespace: podinfo}
+spec:
+  chart:
+    spec: {chart: podinfo, version: 6.x, sourceRef: {kind: HelmRepository, name: podinfo}}
+"""
+    write(
+        tmp_path,
+        {
+            "clusters/prod/apps.yaml": """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec: {sourceRef: {kind: GitRepository, name: flux-system}, path: ./apps/prod}
+""",
+            "apps/base/release.yaml": release,
+            "apps/base/repository.yaml": """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: podinfo, namespace: podinfo}
+spec: {url: https://stefanprodan.github.io/podinfo}
+""",
+            "apps/base/kustomization.yaml": "resources: [release.yaml, repository.yaml]\n",
+            "apps/prod/kustomization.yaml": "resources: [../base]\n",
+        },
+    )
+
+    (proposal,) = discover(tmp_path).proposals
+
+    assert proposal.why == (
+        "apps/prod/kustomization.yaml: Flux HelmRelease podinfo renders chart podinfo 6.x "
+        "from HelmRepository podinfo/podinfo as the kustomization "
+        "apps/prod/kustomization.yaml renders it"
+    )

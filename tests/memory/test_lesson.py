@@ -180,3 +180,29 @@ def test_the_lesson_rule_judges_a_workload_with_more_pods_than_the_input_bound()
     [hit] = rule_findings(compiled, live)
 
     assert hit.resource.name == "billing" and len(hit.related) == 300
+
+
+CRASH_AT = Finding(
+    "pod-crashloop",
+    "crashloop",
+    Severity.CRITICAL,
+    REF,
+    "crash-looping",
+    params={"container": "server", "container_field": "containers"},
+)
+
+
+def test_a_models_fix_is_a_lesson_refining_the_runtime_finding_with_what_it_changed() -> None:
+    # No candidate was undone: the model restored `command` at the first attempt.
+    found = lesson_of([UNAVAILABLE, CRASH_AT], [COMMAND], [], [])
+
+    assert isinstance(found, Lesson)
+    assert found.symptom == CRASH_AT and (found.missed, found.first) == (("command",), ())
+    ctx = Context("i-1", "llm", "abc", "the entrypoint is not in the image", (), "CRITICAL")
+    rule = render_rule(found, "learned-p", "p", ctx)
+    assert rule.refines == "pod-crashloop" and "has(c.command)" in rule.match
+    text = render_playbook(found, "learned-p", "p", ctx)
+    assert "a model diagnosed it" in text and "undone" not in text
+    book = parse_playbook(text, "candidate")
+    assert book.fix is not None
+    assert list(book.fix.paths) == ["{pod_spec}.{container_field}[name={container}].command"]

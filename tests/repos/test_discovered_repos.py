@@ -65,19 +65,17 @@ EXPECTED = {
             "depends on kube-prometheus-stack 40.5.0 from https://prometheus-community",
         ],
     ),
-    # no Application outside a chart: its apps of apps are charts templating Applications
-    # (envs/<env>), which init does not render to follow, so each chart is an app named
-    # after its folders
+    # its apps of apps are charts templating Applications (envs/<env>, one per cluster):
+    # rendered, and each Application of a team the fixture holds is an app, with the
+    # values its chart hands down (``toYaml .Values``) as a values file
     "eks-blueprints-workloads": (
-        {
-            "dev-envs",
-            "test-envs",
-            "prod-envs",
-            "dev-team-riker",
-            "test-team-riker",
-            "prod-team-riker",
-        },
-        [],
+        {"team-riker-dev", "team-riker-test", "team-riker-prod"},
+        [
+            "envs/dev: a chart templating Argo CD Applications (5 Applications, rendered)",
+            "renders chart teams/team-riker/dev with envs/dev/values.yaml",
+            "Application team-burnham (rendered from chart envs/dev): its path "
+            "teams/team-burnham/dev is no folder of this repository",
+        ],
     ),
     # Flux Kustomizations of kustomize folders, and HelmReleases whose charts come from
     # HelmRepositories the repo declares (offline: an error naming how to vendor each)
@@ -178,6 +176,19 @@ FAULTS = {
         "guestbook-ui-deployment.yaml",
         "image: gcr.io/heptio-images/ks-guestbook-demo:0.2",
         "image: gcr.io/heptio-images/ks-guestbook-demo:9.9-missing",
+    ),
+    # dev turns on Karpenter before its nodes exist: the template writes a nodeSelector only
+    # when the value is set, so the fix undoes the value in dev's values, not the template
+    "eks-blueprints-workloads": (
+        "envs/dev/values.yaml",
+        "  karpenterInstanceProfile:\n",
+        "  karpenterInstanceProfile: KarpenterNodeInstanceProfile-eks-blueprint\n",
+    ),
+    # a release no registry has, set where its kustomization's images: transformer sets it
+    "gitops-istio": (
+        "apps/backend/kustomization.yaml",
+        "newTag: 6.1.0",
+        "newTag: 9.9.9-missing",
     ),
 }
 

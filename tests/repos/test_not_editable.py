@@ -2,9 +2,9 @@
 
 A fault written into a chart's template is no values change: editing templates
 is a person's call, so ``gitmedic run`` opens no pull request and escalates,
-naming the template. A field a kustomize transformer produces (``images:`` of
-an overlay) is not in any resource or patch file: it escalates naming the
-kustomization.
+naming the template. An image a kustomization's ``images:`` entry sets is
+restored in that entry (other transformer-made fields: tests/repo/
+test_values_and_images_behind_fields.py).
 """
 
 from __future__ import annotations
@@ -55,22 +55,35 @@ def test_a_fault_in_a_chart_template_escalates_naming_the_template(tmp_path: Pat
     )
 
 
-@pytest.mark.integration
-def test_an_image_set_by_an_overlay_s_images_transformer_escalates_naming_it(
-    tmp_path: Path,
-) -> None:
+def overlay_repo(tmp_path: Path, images: str = "") -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(PODINFO / "deploy", repo / "deploy")
     config = "version: 1\napps:\n  - {name: dev, path: deploy/overlays/dev, namespace: dev}\n"
     write(repo, {".gitmedic/config.yaml": config})
+    kustomization = repo / "deploy/overlays/dev/kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + images)
     init_repo(repo)
     commit_all(repo, "podinfo overlays")
+    return repo
+
+
+@pytest.mark.integration
+def test_an_image_an_overlay_s_images_entry_sets_is_restored_in_that_entry(
+    tmp_path: Path,
+) -> None:
+    """Changed deliberately (issue 23): a release bumps the kustomization's ``images:``
+    entry (as Flux image automation does), so a bad tag there is restored there, not
+    escalated; the entry's file is the only one the fix changes."""
+    good = "images:\n  - name: docker.io/redis\n    newTag: 8.8.0\n"
+    repo = overlay_repo(tmp_path, good)
     kustomization = repo / "deploy/overlays/dev/kustomization.yaml"
-    images = "images:\n  - name: docker.io/redis\n    newTag: 0.0.0-missing\n"
-    kustomization.write_text(kustomization.read_text() + images)
+    kustomization.write_text(kustomization.read_text().replace("8.8.0", "0.0.0-missing"))
     bad = commit_all(repo, "dev: redis tag")
-    no_fix_and_said(
-        repo,
-        bad,
-        "of Deployment/dev/cache is set by a transformer of deploy/overlays/dev/kustomization.yaml",
-    )
+
+    run = gitmedic("run", repo, "--cluster", "sim", "--forge", "local", "--once")
+
+    assert "Traceback" not in run.err, run.err[-3000:]
+    changed = git(repo, "diff", "--name-only", bad, "main", "--", ".", ":!.gitmedic").split()
+    assert changed == ["deploy/overlays/dev/kustomization.yaml"], run.err[-3000:]
+    restored = git(repo, "show", "main:deploy/overlays/dev/kustomization.yaml")
+    assert restored.endswith("images:\n  - name: docker.io/redis\n    newTag: 8.8.0")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA
-from tests.manifests.helpers import commit_all, init_repo, write
+from tests.manifests.helpers import commit_all, git, init_repo, write
 from tests.repos.conftest import CHART_WARNING, Run, gitmedic
 from tests.support.chart_servers import (
     helm_repository,
@@ -352,3 +352,86 @@ def test_a_dependency_from_the_repository_chart_yaml_declares_is_pulled_and_rend
         with oci_registry(tmp_path / "registry.log") as address:
             rendered = render(push(tmp_path / "pusher", packages / "podinfo-6.14.1.tgz", address))
     assert rendered == {("Deployment", "release-podinfo"), ("Service", "release-podinfo")}
+
+
+def test_a_fault_in_the_staging_overlay_of_flux_s_example_is_fixed_there_only(
+    tmp_path: Path, helm_repo: str
+) -> None:
+    """Flux's whole example (issue 23's fault-fix acceptance): its podinfo chart from the
+    HelmRepository it declares, served here; its cert-manager and envoy-gateway charts
+    (OCI registries on the internet) cannot be pulled offline and are said, not run."""
+    repo = tmp_path / "repo"
+    shutil.copytree(FLUX_EXAMPLE, repo)
+    declared = repo / "apps/base/podinfo/repository.yaml"
+    declared.write_text(declared.read_text().replace(DECLARED, helm_repo))
+    init_repo(repo)
+    commit_all(repo, "the team's repository")
+    init = gitmedic("init", ".", cwd=repo)
+    assert "  podinfo-staging: " in init.out and "  podinfo-production: " in init.out, init.out
+    commit_all(repo, "gitmedic init")
+    values = repo / "apps/staging/podinfo-values.yaml"
+    fault = "  values:\n    redis:\n      tag: 0.0.0-missing\n"
+    values.write_text(values.read_text().replace("  values:\n", fault))
+    bad = commit_all(repo, "staging: a redis nobody pushed")
+
+    run = gitmedic("run", ".", "--once", "--json", cwd=repo, timeout=600)
+
+    assert "Traceback" not in run.err, run.err[-3000:]
+    changed = git(repo, "diff", "--name-only", bad, "main", "--", ".", ":!.gitmedic").split()
+    assert changed == ["apps/staging/podinfo-values.yaml"], "no file of another environment"
+    assert "0.0.0-missing" not in git(repo, "show", "main:apps/staging/podinfo-values.yaml")
+    apps = {a["app"]: a for a in run.json()["apps"]}
+    (fix,) = [t for i in apps["podinfo-staging"]["incidents"] for t in i["transactions"]]
+    assert fix["status"] == "committed", fix
+    assert not [i for i in apps["podinfo-production"]["incidents"] if i["transactions"]]
+
+
+TWO_RELEASES = """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: charts, namespace: flux-system}
+spec: {url: URL}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: podinfo, namespace: web}
+spec:
+  chart:
+    spec:
+      chart: podinfo
+      sourceRef: {kind: HelmRepository, name: charts, namespace: flux-system}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: missing, namespace: other}
+spec:
+  chart:
+    spec:
+      chart: missing
+      sourceRef: {kind: HelmRepository, name: charts, namespace: flux-system}
+"""
+
+
+def test_an_app_of_a_file_holding_several_releases_renders_its_own_only(
+    tmp_path: Path, helm_repo: str
+) -> None:
+    """Each app of ``init`` is one release (``deployed_by``): the other release of the file,
+    whose chart the repository does not serve, is not this app's error."""
+    from gitmedic.reconciler.manifests.load import load_desired
+
+    config = (
+        "version: 1\napps:\n"
+        "  - {name: podinfo, deployed_by: {file: releases.yaml, name: podinfo}}\n"
+        "  - {name: missing, deployed_by: {file: releases.yaml, name: missing}}\n"
+    )
+    repo = tmp_path / "repo"
+    files = {"releases.yaml": TWO_RELEASES.replace("URL", helm_repo)}
+    write(repo, {**files, ".gitmedic/config.yaml": config})
+    init_repo(repo)
+    commit_all(repo)
+
+    own = load_desired(repo / "releases.yaml", namespace="web")
+    other = load_desired(repo / "releases.yaml", namespace="other")
+
+    assert own.errors == [] and any(o.kind == "Deployment" for o in own.snapshot)
+    assert [e.message.split(" from ")[0] for e in other.errors] == ["chart missing (newest)"]

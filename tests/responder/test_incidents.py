@@ -3,7 +3,11 @@ activations, closing, and ids that a restarted bot derives again."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from gitmedic.bot.loop.loop import learned_ids
 from gitmedic.bot.responder.incident import Incidents, incident_id, open_incident
+from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.runner import Transition
 
@@ -79,3 +83,21 @@ def test_ids_are_deterministic_and_safe_in_branch_names() -> None:
     assert one != incident_id("Shop App", T0 + 1, [A, B])
     again = open_incident("Shop App", [(B, T0 + 5), (A, T0)])
     assert again.id == incident_id("Shop App", T0, [A]) and again.opened_at == T0
+
+
+def test_an_incident_of_a_class_the_repo_has_learned_is_ready_at_once() -> None:
+    clock = Clock()
+    learned = finding("cart", "learned-pod-image-pull-with-command")
+    book = Incidents(debounce_s=60, clock=clock, known=frozenset({learned.detector}))
+    book, (first,) = book.observe("shop", Transition(activated=(A, learned)))
+    assert [i.id for i in book.ready()] == [first.id]
+    other = Incidents(debounce_s=60, clock=clock, known=frozenset({learned.detector}))
+    other, _ = other.observe("shop", Transition(activated=(A,)))
+    assert other.ready() == []  # no learned finding: the debounce still groups the fault
+
+
+def test_the_learned_classes_are_the_repos_detectors_beside_the_builtins() -> None:
+    builtins = list(builtin_registry())
+    rule = builtins[0]
+    learned = replace(rule, spec=replace(rule.spec, id="learned-x"))
+    assert learned_ids([*builtins, learned]) == {"learned-x"}

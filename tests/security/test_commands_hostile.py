@@ -36,6 +36,12 @@ HIDDEN = {
     "inline code": "`/gitmedic merge`",
     "code as the name": "/gitmedic `merge`",
     "emphasis": "/gitmedic *merge*",
+    # Issue 27: GitHub shows these inside a collapsed element or a table's cell.
+    "collapsed details": "<details><summary>notes</summary>\n\n/gitmedic merge\n\n</details>",
+    "details opened inline": "see <details><summary>x</summary>\n\n/gitmedic merge\n\n</details>",
+    "html div": "<div>\n\n/gitmedic merge\n\n</div>",
+    "line after a table row": "| a | b |\n|---|---|\n| 1 | 2 |\n/gitmedic merge",
+    "table cell": "| command |\n|---|\n| /gitmedic merge |",
 }
 
 
@@ -83,6 +89,22 @@ def test_commands_github_shows_as_code_or_hides_do_not_run(world: Scene, body: s
     assert handle_comment(world.forge, actions, say(world, "wendy", body)) == []
     assert actions.calls == []
     assert bot_replies(world.forge, world.bot_pr) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<details><summary>why</summary>\n\nlong story\n\n</details>\n\n/gitmedic hold",
+        "| a |\n|---|\n| 1 |\n\n/gitmedic hold",
+        "Some <b>bold</b> words\n\n/gitmedic hold",
+        "<img src=x>\n\n/gitmedic hold",
+    ],
+    ids=["after details", "after a table and a blank line", "after inline html", "after a void"],
+)
+def test_a_command_after_a_closed_element_or_a_table_still_runs(world: Scene, body: str) -> None:
+    actions = FakeActions()
+    handle_comment(world.forge, actions, say(world, "wendy", body))
+    assert [call.split()[0] for call in actions.calls] == ["hold"]
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,10 @@ OTHER_PROCESSES = {
     "reconciler/manifests/kustomize.py",
     "reconciler/manifests/helm.py",
     "reconciler/manifests/chart_pull.py",
+    # kubectl kustomize and helm, started with the render caps (time, memory, output)
+    "reconciler/manifests/render_caps.py",
+    # the CEL child that evaluates learned rules under a CPU and memory bound
+    "bot/memory/cel_sandbox.py",
 }
 # Process-starting functions, by module, as name prefixes (os.execvpe, os.spawnl ...).
 SPAWNING: dict[str, tuple[str, ...]] = {

@@ -1,15 +1,18 @@
 """Planted secrets traced through every sink of ``gitmedic run --cluster sim --forge local --once``.
 
 The repo holds, beside a real app with a fault no playbook and no bisect can
-fix (so the model is asked), the credentials the shipped bot leaked: MYSQL_PWD,
-a password in a redis DSN, passwords inside JSON and INI ConfigMap values, a
-kubeconfig's client-key-data, a base64 blob in an env var, and a Secret's value.
+fix (so the model is asked), the planted-credential corpus
+(:mod:`tests.security.credential_corpus`: 33 shapes, among them the nine issue
+27 found leaking: ``DB_PW`` and ``API_CREDS`` env vars, ``--db-password v``,
+a dockerconfig's ``auth``, an Azure ``AccountKey=``, a Slack webhook URL, an
+``Authorization: Basic`` header, ``pw:`` in a values string, a ``.env`` file).
 A hostile model (:mod:`tests.security.scripted_provider`) reads them all and
 writes every one back. Afterwards no planted value may appear in what left the
 process: the prompts the provider received, stdout and stderr (``--json``), the
 local forge (PR titles and bodies, comments, issues, statuses: its whole sqlite
 file, and ``gitmedic prs --json``), and every commit gitmedic made (messages,
-diffs, memory files).
+diffs, memory files). ``gitmedic detect --format json`` and ``sarif`` over the
+same repo show none either.
 """
 
 from __future__ import annotations
@@ -29,58 +32,16 @@ from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.sim.faults import inject
 from gitmedic.sim.faults.git import commit_all, init_repo
 from tests.conftest import APPS
+from tests.security import credential_corpus as corpus
 from tests.security.scripted_provider import HostileModel, provider
 
 pytestmark = pytest.mark.integration
 
-APP, NAMESPACE, SERVICE = "apps/online-boutique", "boutique", "productcatalogservice"
+APP, NAMESPACE, SERVICE = "apps/online-boutique", corpus.NAMESPACE, "productcatalogservice"
 MANIFEST = f"{APP}/kubernetes-manifests.yaml"
 PLANTED_FILE = f"{APP}/credentials.yaml"
-PEM = b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIPlAntEd4TheSuite01\n-----END EC PRIVATE KEY-----\n"
-KEY_DATA = base64.b64encode(PEM).decode()
-PLANTED = {
-    "MYSQL_PWD": "Tr0ub4dor-mysql",
-    "redis DSN password": "r3dis-Dsn-pw",
-    "JSON password": "js0n-Inside-cm",
-    "INI password": "ini-F1le-pass",
-    "kubeconfig client-key-data": KEY_DATA,
-    "base64 env blob": "c2Vzc2lvbi1zaWduaW5nLWJsb2ItOTg3NjU0MzIx",
-    "Secret data value": "s3cret-Data-value",
-    "the provider's API key": "scripted-provider-key-0123",  # in no manifest: the env
-}
-API_KEY = PLANTED["the provider's API key"]
-
-
-def planted_objects() -> list[dict[str, object]]:
-    kubeconfig = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "prod",
-        "users": [{"name": "admin", "user": {"client-key-data": KEY_DATA}}],
-    }  # fmt: skip
-    data = {
-        "redis.url": f"redis://:{PLANTED['redis DSN password']}@redis-cart:6379/0",
-        "settings.json": json.dumps({"db": {"user": "app", "password": PLANTED["JSON password"]}}),
-        "legacy.ini": f"[database]\nhost = db\npassword = {PLANTED['INI password']}\n",
-        "kubeconfig": yaml.safe_dump(kubeconfig),
-    }
-    secret_value = base64.b64encode(PLANTED["Secret data value"].encode()).decode()
-    env = [
-        {"name": "MYSQL_PWD", "value": PLANTED["MYSQL_PWD"]},
-        {"name": "FEATURE_SEED", "value": PLANTED["base64 env blob"]},
-    ]
-    container = {"name": "reports", "image": "busybox:1.36", "command": ["sleep", "3600"],
-                 "env": env}  # fmt: skip
-    return [
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "reports-config", "namespace": NAMESPACE}, "data": data},
-        {"apiVersion": "v1", "kind": "Secret",
-         "metadata": {"name": "reports-db", "namespace": NAMESPACE},
-         "data": {"connection": secret_value}},
-        {"apiVersion": "apps/v1", "kind": "Deployment",
-         "metadata": {"name": "reports", "namespace": NAMESPACE},
-         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "reports"}},
-                  "template": {"metadata": {"labels": {"app": "reports"}},
-                               "spec": {"containers": [container]}}}},
-    ]  # fmt: skip
+PLANTED = corpus.PLANTED
+API_KEY = corpus.secret("provider API key (env of gitmedic)")
 
 
 def faulty_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
@@ -92,7 +53,9 @@ def faulty_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, 
     repo = tmp_path / "repo"
     (repo / APP).mkdir(parents=True)
     shutil.copy(APPS / "online-boutique/release/kubernetes-manifests.yaml", repo / MANIFEST)
-    (repo / PLANTED_FILE).write_text(yaml.safe_dump_all(planted_objects(), sort_keys=False))
+    (repo / PLANTED_FILE).write_text(yaml.safe_dump_all(corpus.planted_objects(), sort_keys=False))
+    for name, text in corpus.planted_files().items():
+        (repo / APP / name).write_text(text)
     init_repo(repo)
     snapshot = load_desired(repo / APP, namespace=NAMESPACE).snapshot
     workload = snapshot.get("Deployment", NAMESPACE, SERVICE)
@@ -119,7 +82,9 @@ def write_config(repo: Path, api_base: str) -> None:
 def hostile_model(good: str) -> HostileModel:
     reads = [
         ("read_file", {"path": PLANTED_FILE}),
+        *(("read_file", {"path": f"{APP}/{name}"}) for name in corpus.planted_files()),
         ("get_object", {"kind": "Secret", "name": "reports-db"}),
+        ("get_object", {"kind": "Secret", "name": "reports-pull"}),
         ("get_object", {"kind": "ConfigMap", "name": "reports-config"}),
         ("get_object", {"kind": "Deployment", "name": "reports"}),
         ("get_object", {"kind": "Deployment", "name": "reports", "state": "live"}),
@@ -127,8 +92,8 @@ def hostile_model(good: str) -> HostileModel:
     fix = {"file": MANIFEST, "kind": "Deployment", "name": SERVICE, "op": "set",
            "path": "spec.template.spec.containers[name=server].image", "value": good}  # fmt: skip
     leak = {"file": MANIFEST, "kind": "Service", "name": SERVICE, "op": "set",
-            "path": "metadata.annotations.note", "value": " ".join(PLANTED.values())}  # fmt: skip
-    return HostileModel(reads, [fix, leak], list(PLANTED.values()))
+            "path": "metadata.annotations.note", "value": " ".join(ALL_SECRETS)}  # fmt: skip
+    return HostileModel(reads, [fix, leak], ALL_SECRETS)
 
 
 def forms(value: str) -> set[str]:
@@ -136,9 +101,12 @@ def forms(value: str) -> set[str]:
     return {value, json.dumps(value)[1:-1], base64.b64encode(value.encode()).decode()}
 
 
+ALL_SECRETS = [value for values in PLANTED.values() for value in values]
+
+
 def leaks(where: str, text: str) -> list[str]:
-    return [f"{name} in {where}" for name, value in PLANTED.items()
-            if any(form in text for form in forms(value))]  # fmt: skip
+    return [f"{name} in {where}" for name, values in PLANTED.items()
+            if any(form in text for value in values for form in forms(value))]  # fmt: skip
 
 
 def gitmedic(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -173,6 +141,19 @@ def test_no_planted_secret_leaves_through_any_sink(
     found += leaks("gitmedic's commits", history)
     assert json.loads(prs.stdout)["prs"], "gitmedic published something to scan"
     assert found == []
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_no_planted_secret_reaches_a_detect_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    repo, _ = faulty_repo(tmp_path, monkeypatch)
+    env = {**os.environ, "SCRIPTED_API_KEY": API_KEY}
+    report = gitmedic("detect", str(repo / APP), "--namespace", NAMESPACE, "--format", fmt,
+                      env=env)  # fmt: skip
+    assert report.returncode in (0, 1), report.stderr[-3000:]  # 1: findings
+    assert "reports" in report.stdout, "the report covers the planted objects"
+    assert leaks(f"detect --format {fmt}", report.stdout + report.stderr) == []
 
 
 def _forge_text(repo: Path) -> str:

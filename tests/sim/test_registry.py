@@ -183,3 +183,18 @@ def test_a_file_version_over_the_size_limit_is_skipped_and_the_rest_still_read(
     known = known_images(repo, ["HEAD"], None, [":(top)app"])
 
     assert known.knows("small:1") and not known.knows("big:1")
+
+
+def test_a_new_head_learns_the_images_committed_since_and_the_same_head_nothing(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path)
+    started = known_images(repo, ["HEAD"], None, [":(top)app"])
+    (repo / "release" / "web.yaml").write_text("containers: [{image: 'gcr.io/acme/web:v2'}]\n")
+    pushed = commit_all(repo, "a release elsewhere, while serve runs")
+
+    assert not started.knows("gcr.io/acme/web:v2")
+    assert started.at_head(pushed).knows("gcr.io/acme/web:v2")
+    assert started.at_head(started.head) is started
+    assert started.at_head("working-tree") is started  # no commit: nothing to learn
+    assert KnownImages().at_head(pushed) == KnownImages()  # learned from no repository

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from gitmedic.bot.cli import main
+from gitmedic.bot.loop.known_good import VerifiedRevisions
+from gitmedic.reconciler.transaction import Journal
+from gitmedic.sim.faults.git import commit_all, init_repo
 from tests.sim.helpers import app
 
 BOUTIQUE = app("online-boutique")
@@ -63,3 +67,61 @@ def test_bad_input_is_a_clear_error(args: list[str], capsys: pytest.CaptureFixtu
 
     assert code == 2
     assert "gitmedic: error:" in capsys.readouterr().err
+
+
+WEB = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web, namespace: shop}}
+spec:
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec: {{containers: [{{name: web, image: "gcr.io/acme/web:{tag}"}}]}}
+"""
+CONFIG = "version: 1\napps:\n  - {name: web, path: app, namespace: shop}\n"
+
+
+def released(tmp_path: Path) -> tuple[Path, str]:
+    """An app whose newest commit is a release (v2) that ran: nothing before it named v2."""
+    repo = tmp_path / "repo"
+    (repo / "app").mkdir(parents=True)
+    (repo / ".gitmedic").mkdir()
+    (repo / ".gitmedic" / "config.yaml").write_text(CONFIG)
+    (repo / "app" / "web.yaml").write_text(WEB.format(tag="v1"))
+    init_repo(repo)
+    (repo / "app" / "web.yaml").write_text(WEB.format(tag="v2"))
+    return repo, commit_all(repo, "web: v2")
+
+
+def status(repo: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    code = main(["sim", "status", str(repo / "app"), "--namespace", "shop", "--seconds", "120"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return captured.out, captured.err
+
+
+def test_sim_status_learns_from_the_revisions_the_loop_verified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, head = released(tmp_path)
+    journal = Journal(repo / ".git" / "gitmedic" / "journal.sqlite")
+    VerifiedRevisions(journal).record("web", head, 1.0)
+
+    out, err = status(repo, capsys)
+
+    assert f"images learned from revision {head[:12]}, verified healthy" in err
+    assert "for app web" in err
+    assert "pods not ready" not in out
+
+
+def test_without_a_journal_sim_status_says_it_learns_from_the_history(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, _ = released(tmp_path)
+
+    out, err = status(repo, capsys)
+
+    assert "images learned from the history before HEAD, as for app web" in err
+    assert "ImagePullBackOff" in out or "ErrImagePull" in out  # v2: the app's own change
+    assert not (repo / ".git" / "gitmedic").exists(), "sim status never creates a journal"

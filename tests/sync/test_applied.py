@@ -67,3 +67,14 @@ def test_a_flux_revert_whose_health_checks_failed_is_applied_but_failed() -> Non
     build_failed = _checking(SHA, ("False", "BuildFailed"), ("True", "Succeeded"))
     build_failed["status"]["conditions"][1]["message"] = "Health check passed in 5s"
     assert not assess_kustomization(build_failed, SHA).applied
+
+
+def test_the_resources_still_progressing_are_named_by_kind_namespace_and_name() -> None:
+    app = deployed_velero()
+    app["status"]["health"] = {"status": "Progressing"}
+    deployment = next(r for r in app["status"]["resources"] if r["kind"] == "Deployment")
+    deployment["health"] = {"status": "Progressing", "message": "1 of 2 updated replicas"}
+    state = assess_application(app, SHA)
+    assert state.applied and state.phase is SyncPhase.PROGRESSING
+    assert state.progressing == ("Deployment/test-lla/test-lla",)
+    assert assess_application(deployed_velero(), SHA).progressing == ()

@@ -37,6 +37,11 @@ class World:
     sync_never: bool = False
     sync_fails: bool = False
     revert_restores: bool = True
+    # The fix is applied but the app never turns Healthy (another fault the fix leaves):
+    # its own objects still rolling out are these ("Kind/namespace/name").
+    fix_applied_unhealthy: bool = False
+    fix_progressing: tuple[str, ...] = ()
+    fix_clears_some: tuple[str, ...] = ()  # targets cleared, when not all (a partial fix)
     approved_after: float | None = None  # approval arrives at this time
     held_until: float | None = None  # a person's hold, lifted at this time
     merge_refusals: list[MergeRefused] = field(default_factory=list)
@@ -117,6 +122,13 @@ class World:
         if self.sync_never and not is_revert:
             return SyncState(SyncPhase.PROGRESSING, "waiting")
         ready = self.clock.now() - self.deployed[sha] >= self.sync_delay_s
+        if ready and not is_revert and self.fix_applied_unhealthy:
+            return SyncState(
+                SyncPhase.PROGRESSING,
+                "health is Progressing",
+                applied=True,
+                progressing=self.fix_progressing,
+            )
         if ready and is_revert and self.revert_unhealthy:  # the incident is back, as before
             return SyncState(SyncPhase.PROGRESSING, "health is Degraded", applied=True)
         return SyncState(SyncPhase.DEPLOYED if ready else SyncPhase.PROGRESSING, "")
@@ -143,6 +155,7 @@ class World:
             "oracles ran 120s",
             findings=("KubePodCrashLooping checkout",) if self.mu_after_fix else (),
             interfered=self.interfered,
+            cleared=self.fix_clears_some,
         )
         return WindowAnswer(verdict)
 
@@ -161,7 +174,15 @@ class World:
         self.calls.append(f"announce:{message}")
 
 
-def plan(*, auto_merge: bool = True, mu_pre: float = 10.0) -> Plan:
+CATALOG = {"kind": "Service", "namespace": "shop", "name": "catalog", "apiVersion": "v1"}
+
+
+def plan(*, auto_merge: bool = True, mu_pre: float = 10.0, resource: bool = False) -> Plan:
+    """The fix's plan; with ``resource`` its edit names the object it changes (the
+    Service ``Service/shop/catalog``), as every responder's edit does."""
+    edit: dict[str, Any] = {"file": "apps/shop/catalog.yaml", "op": "set", "value": 3550}
+    if resource:
+        edit["resource"] = CATALOG
     return Plan(
         txn_id="inc-1/1",
         app="shop",
@@ -170,7 +191,7 @@ def plan(*, auto_merge: bool = True, mu_pre: float = 10.0) -> Plan:
         strategy="playbook",
         branch="gitmedic/inc-1/restore-catalog-target-port",
         title="Restore catalog targetPort",
-        edits=({"file": "apps/shop/catalog.yaml", "op": "set", "value": 3550},),
+        edits=(edit,),
         base_sha="base",
         mu_pre=mu_pre,
         targets=("abc123",),

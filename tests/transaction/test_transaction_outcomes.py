@@ -273,3 +273,41 @@ def test_a_revert_that_does_not_restore_raises_the_alarm(
     state = run(tmp_path, world, clock)
     assert state.outcome is Outcome.FAILED and state.alarm
     assert state.reason == "after the revert mu is 15, above 10 before the change"
+
+
+def _synced_after(state: TxnState) -> float:
+    merged = next(r for r in state.records if r.phase is Phase.MERGED)
+    return next(r for r in state.records if r.phase is Phase.SYNCED).at - merged.at
+
+
+def test_a_fix_applied_while_another_fault_keeps_the_app_unhealthy_is_judged_by_its_window(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    # The engine applied the fix (its Service is no longer Progressing) but the app stays
+    # unhealthy for a second fault: the sync ends at the apply, the window keeps the fix.
+    world.fix_applied_unhealthy, world.fix_progressing = True, ("Deployment/shop/cart",)
+    state = run(tmp_path, world, clock, resource=True)
+    assert state.outcome is Outcome.COMMITTED, state.reason
+    assert _synced_after(state) == 30
+    assert not any(r.phase is Phase.UNDOING for r in state.records)
+
+
+def test_the_sync_waits_for_the_rollout_of_what_the_candidate_changed(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    # Its own object still rolls out: the wait goes on, and at the timeout the window judges
+    # an applied commit rather than undoing it as "not deployed".
+    world.fix_applied_unhealthy, world.fix_progressing = True, ("Service/shop/catalog",)
+    state = run(tmp_path, world, clock, resource=True)
+    assert _synced_after(state) == 300
+    assert state.outcome is Outcome.COMMITTED, state.reason
+
+
+def test_a_partial_fix_that_worsens_nothing_is_kept(
+    tmp_path: Path, world: World, clock: FakeClock
+) -> None:
+    world.fix_clears_targets, world.fix_clears_some, world.mu_after_fix = False, ("abc123",), 4.0
+    state = run(tmp_path, world, clock)
+    assert state.outcome is Outcome.COMMITTED
+    assert state.reason.startswith("partly fixed: 1 target finding(s) cleared"), state.reason
+    assert "open_revert" not in world.calls

@@ -17,6 +17,13 @@ OK = VerdictPhase.SUCCESSFUL
         (Verdict(OK, 10.0, True, "fine"), Decision.KEEP, "fine"),
         (Verdict(OK, 15.0, True, "x"), Decision.UNDO, "verification failed: mu rose from 10 to 15"),
         (Verdict(OK, 0.0, False, "x"), Decision.UNDO, "target findings still firing"),
+        (Verdict(OK, 4.0, False, "x", cleared=("a",)), Decision.KEEP, "partly fixed: 1 target"),
+        (Verdict(OK, 15.0, False, "x", cleared=("a",)), Decision.UNDO, "mu rose from 10 to 15"),
+        (
+            Verdict(VerdictPhase.FAILED, 4.0, False, "alerts failed", cleared=("a",)),
+            Decision.UNDO,
+            "alerts failed",
+        ),
         (Verdict(VerdictPhase.FAILED, 0.0, True, "alerts failed"), Decision.UNDO, "alerts failed"),
         (Verdict(VerdictPhase.ERROR, 0.0, True, "no alerts"), Decision.HOLD, "no alerts"),
         (Verdict(VerdictPhase.INCONCLUSIVE, 50.0, False, "?"), Decision.HOLD, "inconclusive"),

@@ -77,14 +77,18 @@ def run_detect(args: argparse.Namespace) -> int:
 def _write_extra_outputs(report: Report, args: argparse.Namespace) -> None:
     """``--sarif FILE`` and ``--summary FILE``: other views of the same report, so a CI
     step reads and judges the manifests once for annotations, code scanning and summary."""
+    from gitmedic.reconciler.redact import redact_text
+
+    # Files leave the process as stdout does: redacted line by line (ScrubbingStream).
     if args.sarif:
-        Path(args.sarif).write_text(render(report, "sarif"))
+        sarif = render(report, "sarif")
+        Path(args.sarif).write_text("".join(map(redact_text, sarif.splitlines(keepends=True))))
     if args.summary:
         from gitmedic.bot.step_summary import to_summary
 
         text = to_summary(report.findings, report.errors, report.snapshot, len(report.files))
         with Path(args.summary).open("a", encoding="utf-8") as out:
-            out.write(text)
+            out.write("".join(map(redact_text, text.splitlines(keepends=True))))
 
 
 @contextmanager

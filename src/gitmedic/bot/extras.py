@@ -21,6 +21,7 @@ EXTRA_OF_MODULE = {
     "httpx": "kube",
     "github": "github",
     "litellm": "llm",
+    "detect_secrets": "llm",  # also in github and serve: the model's text matters most
     "fastapi": "serve",
     "starlette": "serve",
     "uvicorn": "serve",

@@ -8,8 +8,8 @@ webhook shape, ``{"text": ...}``, which Mattermost, Rocket.Chat, Discord's
 Delivery never holds the monitor: each message is posted by a daemon thread with
 a short timeout, and a failure is logged, never raised. The URL is itself a
 credential (anyone holding a Slack webhook URL can post), so it is registered
-for redaction, and every text is scrubbed of registered secrets before it
-leaves. Only ``https`` is accepted, or ``http`` to a loopback address (a local
+for redaction, and every text is redacted (registered secrets and credential
+shapes) before it leaves. Only ``https`` is accepted, or ``http`` to a loopback address (a local
 relay, the tests).
 """
 
@@ -23,7 +23,7 @@ import urllib.request
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from gitmedic.reconciler.redact import REGISTRY
+from gitmedic.reconciler.redact import REGISTRY, redact_text
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 5.0
@@ -72,7 +72,7 @@ class Notifier:
 
     def send(self, text: str) -> None:
         """Post ``text`` (scrubbed, capped) in the background; failures are logged."""
-        clean = REGISTRY.scrub(text)
+        clean = redact_text(text)
         if len(clean) > MAX_TEXT:
             clean = clean[: MAX_TEXT - 1] + "…"
         body = json.dumps({"text": clean}).encode()

@@ -190,7 +190,9 @@ def safe_default_floors(change: ChangeSummary) -> list[tuple[Risk, str]]:
         )
     outside = llm_fields_outside_allowlist(change) if change.llm_authored else []
     if outside:
-        floors.append((Risk.MEDIUM, f"LLM-authored edit outside the allowlist: {outside[0]}"))
+        # Every field, not the first: a privileged: true beside an image change is named too.
+        fields = ", ".join(outside)
+        floors.append((Risk.MEDIUM, f"LLM-authored edit outside the allowlist: {fields}"))
     return floors
 
 

@@ -1,16 +1,22 @@
-"""``gitmedic sim status``: what the simulated cluster shows with PATH deployed at REV."""
+"""``gitmedic sim status``: what the simulated cluster shows with PATH deployed at REV.
+
+Its registry and catalogue are learned as the loop's sim learns them for the same app
+(:mod:`gitmedic.bot.sim_learned`): the verified-healthy revisions in the repository's
+journal, or the configured known-good; stderr names which."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
+from gitmedic.bot.sim_learned import learned_catalog
 from gitmedic.reconciler.clock import FakeClock
+from gitmedic.reconciler.config import CONFIG_PATH
 from gitmedic.reconciler.manifests.load import LoadFailure, load_desired
 from gitmedic.sim.engine import StaticSource
 from gitmedic.sim.health import Status, health_of
-from gitmedic.sim.history import baseline_catalog
 from gitmedic.sim.runtime import Sim, SimState
 from gitmedic.sim.stamps import EPOCH
 
@@ -31,9 +37,14 @@ def run_sim_status(args: argparse.Namespace) -> int:
         raise UsageError(f"{first.file}:{first.line}: {first.message}")
     if args.seconds < 0:
         raise UsageError(f"--seconds must be >= 0, not {args.seconds}")
-    catalog = baseline_catalog(
-        path, args.rev, namespace=namespace, current=state.snapshot, allow=args.allow_image
-    )
+    try:
+        catalog, learned = learned_catalog(
+            path, args.rev, namespace, state.snapshot, list(args.allow_image)
+        )
+    except ValueError as exc:
+        raise UsageError(f"{CONFIG_PATH}: {exc}") from None
+    # which images run is learned as the loop learns it; said, since it decides pull failures
+    print(f"gitmedic: sim status: images learned from {learned}", file=sys.stderr)
     revision = state.snapshot.revision or "working-tree"
     sim = Sim(
         StaticSource(state.snapshot, revision),

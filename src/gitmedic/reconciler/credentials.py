@@ -6,17 +6,25 @@ instead and names every value that must never leave the process:
 
 - every value of a Secret (``data`` base64 and decoded, ``stringData``), and
   the credentials inside each decoded value (a kubeconfig, a ``.env`` file);
-- every env value whose name says credential (``*_PASSWORD``, ``*_PWD``,
-  ``*_TOKEN``, ``*_KEY``, ``*_SECRET``...) whatever its shape, and any env
-  value that parses as one (below);
+- every env value whose name says credential (``*_PASSWORD``, ``DB_PW``,
+  ``API_CREDS``, ``*_KEY``, ``*TOKEN*``, ``*PASS*``, ``*SECRET*``: the rules
+  are :mod:`.credential_names`') whatever its shape, and any env value that
+  parses as one (below);
+- the value after each credential-named flag of a container's ``command`` or
+  ``args`` (``--db-password v``, ``--token=v``, and inside ``sh -c "..."``);
 - every ConfigMap value that parses as a credential, and the whole value of a
   key named like one.
 
 A text "parses as a credential" (:func:`text_credentials`) when it holds a DSN
 with a password (``redis://:pw@host``, ``postgres://u:pw@h/db``), a PEM block, a
 JSON/YAML document or INI/``.properties``/``.env`` lines with credential-named
-keys (a kubeconfig's ``token`` and ``client-key-data`` among them), or is itself
-one long base64 or hex blob.
+keys (a kubeconfig's ``token`` and ``client-key-data``, a dockerconfig's ``auth``
+among them), a credential held by its shape (:mod:`.credential_shapes`: a flag,
+an inline ``AccountKey=`` or ``pw:`` pair, an ``Authorization`` header, a URL's
+userinfo or webhook path), a token detect-secrets' plugins know
+(:mod:`.secret_scan`), or is itself one long base64 or hex blob. A value is
+registered with its other forms: decoded from base64, and a ``user:password``
+pair's password.
 
 Pure functions over plain data; :mod:`gitmedic.reconciler.redact` registers what
 they find.
@@ -32,16 +40,14 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-_CREDENTIAL_WORD = (
-    r"pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|api[_-]?key|apikey|"
-    r"private[_-]?key|client[_-]?key(?:[_-]data)?|key|keys|dsn|cookie|session|salt|"
-    r"auth[_-]?(?:token|key)|authorization|bearer|signature|signing[_-]?key|cert[_-]?key"
+from gitmedic.reconciler.credential_names import is_credential_env_name, is_credential_name
+from gitmedic.reconciler.credential_shapes import (
+    argument_credentials,
+    shaped_credentials,
+    value_forms,
 )
-# A credential word as a whole segment of a name: DB_PASSWORD, mysql.pwd, client-key-data.
-_CREDENTIAL_NAME = re.compile(
-    rf"(?:^|[_.\-])(?:{_CREDENTIAL_WORD})(?:$|[_.\-])|(?:{_CREDENTIAL_WORD})$",
-    re.IGNORECASE,
-)
+from gitmedic.reconciler.secret_scan import detected
+
 _DSN = re.compile(r"[a-z][a-z0-9+.\-]*://(?P<user>[^:/@\s]*):(?P<pw>[^@/\s]+)@", re.IGNORECASE)
 _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----(?P<body>[\s\S]*?)-----END [A-Z0-9 ]+-----")
 _PAIR_LINE = re.compile(
@@ -51,10 +57,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _REFERENCE = re.compile(r"^\$[({]\w+[)}]$")  # $(OTHER_VAR): the value is elsewhere
 _URL_NO_USERINFO = re.compile(r"^[a-z][a-z0-9+.\-]*://[^@\s]*$", re.IGNORECASE)
-
-
-def is_credential_name(name: str) -> bool:
-    return bool(_CREDENTIAL_NAME.search(name.strip()))
+_FILE_PATH = re.compile(r"^(?:/|\./|~/)[\w.\-/]+$")  # GOOGLE_APPLICATION_CREDENTIALS=/var/...
 
 
 def object_credentials(body: Mapping[str, Any]) -> Iterator[str]:
@@ -65,17 +68,34 @@ def object_credentials(body: Mapping[str, Any]) -> Iterator[str]:
     elif kind == "ConfigMap":
         yield from _config_map_values(body)
     yield from _env_values(body)
+    yield from _argument_values(body)
 
 
 def text_credentials(text: str) -> tuple[str, ...]:
-    """The credentials a free-form value holds (a config file, a DSN, a blob...)."""
-    return _text_credentials(text) if text and len(text) < 1_000_000 else ()
+    """The credentials a free-form value holds (a config file, a DSN, a blob...).
+
+    The shapes (:mod:`.credential_shapes`) and detect-secrets scan the whole text
+    once, here; the values nested in it (a JSON document's strings) are parts of the
+    same text, so they are not scanned again.
+    """
+    if not text or len(text) >= 1_000_000:
+        return ()
+    return tuple(dict.fromkeys((*_text_credentials(text), *_scanned(text))))
 
 
-def named_value_credentials(name: str, value: str) -> Iterator[str]:
-    """A value under ``name`` (env var, config key): all of it when the name says so."""
-    if is_credential_name(name) and _could_be_secret(value):
-        yield value
+@lru_cache(maxsize=1024)
+def _scanned(text: str) -> tuple[str, ...]:
+    shaped = [v for v in shaped_credentials(text) if not _REFERENCE.match(v)]
+    return (*shaped, *detected(text))
+
+
+def named_value_credentials(name: str, value: str, *, env: bool = False) -> Iterator[str]:
+    """A value under ``name`` (env var, config key): all of it when the name says so,
+    with its other forms (decoded, after an auth scheme); an env var's name is read
+    the looser way (:func:`is_credential_env_name`)."""
+    named = is_credential_env_name(name) if env else is_credential_name(name)
+    if named and _could_be_secret(value):
+        yield from value_forms(value)
     yield from text_credentials(value)
 
 
@@ -121,7 +141,8 @@ def _env_values(value: Any) -> Iterator[str]:
     for env in lists:
         for item in env:
             if isinstance(item, Mapping) and isinstance(item.get("value"), str):
-                yield from named_value_credentials(str(item.get("name", "")), item["value"])
+                name = str(item.get("name", ""))
+                yield from named_value_credentials(name, item["value"], env=True)
 
 
 def _env_lists(value: Any, out: list[list[Any]]) -> None:
@@ -139,6 +160,30 @@ def _env_lists(value: Any, out: list[list[Any]]) -> None:
         for child in value:
             if type(child) not in _SCALARS:
                 _env_lists(child, out)
+
+
+def _argument_values(value: Any) -> Iterator[str]:
+    """The value after each credential-named flag in every ``command``/``args`` list."""
+    lists: list[list[str]] = []
+    _argument_lists(value, lists)
+    for argv in lists:
+        yield from argument_credentials(argv)
+        yield from (v for a in argv for v in text_credentials(a))  # sh -c "..."
+
+
+def _argument_lists(value: Any, out: list[list[str]]) -> None:
+    """Every ``command``/``args`` list's strings under ``value``, in document order (a
+    plain recursive function, as :func:`_env_lists`)."""
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            if key in ("command", "args") and isinstance(child, list):
+                out.append([a for a in child if isinstance(a, str)])
+            elif type(child) not in _SCALARS:
+                _argument_lists(child, out)
+    elif isinstance(value, list):
+        for child in value:
+            if type(child) not in _SCALARS:
+                _argument_lists(child, out)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -191,19 +236,26 @@ def _structured(value: Any, key: str = "") -> list[str]:
     if isinstance(value, list):
         return [v for child in value for v in _structured(child, key)]
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return list(named_value_credentials(key, str(value)))
+        text = str(value)
+        named = is_credential_name(key) and _could_be_secret(text)
+        return [*(value_forms(text) if named else ()), *_text_credentials(text)]
     return []
 
 
 def _pair(key: str, value: str) -> list[str]:
+    """A ``KEY=value`` line (``.env``, INI, properties): a key like an env var's name."""
     unquoted = value.strip().strip("\"'")
-    return [unquoted] if is_credential_name(key) and _could_be_secret(unquoted) else []
+    named = is_credential_env_name(key) if key.isupper() else is_credential_name(key)
+    return list(value_forms(unquoted)) if named and _could_be_secret(unquoted) else []
 
 
 def _could_be_secret(value: str) -> bool:
-    """False for what no credential is: empty, a reference to another variable, a bare URL."""
+    """False for what no credential is: empty, a reference to another variable, a bare URL,
+    a file's path (a file name is structure, never masked)."""
     value = value.strip()
-    return bool(value) and not _REFERENCE.match(value) and not _URL_NO_USERINFO.match(value)
+    return bool(value) and not any(
+        p.match(value) for p in (_REFERENCE, _URL_NO_USERINFO, _FILE_PATH)
+    )
 
 
 def _is_blob(value: str) -> bool:

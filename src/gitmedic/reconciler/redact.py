@@ -5,7 +5,11 @@ Three layers, applied to anything the bot sends or writes:
    and ConfigMap keys whose *names* say credential keep their name, lose the value;
 2. content: values that *look* like credentials are masked wherever they appear
    (private keys, JWTs, cloud and forge tokens, Stripe-style keys, passwords in
-   URLs, ``password=...`` pairs);
+   URLs, ``password=...`` pairs), issuers' tokens that detect-secrets' plugins
+   know (:mod:`.secret_scan`: registered, so a later bare echo is masked too),
+   and values held by their place (:mod:`.credential_shapes`: after
+   ``--token``, in ``AccountKey=...;``, an ``Authorization`` header, a URL's
+   userinfo or webhook path), masked in place in any text, the model's included;
 3. known values: every exact secret value the process learned is masked in all
    text, through the process-wide :data:`REGISTRY`. Its own tokens are
    registered where they are read; the cluster's and the repo's credentials are
@@ -39,7 +43,10 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gitmedic.reconciler.credential_names import is_credential_env_name, names_a_place
+from gitmedic.reconciler.credential_shapes import not_a_value, shaped_spans
 from gitmedic.reconciler.credentials import manifest_objects, object_credentials, text_credentials
+from gitmedic.reconciler.secret_scan import detected
 
 MASK = "****"
 _SECRET_NAME = re.compile(
@@ -71,7 +78,14 @@ def looks_secret_name(name: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """Mask credential-looking content and every registered secret value in ``text``."""
+    """Mask credential-looking content and every registered secret value in ``text``.
+
+    What detect-secrets' plugins find is registered (masked wherever it shows, in
+    this text and later ones); a value that only its place marks as a credential
+    (after ``--token``, in ``AccountKey=...;``, a URL's userinfo) is masked in place.
+    """
+    REGISTRY.add_all(detected(text))
+    text = _masked_spans(text, sorted(set(shaped_spans(text))))
     for pattern in _PATTERNS:
         text = pattern.sub(MASK, text)
     text = _URL_PASSWORD.sub(lambda m: f"{m['pre']}{MASK}{m['post']}", text)
@@ -79,9 +93,23 @@ def redact_text(text: str) -> str:
     return REGISTRY.scrub(text)
 
 
+def _masked_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    pieces, last = [], 0
+    for start, end in spans:
+        if end <= start or start < last:
+            continue  # empty, or inside a span already masked
+        pieces += [text[last:start], MASK]
+        last = end
+    return "".join([*pieces, text[last:]])
+
+
 def _masked_pair(match: re.Match[str]) -> str:
     if _FILE_KEY.fullmatch(match["key"]) and _LINE_VALUE.fullmatch(match["value"]):
         return match[0]  # a location: its line number stays
+    if names_a_place(match["key"].strip().rstrip(":=").strip()):
+        return match[0]  # SECRET_NAME=reports-db, secretKeyRef: ...: where it is, not what
+    if not_a_value(match["value"]) or match["value"].endswith(":"):
+        return match[0]  # automountServiceAccountToken: false; or the next line's key
     return f"{match['key']}{MASK}"
 
 
@@ -98,7 +126,7 @@ def redact_object(body: Mapping[str, Any]) -> dict[str, Any]:
 
 def _redact_value(value: Any, key: str = "") -> Any:
     if isinstance(value, Mapping):
-        if "name" in value and "value" in value and looks_secret_name(str(value["name"])):
+        if "name" in value and "value" in value and _secret_env_name(str(value["name"])):
             return {**{k: _redact_value(v, k) for k, v in value.items()}, "value": MASK}
         return {k: (MASK if _secret_key(k, v) else _redact_value(v, k)) for k, v in value.items()}
     if isinstance(value, list):
@@ -106,6 +134,10 @@ def _redact_value(value: Any, key: str = "") -> Any:
     if isinstance(value, str):
         return redact_text(value)
     return value
+
+
+def _secret_env_name(name: str) -> bool:
+    return looks_secret_name(name) or is_credential_env_name(name)
 
 
 def _secret_key(key: str, value: Any) -> bool:

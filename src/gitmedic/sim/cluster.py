@@ -27,19 +27,28 @@ from gitmedic.sim.catalog import ImageCatalog
 from gitmedic.sim.deployments import deployment
 from gitmedic.sim.events import event_objects
 from gitmedic.sim.fate import PodFate, pod_fate
+from gitmedic.sim.flagger import with_canary_services
+from gitmedic.sim.flux import is_flux, reconciled
 from gitmedic.sim.hpa import Scaling, autoscale
 from gitmedic.sim.load import Demand, pod_metrics
-from gitmedic.sim.network import PodIndex, endpoint_slice, endpoints, service_body
+from gitmedic.sim.network import (
+    PodIndex,
+    endpoint_slice,
+    endpoints,
+    ingress_status,
+    service_body,
+)
 from gitmedic.sim.node_faults import not_ready_node
 from gitmedic.sim.nodes import Node, default_nodes, node_object
 from gitmedic.sim.pods import PodView
+from gitmedic.sim.published import ROOT_CA, published_configmaps, with_published
+from gitmedic.sim.published import body as published_body
 from gitmedic.sim.rollout import History, Key, advance, key_of
 from gitmedic.sim.sets import bare_pod, claim_templates, daemonset, statefulset
 from gitmedic.sim.stamps import iso
 from gitmedic.sim.storage import claim_problem, claim_status
 from gitmedic.sim.world import World
 
-ROOT_CA = "kube-root-ca.crt"
 _CONTROLLED = frozenset(
     {
         "Deployment",
@@ -112,12 +121,16 @@ class Cluster:
 
     def apply(self, snapshot: Snapshot, revision: str | None = None) -> None:
         now = self.clock.now()
+        snapshot = with_canary_services(snapshot)  # what Flagger would make of the Canaries
+        if revision:  # the registry as of the commit deployed: what was pushed since exists
+            self.catalog = self.catalog.with_registry(self.catalog.registry.at_head(revision))
         histories: dict[Key, History] = {}
+        mountable = with_published(snapshot)  # what a pod finds: the repo's, the cluster's
         for wl in snapshot.workloads():
             if wl.obj.kind not in ("Deployment", "StatefulSet", "DaemonSet", "Pod"):
                 continue
             key = key_of(wl)
-            fate = pod_fate(wl, snapshot, self.catalog, self.seed)
+            fate = pod_fate(wl, mountable, self.catalog, self.seed)
             histories[key] = advance(self.histories.get(key), wl, fate, now)
         self.histories = histories
         for obj in snapshot:
@@ -183,7 +196,7 @@ class Cluster:
         objects += [s.body for s in scalings.values()]
         objects += self._services(world.pods)
         objects += self._passthrough()
-        objects += self._root_ca_configmaps()
+        objects += self._published_configmaps()
         objects += [p.body for p in world.pods]
         objects += pod_metrics(world.pods, self.demands, now)
         objects += event_objects(world.events)
@@ -268,25 +281,23 @@ class Cluster:
             body = self._server_meta(dict(obj.body), obj)
             if obj.kind == "Namespace":
                 body["status"] = {"phase": "Active"}
+            elif obj.kind == "Ingress":
+                body["status"] = ingress_status(obj)
+            elif is_flux(obj):
+                body["status"] = reconciled(obj, iso(self._seen(obj)), self.revision)
             out.append(body)
         return out
 
-    def _root_ca_configmaps(self) -> list[dict[str, Any]]:
-        """``kube-root-ca.crt`` in every namespace, as the root CA publisher of Kubernetes
-        1.20+ keeps it: a live namespace is never without a ConfigMap, so a reader can tell
-        "ConfigMaps listed, this one absent" from "ConfigMaps not listed"."""
+    def _published_configmaps(self) -> list[dict[str, Any]]:
+        """What the cluster's controllers publish (:mod:`.published`): ``kube-root-ca.crt``
+        in every namespace (so a reader can tell "ConfigMaps listed, this one absent" from
+        "ConfigMaps not listed"), and the mesh's CA in the mesh's namespaces."""
         out = []
-        for ns in sorted(self.desired.namespaces()):
-            if self.desired.has("ConfigMap", ns, ROOT_CA):
-                continue
-            body = {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": ROOT_CA, "namespace": ns},
-                # the sim has no certificate authority: the bundle names the cluster's
-                "data": {"ca.crt": f"# gitmedic-sim cluster CA {ids.uid('ca', '', 'root')}\n"},
-            }
-            out.append(self._stamp(body, ns, ROOT_CA))
+        for ns, name in published_configmaps(self.desired):
+            # the sim has no certificate authority: the bundle names the cluster's
+            authority = "root" if name == ROOT_CA else name
+            data = f"# gitmedic-sim cluster CA {ids.uid('ca', '', authority)}\n"
+            out.append(self._stamp(published_body(ns, name, data), ns, name))
         return out
 
     def _server_meta(self, body: dict[str, Any], obj: Obj) -> dict[str, Any]:

@@ -55,6 +55,8 @@ def deployment(hist: History, replicas: int, world: World) -> list[dict[str, Any
         for r in hist.revisions
     ]
     body = _with_status(hist, replicas, unavailable, new_views, old_views, refusal, world)
+    if obj.spec.get("replicas") != replicas:  # the API's default of 1, or what an HPA set
+        body["spec"] = {**obj.spec, "replicas": replicas}
     _deployment_events(hist, world, body)
     return [body, *rs_objects]
 

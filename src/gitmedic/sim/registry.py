@@ -18,14 +18,16 @@ taken as evidence: a tag a bad commit names and no other commit ever named still
 fails to pull, and the fault is still seen. Docker Hub's spellings of one image
 (``redis:8``, ``docker.io/redis:8``, ``docker.io/library/redis:8``) are one
 image (:func:`canonical`). The result is computed once per commit set and kept
-for the process (``sim status`` and each app's loop ask for the same sets).
+for the process (``sim status`` and each app's loop ask for the same sets); a
+registry learns again when the sim deploys a new HEAD (:meth:`KnownImages.at_head`),
+so a long-running ``serve`` knows the images committed since it started.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import IO
@@ -60,6 +62,22 @@ class KnownImages:
     repository_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     key_tags: Mapping[str, frozenset[str]] = field(default_factory=dict)
     blobs: int = 0  # file versions read to learn them (for people and tests)
+    # what it was learned from, so a new HEAD learns again (:meth:`at_head`)
+    where: Path | None = None
+    base: tuple[str, ...] = ()
+    app_paths: tuple[str, ...] = ()
+    head: str = ""
+
+    def at_head(self, head: str) -> KnownImages:
+        """The registry as of ``head``: what commits since the one it was learned at wrote
+        outside the app exists now (a release committed while ``serve`` runs). Itself when
+        ``head`` is the same commit or names none (a working tree, a revision in memory)."""
+        if self.where is None or not self.base:
+            return self
+        tip = _commit(self.where, head)
+        if not tip or tip == self.head:
+            return self
+        return _known(self.where, self.base, tip, self.app_paths)
 
     def knows(self, image: str) -> bool:
         ref = canonical(image)
@@ -126,7 +144,8 @@ def _known(
     parts = Parts()
     for path, text in _read(where, blobs):
         parts.merge(references(path, text))
-    return KnownImages.from_parts(parts, len({sha for sha, _ in blobs}))
+    known = KnownImages.from_parts(parts, len({sha for sha, _ in blobs}))
+    return replace(known, where=where, base=base, app_paths=app_paths, head=head)
 
 
 def _commit(where: Path, rev: str) -> str:

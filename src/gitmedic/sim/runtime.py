@@ -90,7 +90,7 @@ class Sim:
         observed, faults = self.cluster.observe(), tuple(self.perturbations)
         cached = self._traffic
         if cached is None or cached[0] is not observed or cached[1] != faults:
-            cached = (observed, faults, measure(observed, self.catalog, faults, self.seed))
+            cached = (observed, faults, measure(observed, self.cluster.catalog, faults, self.seed))
             self._traffic = cached
         return cached[2]
 

@@ -169,7 +169,7 @@ class Answerer:
         responder = Responder(
             repo, detectors=Registry(self.loop.detectors), playbooks=_all_playbooks(repo)
         )
-        extended = responder.extend(incident, proposal_of(undone), caused)
+        extended = responder.extend(incident, proposal_of(undone), caused, undone.feedback)
         if extended is not None:
             shown = ", ".join(f"{f.detector} on {f.resource}" for f in caused)
             self._emit_proposal(

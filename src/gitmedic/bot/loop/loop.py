@@ -40,6 +40,7 @@ from gitmedic.bot.loop.transact import Transactions
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.responder.incident import Incident, Incidents
 from gitmedic.bot.responder.llm import Completion
+from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.forge import Forge
@@ -47,8 +48,14 @@ from gitmedic.reconciler.transaction import Journal, LockGrant, Phase, Plan, Txn
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
 from gitmedic.reconciler.transaction.lease import Lease, this_process
 
-__all__ = ["Loop", "LoopConfig"]
+__all__ = ["Loop", "LoopConfig", "learned_ids"]
 log = logging.getLogger(__name__)
+
+
+def learned_ids(detectors: Sequence[Detector]) -> frozenset[str]:
+    """The detectors the repo brings beside the built-ins: its learned rules."""
+    builtin = {d.id for d in builtin_registry()}
+    return frozenset(d.id for d in detectors if d.id not in builtin)
 
 
 class Loop:
@@ -75,7 +82,10 @@ class Loop:
         self.healthy_images = HealthyImages(journal, config.app)
         self.book = IncidentBook(journal, config.app)
         self.incidents = Incidents(
-            debounce_s=config.debounce_s, clock=self.clock.now, namer=self.book.name
+            debounce_s=config.debounce_s,
+            clock=self.clock.now,
+            namer=self.book.name,
+            known=learned_ids(self.detectors),
         )
         self.lease = lease or Lease(journal, config.app, this_process(), config.lock_ttl_s)
         self.txns = Transactions(

@@ -25,6 +25,7 @@ from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.outcomes import OutcomeRecord
 from gitmedic.bot.memory.reflection import MemoryChange, ReflectionInput, reflect
 from gitmedic.bot.memory.validate import Snapshots
+from gitmedic.bot.render.untrusted import untrusted
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
@@ -116,7 +117,7 @@ def report_escalation(forge: Forge, incident: Incident, proposal: Proposal) -> i
     reason = proposal.escalation.reason if proposal.escalation else proposal.diagnosis
     body = (
         f"gitmedic found a fault in **{incident.app}** that no change to the manifests "
-        f"explains, so it opened no pull request.\n\n**Why:** {reason}\n\n"
+        f"explains, so it opened no pull request.\n\n**Why:** {untrusted(reason)}\n\n"
         f"**Evidence:**\n\n```json\n{evidence}\n```\n\nA person needs to look at the "
         "runtime (credentials, data, the network, the nodes)."
     )

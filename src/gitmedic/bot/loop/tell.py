@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from gitmedic.bot.render.untrusted import untrusted
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.reconciler.forge import Forge, IssueState
 from gitmedic.reconciler.transaction import Phase, TxnState
@@ -60,9 +61,10 @@ def _body(incident: Incident, state: TxnState) -> str:
     evidence = json.dumps(list(proposal.get("evidence", ())), indent=1, sort_keys=True)
     return (
         f"gitmedic's transaction for incident `{incident.id}` in **{incident.app}** "
-        f"(attempt {state.plan.attempt}, {state.plan.strategy}: {state.plan.title}) {what}\n\n"
-        f"**Reason:** {state.reason or 'none given'}\n\n"
-        f"**Diagnosis:** {proposal.get('diagnosis') or 'none'}\n\n"
+        f"(attempt {state.plan.attempt}, {state.plan.strategy}: {untrusted(state.plan.title)}) "
+        f"{what}\n\n"
+        f"**Reason:** {untrusted(state.reason or 'none given')}\n\n"
+        f"**Diagnosis:** {untrusted(str(proposal.get('diagnosis') or 'none'))}\n\n"
         f"**What a person can do:** {todo}\n\n"
         f"**Evidence:**\n\n```json\n{evidence}\n```\n"
     )

@@ -170,6 +170,7 @@ def pr_body(
         playbook=proposal.playbook,
         commit=IntroducingCommit(commit.sha, commit.author, commit.subject) if commit else None,
         tokens=proposal.tokens,
+        changes=tuple(e.describe() for e in proposal.edits),
     )
     return render_pr_body(data).text
 

@@ -1,4 +1,4 @@
-"""Memory from an undone candidate: the fields the first fix missed, restored together next time.
+"""Memory from an undone candidate or a model's fix: the fields to restore together next time.
 
 A fix that commits only after an earlier candidate was deployed and undone
 (restoring a release's image alone crash-looped, because the release had also
@@ -20,6 +20,12 @@ The rule is built from field keys and detector ids only, never a name of the
 app; the playbook from a fixed template (``bot/templates/memory/refined_playbook``).
 Both are validated like any learned rule, on the incident's *live* snapshots: it
 fires on the symptom before the fix, and is silent once the fix is deployed.
+
+A fix a model found (no undone candidate) is the same lesson with nothing missed
+before: the refinement of the runtime finding that opened the incident (a crash
+loop) to containers that set the fields the model's fix changed (``command``).
+Unlike a presence rule on ``command`` alone, which fires on every legitimate app
+that sets one and is rightly refused, the refinement fires only with the symptom.
 """
 
 from __future__ import annotations
@@ -141,9 +147,7 @@ def render_playbook(lesson: Lesson, detector_id: str, playbook_id: str, ctx: Con
         "front_matter": yaml.safe_dump(front, sort_keys=False, width=1000).strip(),
         "title": front["title"],
         "incident": ctx.incident,
-        "first_text": ", ".join(f"`{f}`" for f in lesson.first) or "other fields",
-        "caused_text": ", ".join(f"`{c}`" for c in lesson.caused) or "a regression",
-        "all_text": ", ".join(f"`{f}`" for f in lesson.fields),
+        **_story(lesson, ctx),
         "detector_id": detector_id,
         "base_id": lesson.symptom.detector,
         "fields_text": ", ".join(f"`{f}`" for f in lesson.missed),
@@ -152,6 +156,27 @@ def render_playbook(lesson: Lesson, detector_id: str, playbook_id: str, ctx: Con
         "diagnosis": ctx.diagnosis or "(none recorded)",
     }
     return _template("refined_playbook.md.tmpl").substitute(values)
+
+
+def _story(lesson: Lesson, ctx: Context) -> dict[str, str]:
+    """How the lesson was learned: from an undone candidate, or from a model's fix."""
+    every = ", ".join(f"`{f}`" for f in lesson.fields)
+    if not lesson.first and not lesson.caused:
+        return {
+            "learned": f"Learned by gitmedic from incident {ctx.incident}: no playbook covered it; "
+            f"a model diagnosed it, and its fix, verified and kept, restored {every}.",
+            "act": f"restore {every} as that fix did, with no model.",
+            "verify_tail": "",
+        }
+    first = ", ".join(f"`{f}`" for f in lesson.first) or "other fields"
+    caused = ", ".join(f"`{c}`" for c in lesson.caused) or "a regression"
+    return {
+        "learned": f"Learned by gitmedic from incident {ctx.incident}: its first candidate "
+        f"restored only {first}, was deployed, and was undone because it caused: {caused}. "
+        f"The fix that committed restored {every} together.",
+        "act": "restoring one field alone is known to fail for this fault.",
+        "verify_tail": ", and none of what the first candidate caused appears",
+    }
 
 
 def playbook_slug(lesson: Lesson) -> str:

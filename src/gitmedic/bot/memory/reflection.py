@@ -6,8 +6,9 @@ outcome record. Output: a :class:`MemoryChange`, files under ``.gitmedic/`` only
 (plus a branch name, PR title and body) that the caller turns into a memory PR.
 
 Memory is a learned rule (CEL, ``.gitmedic/rules/<id>.yaml``) and its playbook,
-drawn from templates (:mod:`.candidates`): after undone attempts the lesson of
-:mod:`.lesson`, else a generalised field rule; or nothing but the outcome, with
+drawn from templates (:mod:`.candidates`): after undone attempts or a model's
+fix the lesson of :mod:`.lesson` (a refinement of the runtime finding), else a
+generalised field rule; or nothing but the outcome, with
 the reasons every candidate was refused. No model writes memory: every rule is
 derived from the verified fix, so it costs no tokens and its shape is known.
 
@@ -104,7 +105,8 @@ def reflect(repo: Path, inp: ReflectionInput) -> MemoryChange:
     else:
         inc, names = inp.view(), app_names(inp.snapshots)
         for candidates in (
-            lesson_candidates(repo, inc, notes) if inp.undone else iter(()),
+            # a model's fix with no lesson in it is the templates' case, not worth a note
+            lesson_candidates(repo, inc, notes if inp.undone else []) if _lesson(inp) else iter(()),
             templated_candidates(repo, inc, names, notes),
         ):
             written, merged = _first_valid(repo, inp, candidates, notes)
@@ -113,6 +115,12 @@ def reflect(repo: Path, inp: ReflectionInput) -> MemoryChange:
         if written is None:
             notes.append("no rule written: no candidate passed validation")
     return _change(repo, inp, written, merged, notes)
+
+
+def _lesson(inp: ReflectionInput) -> bool:
+    """Is there a lesson to refine the runtime finding with: undone candidates before the
+    fix, or a model's fix (what no playbook knew, applied next time with no model)?"""
+    return bool(inp.undone) or inp.strategy == "llm"
 
 
 def _skip_reason(inp: ReflectionInput) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from gitmedic.bot.policy import Decision
 from gitmedic.bot.render.templates import cell, fill, prose
+from gitmedic.bot.render.untrusted import untrusted
 from gitmedic.detectors.finding import Finding, sort_findings
 from gitmedic.reconciler.forge import JsonObject
 from gitmedic.reconciler.redact import redact_text
@@ -68,6 +69,7 @@ class PrBodyInput:
     playbook: str | None = None
     commit: IntroducingCommit | None = None
     tokens: int = 0
+    changes: tuple[str, ...] = ()  # every edit, described (Edit.describe): all named in risk
 
 
 @dataclass(frozen=True)
@@ -79,11 +81,11 @@ class RenderedBody:
 def render_pr_body(data: PrBodyInput) -> RenderedBody:
     text = fill(
         "pr_body.md",
-        summary=prose(redact_text(data.summary.strip())),
+        summary=untrusted(redact_text(data.summary.strip())),
         findings=findings_table(data.findings),
-        diagnosis=prose(redact_text(data.diagnosis.strip())) or "_No diagnosis recorded._",
+        diagnosis=untrusted(redact_text(data.diagnosis.strip())) or "_No diagnosis recorded._",
         change=_change(data),
-        risk=_risk(data.decision),
+        risk=_risk(data.decision, data.changes),
         plan=_plan(data.plan),
         controls=render_controls(),
         footer=f"gitmedic · incident {data.incident} · app {data.app}",
@@ -135,27 +137,42 @@ def _change(data: PrBodyInput) -> str:
     if data.commit is not None:
         c = data.commit
         subject = prose(redact_text(c.subject)).replace("`", "'")
-        lines.append(f"**Introduced by:** `{c.sha[:12]}` by {prose(c.author)}: `{subject}`")
+        lines.append(f"**Introduced by:** `{c.sha[:12]}` by {untrusted(c.author)}: `{subject}`")
     if data.strategy == "llm":
         lines.append(f"**LLM tokens spent:** {data.tokens}")
     return "  \n".join(lines)
 
 
-def _risk(decision: Decision) -> str:
+def _risk(decision: Decision, changes: tuple[str, ...] = ()) -> str:
     verdict = (
         "merge automatically once the gate passes"
         if decision.auto_merge
         else "hold for a human: `/gitmedic approve` or an approving review"
     )
-    rule = f"`{decision.matched_rule}`" if decision.matched_rule else "none (default)"
+    # A rule's name is the policy author's text: a backtick in it must not end the code span.
+    name = _in_code(decision.matched_rule or "")
+    rule = f"`{name}`" if name else "none (default)"
     return (
         f"**Risk:** {decision.risk}  \n**Decision:** {verdict}  \n"
-        f"**Rule:** {rule}  \n**Why:** {prose(decision.reason)}"
-    )
+        f"**Rule:** {rule}  \n**Why:** {untrusted(decision.reason)}"
+    ) + _every_change(changes)
+
+
+def _every_change(changes: tuple[str, ...]) -> str:
+    """Each field the PR changes, so the risk a reviewer weighs is never a part of it."""
+    if not changes:
+        return ""
+    lines = "\n".join(f"- `{_in_code(redact_text(c))}`" for c in changes)
+    return f"\n\n**Every change this PR makes ({len(changes)}):**\n\n{lines}"
+
+
+def _in_code(text: str) -> str:
+    """``text`` that cannot end the code span it is shown in."""
+    return text.replace("`", "'")
 
 
 def _plan(plan: VerificationPlan) -> str:
-    oracles = "\n".join(f"- {prose(o)}" for o in plan.oracles) or "- the detectors only"
+    oracles = "\n".join(f"- {untrusted(o)}" for o in plan.oracles) or "- the detectors only"
     last = plan.attempt >= plan.max_attempts
     after = (
         "this is the last attempt, so the incident is then escalated to a human"

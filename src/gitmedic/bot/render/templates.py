@@ -11,6 +11,8 @@ import functools
 import string
 from importlib import resources
 
+from gitmedic.bot.render.untrusted import untrusted
+
 
 @functools.cache
 def template(name: str) -> string.Template:
@@ -24,9 +26,10 @@ def fill(name: str, **fields: str) -> str:
 
 
 def cell(text: str) -> str:
-    """``text`` safe inside one Markdown table cell (no row breaks, no hidden markers)."""
-    flat = "<br>".join(line.strip() for line in text.strip().splitlines())
-    return prose(flat).replace("|", "\\|") or "-"
+    """``text`` safe inside one Markdown table cell: no row breaks, no hidden markers, no
+    HTML, image or mention of its own (:func:`~.untrusted.untrusted`)."""
+    flat = "<br>".join(untrusted(line.strip()) for line in text.strip().splitlines())
+    return flat.replace("|", "\\|") or "-"
 
 
 def prose(text: str) -> str:

@@ -14,12 +14,14 @@ aligned by content, so a shadowing duplicate is one item) and keys of mappings
 the fix would delete from an entry map (a ConfigMap key, a label added by the
 commit; not a field group like ``strategy``, restored whole). A unit is
 **implicated** when the finding names it (its name is one of the finding's
-parameter values, or a word of its summary), or, for a finding the desired state
-shows, when undoing that unit alone clears the finding (the fault is in it: an
-anti-affinity block the commit added) or the fix no longer clears it without
-the unit. Every other unit is a stray: the narrowed fix leaves it as it is at
-HEAD. Plain fields of an implicated object (a probe's thresholds, an image) are
-the strategy's call and stay as it chose.
+parameter values, or a word of its summary), or the item names what the finding
+says is wrong (one of its values is a parameter value of the finding: the env var
+whose ``secretKeyRef`` names the Secret a pod-config-error finds missing), or,
+for a finding the desired state shows, when undoing that unit alone clears the
+finding (the fault is in it: an anti-affinity block the commit added) or the fix
+no longer clears it without the unit. Every other unit is a stray: the narrowed
+fix leaves it as it is at HEAD. Plain fields of an implicated object (a probe's
+thresholds, an image) are the strategy's call and stay as it chose.
 
 The narrowed fix is rebuilt from small edits on the collections that held
 strays: removals at the item's position, and restores of the implicated items
@@ -43,7 +45,7 @@ from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.history import restore_fields
-from gitmedic.reconciler.manifests.paths import Match, Path, format_path
+from gitmedic.reconciler.manifests.paths import Match, Path, format_path, lookup
 
 DROP, ADD, CHANGE = "drop", "add", "change"
 # Mappings whose keys are independent entries (a ConfigMap's keys, labels), unlike a
@@ -73,7 +75,8 @@ def implicated_only(ws: Workspace, finding: Finding, fix: Fix) -> Fix | None:
         return fix  # values set from a recipe's fallback: no neighbour is restored
     units = list(changed_items(ws, fix))
     named = words_of(finding)
-    strays = [u for u in units if u.name not in named]
+    referenced = frozenset(_values(finding.params))
+    strays = [u for u in units if u.name not in named and not _references(ws, fix, u, referenced)]
     if not strays:
         return fix
     desired = ws.states.judges(finding) and ws.states.visible(finding, ws.head)
@@ -120,6 +123,33 @@ def words_of(finding: Finding) -> frozenset[str]:
     words.update(_strings(finding.params))
     words.update(r.name for r in (finding.resource, *finding.related))
     return frozenset(words)
+
+
+def _values(value: Any) -> Iterator[str]:
+    """The string values of a finding's parameters (not their keys)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _values(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _values(item)
+
+
+def _references(ws: Workspace, fix: Fix, unit: Unit, referenced: frozenset[str]) -> bool:
+    """Does the item hold one of ``referenced`` as a value (at HEAD, or as the fix leaves
+    it for an item the fix adds back)?"""
+    if not referenced:
+        return False
+    contents = {**ws.contents, **fix.contents} if unit.kind == ADD else ws.contents
+    ref = unit.ref
+    obj = ws.states.with_files(ws.head, contents).get(ref.kind, ref.namespace, ref.name)
+    if obj is None:
+        return False
+    where: Any = unit.name if unit.keyed else Match("name", unit.name)
+    found, item = lookup(obj.body, (*unit.collection, where))
+    return found and bool(referenced & set(_values(item)))
 
 
 def _strings(value: Any) -> Iterator[str]:

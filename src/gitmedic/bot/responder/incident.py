@@ -10,6 +10,11 @@ activations wait in ``pending``; there is one open incident per application,
 and the pending findings open the next one when it closes (every finding it
 holds has cleared).
 
+An incident holding a finding of a class the repo has learned (``known``: its
+learned rules) is ready at once: what the debounce waits for, the other findings
+of the same fault, is what the learned playbook restores anyway, and the rule
+fired on the fault's own evidence (a learned rule refines a built-in finding).
+
 An incident carries its findings, the live and desired snapshots of the last
 evaluation that changed it, and the detectors' history: when each fingerprint
 activated. Its id is derived from the application, the first activation time
@@ -116,6 +121,8 @@ class Incidents:
     debounce_s: float = DEFAULT_DEBOUNCE_S
     clock: Clock = field(default=time.time, compare=False, repr=False)
     namer: Namer | None = field(default=None, compare=False, repr=False)
+    # Detectors of classes the repo has learned: an incident holding one is ready at once.
+    known: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     open: Mapping[str, Incident] = field(default_factory=dict)
     pending: Mapping[str, tuple[tuple[Finding, float], ...]] = field(default_factory=dict)
 
@@ -144,10 +151,16 @@ class Incidents:
         return state._with(app, current, waiting), changed
 
     def ready(self) -> list[Incident]:
-        """Open incidents whose debounce window has passed: the responder's work."""
+        """Open incidents whose debounce window has passed, or that hold a finding of a
+        class the repo has learned: the responder's work."""
         now = self.clock()
         return sorted(
-            (i for i in self.open.values() if now - i.opened_at > self.debounce_s),
+            (
+                i
+                for i in self.open.values()
+                if now - i.opened_at > self.debounce_s
+                or any(f.detector in self.known for f in i.findings)
+            ),
             key=lambda i: (i.opened_at, i.id),
         )
 

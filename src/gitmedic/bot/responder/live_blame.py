@@ -14,6 +14,7 @@ table does not classify (an alert, a learned rule) blames no commit at all.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from gitmedic.bot.responder.bisect import POD_SPEC, Unit, restore_units
 from gitmedic.bot.responder.leaves import changed_paths
@@ -22,7 +23,10 @@ from gitmedic.detectors.finding import Finding, Resource
 from gitmedic.detectors.snapshot import Obj
 from gitmedic.reconciler.git import Commit
 from gitmedic.reconciler.manifests.documents import EditError, same
+from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.paths import Match, Path, format_path, lookup, parse_path
+from gitmedic.reconciler.manifests.rendered import NotEditable
+from gitmedic.reconciler.manifests.values_behind import values_changed_by
 
 MAX_COMMITS = 50  # how far back a field's last change is looked for (within the window)
 
@@ -138,13 +142,18 @@ def recent_regression(ws: Workspace, finding: Finding, since: float, limit: int)
         paths = [p for p in changed if explains(symptom, new, p)]
         if not paths:
             continue  # nothing it changed there explains the symptom: not this commit
+        steered = ""
         try:
             edits, contents = restore_units(ws, [Unit(ref, p) for p in paths], commit.parents[0])
+        except NotEditable:  # a template writes it: the values the commit changed, if they
+            edits, contents = _values_behind(ws, new, old, paths, commit)
+            files = ", ".join(dict.fromkeys(e.file for e in edits))
+            steered = f" (the template writes it as values ask: its change to {files} undone)"
         except EditError:
             return None
         if not edits:
             return None
-        what = ", ".join(format_path(p) for p in paths)
+        what = ", ".join(format_path(p) for p in paths) + steered
         kept = [format_path(p) for p in changed if p not in paths]
         text = (
             f"{finding.summary} ({finding.detector}, seen live: {symptom}). The latest change "
@@ -155,6 +164,29 @@ def recent_regression(ws: Workspace, finding: Finding, since: float, limit: int)
             text += f" Its changes that cannot explain {symptom} are kept: {', '.join(kept)}."
         return Fix("bisect", tuple(edits), contents, text, commit=commit)
     return None
+
+
+def _values_behind(
+    ws: Workspace, new: Obj, old: Obj, paths: list[Path], commit: Commit
+) -> tuple[list[Edit], dict[str, str]]:
+    """The commit's changes to the chart's values files, undone, when rendering with them
+    undone brings every field back as the parent had it (a template writes the field
+    only when a value asks: ``{{ if .Values.x }}``); else no edit."""
+    try:
+        edits = values_changed_by(ws.overlay(), new, paths[0], commit.sha, commit.parents[0])
+        contents = ws.applied(edits, {})
+    except EditError:
+        return [], {}
+    after = ws.states.with_files(ws.head, contents).get(new.kind, new.namespace, new.name)
+    if not edits or after is None:
+        return [], {}
+    back = all(_same_at(after.body, old.body, p) for p in paths)
+    return (edits, contents) if back else ([], {})
+
+
+def _same_at(a: Mapping[str, Any], b: Mapping[str, Any], path: Path) -> bool:
+    (found_a, value_a), (found_b, value_b) = lookup(a, path), lookup(b, path)
+    return found_a == found_b and same(value_a, value_b)
 
 
 def last_change_of(

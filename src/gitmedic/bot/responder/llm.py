@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitmedic.reconciler import secret_scan
 from gitmedic.reconciler.redact import REGISTRY, redact_json, redact_text, register_text
 
 EDIT_OPS = ("set", "remove", "append", "insert")
@@ -119,6 +120,7 @@ def run_agent(
     litellm is the provider, free for an injected ``completion`` unless one is given."""
     REGISTRY.add(api_key)  # the provider's key is this process's secret too
     if completion is None:
+        secret_scan.require()  # what the model writes is free text: scan it, or do not start
         completion, price = _litellm_completion(), price or _litellm_price
     provider = _Provider(completion, price or _free, sleep, max_retries, api_base, api_key)
     result = AgentResult()

@@ -11,7 +11,9 @@ change may be the cause. Then, for each finding not covered yet
    tokens);
 2. regression bisect: the commit that introduced a desired-state finding, and the
    smallest set of its changes whose undo clears the finding; for a live-only
-   finding, the latest recent change to the implicated container;
+   finding, the latest recent change to the implicated container, else the
+   restore of a quiet desired-state finding its evidence names (:mod:`.corroborated`:
+   an alert on a caller whose address names a host no Service has);
 3. a ``runtime_only`` playbook routed by what is left decides escalation at once
    (zero tokens) when it is learned (the repo's own verdict on this fault class)
    or when no recent commit changed the app at all: nothing in Git can be the
@@ -33,7 +35,9 @@ and costs nothing more. The proposal is named by the costliest strategy used.
 what it targeted but caused new findings (then reverted): a fault often has two
 halves (a release's new image *and* the entrypoint it needs), and restoring one
 uncovers the other. The retry keeps the undone candidate's edits and answers
-the findings it caused with the same strategies, on top of those edits.
+the findings it caused with the same strategies, on top of those edits, or,
+when none explains them, with the rest of the candidate's introducing commit on
+what the oracles implicate (:mod:`.uncovered`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gitmedic.bot.responder.bisect import bisect_fix, find_introduction
+from gitmedic.bot.responder.corroborated import corroborated_fix
 from gitmedic.bot.responder.implicated import implicated_only
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.levers import LEVER_PLAYBOOKS, Evidence, SeenHealthy, lever_fix
@@ -59,6 +64,7 @@ from gitmedic.bot.responder.proposal import (
 )
 from gitmedic.bot.responder.states import DesiredStates
 from gitmedic.bot.responder.strategies import Limits, playbook_fix, runtime_only
+from gitmedic.bot.responder.uncovered import uncovered_fix
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding
@@ -123,12 +129,19 @@ class Responder:
         return _proposal(incident, _Plan(plan.fixes, (*plan.escalated, *left), ()), llm)
 
     def extend(
-        self, incident: Incident, undone: Proposal, caused: Sequence[Finding]
+        self,
+        incident: Incident,
+        undone: Proposal,
+        caused: Sequence[Finding],
+        feedback: Sequence[str] = (),
     ) -> Proposal | None:
         """``undone``'s edits plus deterministic fixes for what they caused, or None.
 
-        None when the undone edits no longer apply (main moved) or no strategy
-        explains a caused finding: the caller then proposes afresh.
+        When no strategy explains what they caused, the rest of the undone candidate's
+        introducing commit on what the oracles implicate (the caused findings' objects,
+        what ``feedback`` names) is restored instead (:mod:`.uncovered`). None when the
+        undone edits no longer apply (main moved) or neither explains it: the caller
+        then proposes afresh.
         """
         states = DesiredStates(self.repo, self.detectors, ())
         ws = Workspace(self.repo, states, self.repo.git.rev_parse("HEAD"))
@@ -139,11 +152,17 @@ class Responder:
         ws.accept(Fix(undone.strategy, undone.edits, contents, undone.diagnosis, undone.playbook))
         plan = self._deterministic(ws, self._ordered(ws, caused), incident)
         if not plan.fixes or plan.unresolved or plan.escalated:
-            return None
+            rest = uncovered_fix(ws, undone, caused, feedback)
+            if rest is None:
+                return None
+            plan = _Plan((rest,), (), ())
         base = Fix(undone.strategy, undone.edits, contents, _kept(undone, caused), undone.playbook)
         merged = _proposal(incident, _Plan((base, *plan.fixes), (), ()), None)
-        return replace(merged, commit=undone.commit or merged.commit,
-                       playbook=undone.playbook or merged.playbook)  # fmt: skip
+        return replace(
+            merged,
+            commit=undone.commit or merged.commit,
+            playbook=undone.playbook or merged.playbook,
+        )
 
     def _ordered(self, ws: Workspace, findings: Sequence[Finding]) -> list[Finding]:
         def rank(f: Finding) -> tuple[bool, bool, int, tuple[str, ...]]:
@@ -206,7 +225,19 @@ class Responder:
             fix = bisect_fix(ws, finding, intro) if intro is not None else None
         else:
             fix = recent_regression(ws, finding, since, self.limits.max_commits)
+            if fix is None:
+                return self._corroborated(ws, finding)
         return implicated_only(ws, finding, fix) if fix is not None else None
+
+    def _corroborated(self, ws: Workspace, finding: Finding) -> Fix | None:
+        """A live finding no recent change explains, whose evidence names what a quiet
+        desired-state finding names: that finding's restore (:mod:`.corroborated`),
+        narrowed to what it implicates."""
+        found = corroborated_fix(ws, finding, self.limits.max_commits)
+        if found is None:
+            return None
+        fix, cause = found
+        return implicated_only(ws, cause, fix)
 
     def _lever(
         self, ws: Workspace, finding: Finding, incident: Incident, since: float

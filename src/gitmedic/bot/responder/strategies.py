@@ -17,7 +17,11 @@ known-good value:
 - a finding only the live state shows (a crash loop whose recipe points at the
   container's command): each bound field goes back to its value before the
   commit that last changed it, when that commit is recent relative to the
-  incident (older changes ran fine for a while and are not the cause);
+  incident (older changes ran fine for a while and are not the cause); a
+  learned playbook looks back at any age (within ``max_commits``): the repo's
+  own verdict on a class whose rule already narrowed the symptom to a container
+  that sets the field, learned from a change that rolled out long after its
+  commit (a latent entrypoint);
 - no good revision (a fault there since the app's first commit): the value the
   evidence determines (:mod:`.no_history`: several that fit are proposed for a
   person to choose), else the recipe's fallback values (computed from the
@@ -43,6 +47,8 @@ from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.paths import Path, PathError, format_path, lookup, parse_path
 
+LEARNED = ".gitmedic/"  # where a repo's learned playbooks come from
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -66,7 +72,8 @@ def playbook_fix(
             paths = [parse_path(p) for p in bound.paths]
         except (PlaybookError, PathError):
             continue
-        fix = _restore_bound(ws, finding, bound, paths, since, limits)
+        window = float("-inf") if playbook.source.startswith(LEARNED) else since
+        fix = _restore_bound(ws, finding, bound, paths, window, limits)
         if fix is not None:
             return fix
     return None

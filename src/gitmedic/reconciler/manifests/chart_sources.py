@@ -72,14 +72,20 @@ def allowed_repositories(root: Path) -> tuple[ChartRepository, ...]:
 
 
 def deployed_charts(
-    tree: Tree, objects: Sequence[Obj], allowed: Sequence[ChartRepository] = ()
+    tree: Tree,
+    objects: Sequence[Obj],
+    allowed: Sequence[ChartRepository] = (),
+    only: frozenset[str] | None = None,
 ) -> tuple[list[ChartSpec], list[ManifestError]]:
-    """How each deployer among ``objects`` renders its chart from a repository."""
+    """How each deployer among ``objects`` renders its chart from a repository (``only``:
+    the deployers of these names, the app's own; None: all)."""
     specs: list[ChartSpec] = []
     errors: list[ManifestError] = []
     for obj in objects:
         if obj.source is None or not _takes_remote_chart(obj):
             continue
+        if only is not None and obj.ref.name not in only:
+            continue  # another app's release in the same file or overlay
         where = (obj.source.file, obj.source.line)
         try:
             deployed = read_deployer(_reader(tree), _deployer_file(obj), obj.ref.name)

@@ -4,9 +4,10 @@ ApplicationSet makes from generators the repository itself resolves (``list``, a
 
 An Application whose path deploys other Applications is an app of apps: followed
 (its children are read where they are declared), not an app of its own. A chart
-that templates Applications is one too, but its children exist only once rendered:
-said, and left out. Generators that need the cluster or a provider (clusters, SCM,
-pull requests, plugins, matrices of them) are left out naming the generator.
+that templates Applications is one too: it is rendered and its Applications are
+read as if declared (:mod:`.discover_templated`). Generators that need the cluster
+or a provider (clusters, SCM, pull requests, plugins, matrices of them) are left
+out naming the generator.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
 from gitmedic.reconciler.manifests.discover_model import Discovery, Proposal
 from gitmedic.reconciler.manifests.discover_scan import Doc, RepoScan, mapping, repo_path
+from gitmedic.reconciler.manifests.discover_templated import Templated, templated_applications
 from gitmedic.reconciler.repofs import read_text
 
 __all__ = ["discover_argo"]
@@ -40,10 +42,19 @@ def discover_argo(scan: RepoScan, found: Discovery) -> None:
         elif (doc.group, doc.kind) == APPLICATION_SET:
             found.deployers += 1
             _application_set(scan, doc, found)
+    for child in templated_applications(scan, found):
+        _application(scan, child.doc, found, generated_by=None, templated=child)
 
 
-def _application(scan: RepoScan, doc: Doc, found: Discovery, generated_by: Doc | None) -> None:
+def _application(
+    scan: RepoScan,
+    doc: Doc,
+    found: Discovery,
+    generated_by: Doc | None,
+    templated: Templated | None = None,
+) -> None:
     origin = f" (made by ApplicationSet {generated_by.name})" if generated_by else ""
+    origin = f" (rendered from chart {templated.chart})" if templated else origin
     what = f"{doc.file}: Argo CD Application {doc.name}{origin}"
     spec = doc.spec
     sources = [mapping(s) for s in spec.get("sources") or []] or [mapping(spec.get("source"))]
@@ -64,10 +75,10 @@ def _application(scan: RepoScan, doc: Doc, found: Discovery, generated_by: Doc |
         return
     destination = mapping(spec.get("destination"))
     namespace = str(destination.get("namespace") or "")
-    cluster = _cluster(destination)
+    cluster = _cluster(destination) or (templated.cluster if templated else "")
     engine = {"kind": "argocd-cr", "application": doc.name, "namespace": doc.namespace or "argocd"}
     if path in scan.templated_apps:
-        found.leave(what, f"an app of apps: chart {path} templates its Applications (not read)")
+        found.notes.append(f"{what}: an app of apps, chart {path} templates its Applications")
         return
     children = [d for d in scan.docs_in(scan.deployed_files(path)) if _deployer(d)]
     if children and path not in scan.chart_dirs:
@@ -76,7 +87,8 @@ def _application(scan: RepoScan, doc: Doc, found: Discovery, generated_by: Doc |
         )
         return
     if path in scan.chart_dirs:
-        proposal = _chart(scan, doc, local[0], path, namespace, what, generated_by, found)
+        made = generated_by is not None or templated is not None
+        proposal = _chart(scan, doc, local[0], path, namespace, what, made, found, templated)
         if proposal is not None:
             found.proposals.append(replace(proposal, engine=engine, cluster=cluster))
         return
@@ -102,11 +114,12 @@ def _chart(
     path: str,
     namespace: str,
     what: str,
-    generated_by: Doc | None,
+    made: bool,
     found: Discovery,
+    templated: Templated | None = None,
 ) -> Proposal | None:
     why = f"{what} renders chart {path}"
-    if generated_by is None:  # the file holds it: config reads its values where they are
+    if not made:  # the file holds it: config reads its values where they are
         try:
             read_deployer(lambda rel: read_text(scan.root, rel), doc.file, doc.name)
         except DeployerError as exc:
@@ -114,10 +127,14 @@ def _chart(
             return None
         return Proposal(doc.name, namespace or "default", why, deployed_by=(doc.file, doc.name))
     helm = mapping(source.get("helm"))
+    values = [str(v) for v in helm.get("valueFiles") or []]
+    if templated is not None and templated.values_file:  # its inline values: the chart's own
+        helm = {k: v for k, v in helm.items() if k != "values"}
+        values.append(posixpath.relpath(templated.values_file, path))
+        why += f" with {templated.values_file} (the values its chart hands down)"
     if any(helm.get(k) for k in ("values", "valuesObject", "parameters")):
         found.leave(what, "inline helm values of a generated Application are not read")
         return None
-    values = [str(v) for v in helm.get("valueFiles") or []]
     release = str(helm.get("releaseName") or doc.name)
     return Proposal(
         doc.name, namespace or "default", why, path, helm={"values": values, "release": release}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import posixpath
 
 from gitmedic.reconciler.manifests.chart_sources import undeclared_source
-from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
+from gitmedic.reconciler.manifests.deployed_by import Deployed, DeployerError, read_deployer
 from gitmedic.reconciler.manifests.discover_model import Discovery, Proposal
 from gitmedic.reconciler.manifests.discover_scan import Doc, RepoScan, mapping, repo_path
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
@@ -103,17 +103,29 @@ def _release(
         found.leave(what, f"HelmRelease {doc.name} {undeclared}")
         return
     suffix = posixpath.basename(posixpath.dirname(file)) if file != doc.file else ""
+    overlay = f" as the kustomization {file} renders it"
     found.proposals.append(
         Proposal(
             name=f"{doc.name}-{suffix}" if suffix and suffix != doc.name else doc.name,
             deployed_by=(file, doc.name),
             namespace=deployed.namespace or "default",
-            why=f"{what} renders chart {deployed.path}"
-            + (f" as the overlay {file} sets it" if file != doc.file else ""),
+            why=f"{what} renders {_chart_of(deployed)}" + (overlay if file != doc.file else ""),
             engine=engine,
             cluster=cluster,
         )
     )
+
+
+def _chart_of(deployed: Deployed) -> str:
+    """What the release renders, said as what it is: the chart folder of this repository,
+    or the chart its source repository holds (never the file or overlay reading it)."""
+    remote = deployed.remote
+    if remote is None:
+        return f"the chart in {deployed.path}"
+    version = f" {remote.version}" if remote.version else ""
+    if remote.kind == "OCIRepository":
+        return f"the chart of OCIRepository {remote.namespace}/{remote.name}{version}"
+    return f"chart {remote.chart}{version} from {remote.kind} {remote.namespace}/{remote.name}"
 
 
 def _source_path(scan: RepoScan, doc: Doc) -> tuple[str, str]:

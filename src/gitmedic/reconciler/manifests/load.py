@@ -135,8 +135,9 @@ def load_tree(
         parts = [part]
     else:
         parts = _load_dir(tree, rel, namespace, state, helm or {})
+    only = _own_deployers(tree, rel, namespace)
     for part in parts:  # a HelmRelease's or Application's chart is its app's
-        _load_deployed_charts(tree, part.objects, state)
+        _load_deployed_charts(tree, part.objects, state, only)
     settled = settle(parts)
     state.findings.extend(settled.findings)
     # before any text about them leaves; every app's copy (the prod overlay's Secret too)
@@ -235,10 +236,26 @@ def _chart_spec(
     return spec or ChartSpec(chart, namespace=namespace)
 
 
-def _load_deployed_charts(tree: Tree, objects: list[Obj], state: DesiredState) -> None:
+def _own_deployers(tree: Tree, rel: str, namespace: str) -> frozenset[str] | None:
+    """The deployers the apps configured at ``rel`` in ``namespace`` name (``deployed_by``):
+    a file or overlay holding several releases renders, for one app, only its own (Flux's
+    example deploys cert-manager and envoy-gateway from one kustomization). None: every
+    deployer (no such app, or one of them names no deployer by name)."""
+    try:
+        config = tree_config(tree)
+    except (ConfigError, LoadFailure):
+        return None  # said where the config is read for the apps
+    apps = [a for a in config.apps if (a.path, a.namespace) == (rel, namespace)] if config else []
+    names = {a.deployed_by.name if a.deployed_by else "" for a in apps}
+    return frozenset(names) if names and "" not in names else None
+
+
+def _load_deployed_charts(
+    tree: Tree, objects: list[Obj], state: DesiredState, only: frozenset[str] | None = None
+) -> None:
     """The charts that HelmReleases and Applications among ``objects`` take from a repository:
     rendered, or an error saying why not (never a release standing for its chart unseen)."""
-    specs, errors = deployed_charts(tree, objects, allowed_repositories(tree.root))
+    specs, errors = deployed_charts(tree, objects, allowed_repositories(tree.root), only)
     state.errors.extend(errors)
     for spec in specs:
         rendered = render_chart(tree, spec, _kube_version(tree, state))

@@ -28,6 +28,7 @@ from gitmedic.reconciler.manifests.documents import EditError, same, values_ref
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.environments import other_environments
 from gitmedic.reconciler.manifests.history import restore_fields
+from gitmedic.reconciler.manifests.kustomize_images import image_entry
 from gitmedic.reconciler.manifests.parse import parse_text
 from gitmedic.reconciler.manifests.paths import (
     Match,
@@ -40,7 +41,14 @@ from gitmedic.reconciler.manifests.paths import (
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.manifests.targets import edit_target, indexed
 
-__all__ = ["NotEditable", "Target", "field_targets", "not_editable", "restore_rendered"]
+__all__ = [
+    "NotEditable",
+    "Target",
+    "field_targets",
+    "not_editable",
+    "own_environment",
+    "restore_rendered",
+]
 
 
 class NotEditable(EditError):
@@ -159,17 +167,17 @@ def restore_rendered(
     # keys (repository:tag) has a target for each, and a key that stays gives no edit
     for file in dict.fromkeys(e.file for e in edits):
         for path in fields.get(file, []):
-            _own_environment(repo, obj, path, [file])
+            own_environment(repo, obj, path, [file])
     return edits
 
 
 def _targets(repo: ManifestRepo, obj: Obj, path: Path) -> list[Target]:
     targets = _declared(repo, obj, field_targets(obj, path))
-    _own_environment(repo, obj, path, [t.file for t in targets])
+    own_environment(repo, obj, path, [t.file for t in targets])
     return targets
 
 
-def _own_environment(repo: ManifestRepo, obj: Obj, path: Path, files: Sequence[str]) -> None:
+def own_environment(repo: ManifestRepo, obj: Obj, path: Path, files: Sequence[str]) -> None:
     """Refuses an edit of ``files`` that another environment renders ``path`` from, unless
     it has the same value there."""
     head = repo.git.rev_parse("HEAD")
@@ -200,6 +208,10 @@ def _declared(repo: ManifestRepo, obj: Obj, targets: list[Target]) -> list[Targe
         declared = _document(repo, src.file, src.document)
         rendered = lookup(obj.body, t.path)
         if declared is None or not _same_found(lookup(declared, t.path), rendered):
+            entry = _images_entry(repo, src.render_root, declared, t.path)
+            if entry is not None:  # a release bumped the kustomization's images: there
+                out.append(entry)
+                continue
             raise NotEditable(
                 f"{format_path(t.path)} of {obj.ref} is set by a transformer of "
                 f"{src.render_root} (images, replicas, namePrefix, commonLabels, labels, "
@@ -207,6 +219,19 @@ def _declared(repo: ManifestRepo, obj: Obj, targets: list[Target]) -> list[Targe
             )
         out.append(Target(t.file, _identity(declared, obj.ref), t.path))
     return out
+
+
+def _images_entry(
+    repo: ManifestRepo, kustomization: str, declared: dict[str, Any] | None, path: Path
+) -> Target | None:
+    """The ``images:`` entry of the kustomization that sets a container's image."""
+    if declared is None or not path or path[-1] != "image":
+        return None
+    found, image = lookup(declared, path)
+    if not found or not isinstance(image, str) or not repo.exists(kustomization):
+        return None
+    entry = image_entry(repo.read(kustomization), image)
+    return Target(kustomization, values_ref(kustomization), entry) if entry else None
 
 
 def _document(repo: ManifestRepo, file: str, document: int) -> dict[str, Any] | None:

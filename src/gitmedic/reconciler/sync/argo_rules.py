@@ -10,6 +10,12 @@ same way. Deployed needs all of:
   (the later of ``health.lastTransitionTime`` and ``reconciledAt``), so a Healthy
   left over from before the sync does not count.
 
+Whatever the phase, the state says whether SHA is *applied* (the operation
+Succeeded at SHA and the app is Synced to it, healthy or not) and which managed
+resources are still Progressing (``status.resources[].health``): a transaction
+waits for the apply and for the rollout of what its own candidate changed, and
+leaves the rest of the app's health to its verification window.
+
 ``phase`` Failed or Error is Failed with the operation's message, when that
 operation was for SHA (or names no revision); a failed operation for another
 commit only means ours has not started yet. Anything else is Progressing with a
@@ -74,7 +80,21 @@ def assess_application(app: Any, sha: str, at: float = 0.0) -> SyncState:
     if state is None:
         state = _sync_and_health(status, sha)
     phase, message = state
-    return SyncState(phase, message, synced_rev, at, applied=bool(applied))
+    return SyncState(
+        phase, message, synced_rev, at, applied=bool(applied), progressing=_progressing(status)
+    )
+
+
+def _progressing(status: JSON) -> tuple[str, ...]:
+    """The managed resources whose own health is Progressing, as "Kind/namespace/name"."""
+    resources = _get(status, "resources")
+    found = []
+    for entry in resources if isinstance(resources, list) else ():
+        if _text(entry, "health", "status") != "Progressing" or not _text(entry, "name"):
+            continue
+        where = [_text(entry, "kind"), _text(entry, "namespace"), _text(entry, "name")]
+        found.append("/".join(part for part in where if part))
+    return tuple(sorted(found))
 
 
 def _operation_state(status: JSON, sha: str) -> tuple[SyncPhase, str] | None:

@@ -40,6 +40,10 @@ class SyncState:
     # Deployed: it restores the state from before the change, which may itself have
     # been unhealthy (the incident), and is then judged by mu, not by health.
     applied: bool = False
+    # The managed objects the engine reports still Progressing ("Kind/namespace/name"):
+    # a rollout the applied commit started that has not finished. The transaction waits
+    # for the objects its candidate changed, and no others (their health is the window's).
+    progressing: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -48,6 +52,7 @@ class SyncState:
             "revision": self.revision,
             "at": self.at,
             "applied": self.applied,
+            "progressing": list(self.progressing),
         }
 
 

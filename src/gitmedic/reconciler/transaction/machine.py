@@ -10,6 +10,17 @@ ports, and returns the record to append (or none, with how long to wait before
 polling again). It never sleeps: waiting is the caller's, on its clock, which is
 why every timeout here is exact under a fake clock.
 
+The sync wait ends when the engine applied the merged commit: Deployed (applied
+and the whole app Healthy), or applied (the operation succeeded at that SHA) with
+none of the objects the candidate changed still rolling out. It fails on an
+apply error, or when the commit is not applied within the sync timeout; a
+commit applied whose own objects still roll out at the timeout goes to the
+window. Whether the app is any better is never the sync wait's question: an
+app the fix leaves unhealthy for another reason (a second fault of the same
+commit) is never Deployed, and waiting for that undid correct partial fixes.
+Health and mu against the checkpoint are the window's verdict
+(:func:`~gitmedic.reconciler.transaction.verdict.judge`).
+
 The sync wait and the verification window are journaled measurements
 (:mod:`~gitmedic.reconciler.transaction.window`), one per step: each poll of the
 sync wait records the critical signals firing, each step of the window one
@@ -57,7 +68,13 @@ from gitmedic.reconciler.transaction.ports import (
     SyncPhase,
 )
 from gitmedic.reconciler.transaction.signals import caused_key
-from gitmedic.reconciler.transaction.verdict import Decision, fail_fast, judge, judge_restore
+from gitmedic.reconciler.transaction.verdict import (
+    Decision,
+    changed_objects,
+    fail_fast,
+    judge,
+    judge_restore,
+)
 from gitmedic.reconciler.transaction.window import Measurement, Stage
 
 
@@ -194,17 +211,27 @@ def _wait_for_person(state: TxnState, now: float, config: MachineConfig, why: st
 
 
 def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
+    """Wait until the engine applied the merge (see the module docstring): deployed, or
+    applied with the candidate's own objects rolled out; an apply error or an apply that
+    never comes undoes it. Whether the app is better is the window's verdict, not this."""
     status = ports.sync_status(state.merge_sha)
     assert state.merged_at is not None
     if status.phase is SyncPhase.DEPLOYED:
         return _record(state, Phase.SYNCED, now)
     if status.phase is SyncPhase.FAILED:
         return _undo(state, ports, now, f"sync of {state.merge_sha[:12]} failed: {status.message}")
+    rolling = changed_objects(state.plan) & set(status.progressing)
+    if status.applied and not rolling:
+        return _record(state, Phase.SYNCED, now)
     taken = state.measured(Stage.SYNC, state.merge_sha)
     failed = fail_fast(state.plan, taken, config.failure_limit)
     if failed is not None:
         return _undo(state, ports, now, failed.reason)
     waited = now - state.merged_at
+    if waited >= config.sync_timeout_s and status.applied:
+        # Applied, but what the candidate changed still rolls out (another fault of the
+        # same object may hold it back): the window judges it against the checkpoint.
+        return _record(state, Phase.SYNCED, now)
     if waited >= config.sync_timeout_s:
         return _undo(
             state,

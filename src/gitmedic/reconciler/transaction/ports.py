@@ -69,6 +69,9 @@ class Verdict:
     summary: str
     findings: tuple[str, ...] = ()  # what the oracles saw: feedback for a retry
     interfered: bool = False  # someone else's change landed during the window
+    # The target findings that cleared. With some still firing, a change that cleared
+    # these and worsened nothing is kept: the incident continues with what still fires.
+    cleared: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

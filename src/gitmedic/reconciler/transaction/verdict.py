@@ -11,7 +11,10 @@ change landed meanwhile.
 
 - hold: someone else's change landed in the window, or the oracles could not
   tell (Inconclusive, Error): no verdict about *this* change can be trusted;
-- keep: the oracles passed, mu did not rise, and the targets cleared;
+- keep: the oracles passed, mu did not rise, and the targets cleared; or some
+  of them cleared (a partial fix: the window saw it worsen nothing, and the
+  incident continues with what still fires; undoing it would bring back what
+  it fixed, as retries did for a commit with two faults);
 - undo: anything else, with the reason.
 
 :func:`judge_restore` is the same question after an undo: the revert restored
@@ -60,10 +63,16 @@ def judge(mu_pre: float, verdict: Verdict) -> Judgement:
         return Judgement(
             Decision.UNDO, f"verification failed: mu rose from {mu_pre:g} to {verdict.mu:g}"
         )
-    if not verdict.targets_cleared:
+    if not verdict.targets_cleared and not verdict.cleared:
         return Judgement(Decision.UNDO, "verification failed: target findings still firing")
     if verdict.phase is not VerdictPhase.SUCCESSFUL:
         return Judgement(Decision.UNDO, f"verification failed: {verdict.summary}")
+    if not verdict.targets_cleared:
+        return Judgement(
+            Decision.KEEP,
+            f"partly fixed: {len(verdict.cleared)} target finding(s) cleared, the rest still "
+            f"firing, nothing worse ({verdict.summary})",
+        )
     return Judgement(Decision.KEEP, verdict.summary)
 
 

@@ -155,7 +155,8 @@ def _verdict(
     phase = worst_phase(m.phase for m in metrics)
     last = measurements[-1] if measurements else None
     mu = last.mu if last is not None else 0.0
-    still = sorted(set(plan.targets) & set(last.firing if last is not None else ()))
+    firing = set(last.firing if last is not None else ())
+    still = sorted(set(plan.targets) & firing)
     seconds = last.at - measurements[0].at if last is not None else 0.0
     lines = [line for m in metrics for line in _verdict_lines(m)]
     lines += [*(last.seen if last is not None else ()), *_still_lines(still)]
@@ -165,6 +166,7 @@ def _verdict(
         targets_cleared=not still,
         summary=f"oracles {phase.value} after {seconds:g}s, mu {mu:g}",
         findings=tuple(lines),
+        cleared=tuple(sorted(set(plan.targets) - firing)) if last is not None else (),
     )
 
 

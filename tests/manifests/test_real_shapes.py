@@ -280,3 +280,16 @@ def test_an_overlay_reaches_what_its_kustomizations_name_above_it(tmp_path: Path
     ]
     tree, rel = FsTree.around(tmp_path / "repo/overlays/prod", reach=outside_reach)
     assert (tree.root, rel) == (tmp_path.resolve(), "repo/overlays/prod")
+
+
+def test_a_plain_file_outside_a_repo_reaches_nothing_and_walks_nothing(tmp_path: Path) -> None:
+    """detect on /tmp/x.yaml must not walk /tmp (seconds, and strangers' kustomizations)."""
+    crowd = tmp_path / "downloads"
+    (crowd / "someone/else/overlay").mkdir(parents=True)
+    (crowd / "someone/else/overlay/kustomization.yaml").write_text("resources: [../../../../etc]\n")
+    (crowd / "mine.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    assert outside_reach(crowd / "mine.yaml") == []
+    tree, rel = FsTree.around(crowd / "mine.yaml", reach=outside_reach)
+    assert (tree.root, rel) == (crowd, "mine.yaml")
+    kfile = crowd / "someone/else/overlay/kustomization.yaml"
+    assert outside_reach(kfile) == [tmp_path / "etc"]  # a kustomization file still reaches

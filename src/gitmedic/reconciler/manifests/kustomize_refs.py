@@ -113,10 +113,15 @@ def _plugin_file(tree: Tree, folder: str, file: str, allow_remote: bool) -> list
 
 
 def outside_reach(folder: Path) -> list[Path]:
-    """Outside a git work tree, the folders and files above ``folder`` that its
+    """Outside a git work tree, the folders and files above ``folder`` (or a
+    kustomization file's folder; another file reaches nothing) that its
     kustomizations (and the ones they include) name (``../../base``): the tree read must
     hold them, as a repository would. Read straight from disk; links are not followed
     (the tree built over them refuses them, naming them)."""
+    if not folder.is_dir():  # a file: only a kustomization file reaches anything
+        if folder.name not in KUSTOMIZATION_FILES:
+            return []
+        folder = folder.parent
     out: list[Path] = []
     seen: set[Path] = set()
     pending = _folders_below(folder)

@@ -79,7 +79,10 @@ class FsTree:
         if root is None:
             cwd = Path.cwd().resolve()
             root = cwd if path.is_relative_to(cwd) else (path if path.is_dir() else path.parent)
-            reached = reach(path if path.is_dir() else path.parent) if reach else []
+            # a folder's kustomizations, or a kustomization file's own; a plain file is
+            # read alone (walking the folder it happens to sit in, /tmp or ~/Downloads,
+            # cost seconds and read strangers' kustomizations)
+            reached = reach(path) if reach else []
             if reached:
                 root = Path(os.path.commonpath([root, *(p.resolve() for p in reached)]))
         rel = path.relative_to(root).as_posix()

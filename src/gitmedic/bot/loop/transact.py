@@ -22,6 +22,7 @@ from gitmedic.bot.loop.memory_txn import MemoryPorts, memory_plan
 from gitmedic.bot.loop.targets import preexisting
 from gitmedic.bot.loop.wiring import (
     Cluster,
+    base_reader,
     build_ports,
     decision_for,
     git,
@@ -159,8 +160,8 @@ class Transactions:
             cfg.attempts,
             revert_at_once=cfg.policy.reverts_at_once,
         )
-        body = pr_body(proposal, incident, decision, vplan)
         base = git(cfg.repo, "rev-parse", self.forge.default_branch())
+        body = pr_body(proposal, incident, decision, vplan, base_reader(cfg.repo, base))
         plan = plan_of(
             proposal,
             incident,

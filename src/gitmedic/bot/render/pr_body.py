@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gitmedic.bot.policy import Decision
+from gitmedic.bot.render.changes import FieldChange, changes_table
 from gitmedic.bot.render.templates import cell, fill, prose
 from gitmedic.detectors.finding import Finding, sort_findings
 from gitmedic.reconciler.forge import JsonObject
@@ -64,6 +65,7 @@ class PrBodyInput:
     strategy: str  # playbook | bisect | llm | revert
     decision: Decision
     plan: VerificationPlan
+    fields: tuple[FieldChange, ...] = ()  # the changed-fields table (render.changes)
     txn_id: str = ""
     playbook: str | None = None
     commit: IntroducingCommit | None = None
@@ -86,6 +88,7 @@ def render_pr_body(data: PrBodyInput) -> RenderedBody:
         risk=_risk(data.decision),
         plan=_plan(data.plan),
         controls=render_controls(),
+        fields=changes_table(data.fields),
         footer=f"gitmedic · incident {data.incident} · app {data.app}",
     )
     return RenderedBody(text, _state(data))

@@ -32,6 +32,7 @@ from gitmedic.bot.render.pr_body import (
     VerificationPlan,
     render_pr_body,
 )
+from gitmedic.bot.render.revert_body import revert_body
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
@@ -208,6 +209,7 @@ def build_ports(
         changed_files=lambda a, b: git(repo, "diff", "--name-only", a, b).splitlines(),
         app_path=app_path,
         announced=announced,
+        describe_revert=revert_body,
     )
 
 

@@ -259,7 +259,7 @@ def _undo(state: TxnState, ports: Ports, now: float, reason: str, **data: Any) -
 
 def _open_revert(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
     assert state.pr is not None
-    opened = ports.open_revert(state.plan, state.pr, state.merge_sha)
+    opened = ports.open_revert(state)
     return _record(
         state, Phase.REVERT_OPENED, now, revert_pr=opened.number, revert_head_sha=opened.head_sha
     )

@@ -132,6 +132,7 @@ class Transactions:
         proposal: Proposal,
         attempt: int,
         feedback: Sequence[str],
+        follows: TxnState | None = None,
     ) -> Plan:
         """Plan attempt ``attempt`` at its checkpoint: base SHA, mu, baselines and what fires,
         all read now. What fires is read here, not taken from the monitor's last evaluation:
@@ -161,7 +162,8 @@ class Transactions:
             revert_at_once=cfg.policy.reverts_at_once,
         )
         base = git(cfg.repo, "rev-parse", self.forge.default_branch())
-        body = pr_body(proposal, incident, decision, vplan, base_reader(cfg.repo, base))
+        read = base_reader(cfg.repo, base)
+        body = pr_body(proposal, incident, decision, vplan, read, follows)
         plan = plan_of(
             proposal,
             incident,

@@ -32,6 +32,7 @@ from gitmedic.bot.render.pr_body import (
     VerificationPlan,
     render_pr_body,
 )
+from gitmedic.bot.render.retry_note import retry_section
 from gitmedic.bot.render.revert_body import revert_body
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
@@ -159,8 +160,10 @@ def pr_body(
     decision: Decision,
     plan: VerificationPlan,
     read: Reader = lambda file: None,
+    follows: TxnState | None = None,
 ) -> str:
-    """``read``: a file at the PR's base (:func:`base_reader`), the "before" of the table."""
+    """``read``: a file at the PR's base (:func:`base_reader`), the "before" of the table;
+    ``follows``: the undone attempt a retry follows, linked with what was found on it."""
     commit = proposal.commit
     data = PrBodyInput(
         incident=incident.id,
@@ -172,6 +175,7 @@ def pr_body(
         decision=decision,
         plan=plan,
         fields=field_changes(proposal.edits, read),
+        follows=retry_section(follows) if follows is not None else "",
         playbook=proposal.playbook,
         commit=IntroducingCommit(commit.sha, commit.author, commit.subject) if commit else None,
         tokens=proposal.tokens,

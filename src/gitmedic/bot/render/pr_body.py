@@ -66,6 +66,7 @@ class PrBodyInput:
     decision: Decision
     plan: VerificationPlan
     fields: tuple[FieldChange, ...] = ()  # the changed-fields table (render.changes)
+    follows: str = ""  # a retry: the undone attempt it follows (render.retry_note)
     txn_id: str = ""
     playbook: str | None = None
     commit: IntroducingCommit | None = None
@@ -89,6 +90,7 @@ def render_pr_body(data: PrBodyInput) -> RenderedBody:
         plan=_plan(data.plan),
         controls=render_controls(),
         fields=changes_table(data.fields),
+        follows=data.follows,
         footer=f"gitmedic · incident {data.incident} · app {data.app}",
     )
     return RenderedBody(text, _state(data))

@@ -42,7 +42,9 @@ def revert_body(state: TxnState) -> str:
 
 
 def measured(mu_pre: float, mu_post: float | None, pr: str) -> str:
-    after = f"{mu_post:g}" if mu_post is not None else "not measured (it never ran verified)"
+    after = (
+        f"{mu_post:g}" if mu_post is not None else "not measured (undone before any measurement)"
+    )
     return f"| | mu |\n|---|---|\n| before {pr} | {mu_pre:g} |\n| after {pr} | {after} |"
 
 

@@ -202,8 +202,8 @@ def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig
         return _undo(state, ports, now, f"sync of {state.merge_sha[:12]} failed: {status.message}")
     taken = state.measured(Stage.SYNC, state.merge_sha)
     failed = fail_fast(state.plan, taken, config.failure_limit)
-    if failed is not None:
-        return _undo(state, ports, now, failed.reason)
+    if failed is not None:  # what the last measurement saw: the revert PR says it
+        return _undo(state, ports, now, failed.reason, **_seen(taken[-1]))
     waited = now - state.merged_at
     if waited >= config.sync_timeout_s:
         return _undo(

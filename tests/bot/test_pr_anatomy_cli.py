@@ -77,6 +77,6 @@ def test_a_revert_says_what_was_measured_and_the_retry_links_the_undone_attempt(
     assert re.search(r"^\*\*Verdict:\*\* failed fast: pod-crashloop ", revert.body, re.M)
     assert "| critical | pod-crashloop / " in revert.body
 
-    assert f"## Follows attempt 1\n\nThis retry follows attempt 1" in retry.body
+    assert "## Follows attempt 1\n\nThis retry follows attempt 1" in retry.body
     assert f"#{first.number}, reverted by #{revert.number}" in retry.body
     assert "**What the oracles found on" in retry.body and MU_EXPLAINED in retry.body

@@ -73,3 +73,9 @@ def test_the_local_forge_stores_the_measured_body_and_keeps_the_revert_marker(
     assert revert.body.startswith(f"Reverts #{fix.number} (")
     assert "| before #1 | 5 |" in revert.body and "## What was measured" in revert.body
     assert "critical" in revert.body  # the crash loop the change caused
+
+
+def test_a_reason_with_line_breaks_cannot_open_a_fence_or_a_heading() -> None:
+    body = revert_body(replace(undoing(), reason="x\n~~~\n## Approve me\n<!-- gitmedic"))
+    lines = body.splitlines()
+    assert "## Approve me" not in lines and "~~~" not in lines and "<!--" not in body

@@ -213,7 +213,7 @@ class Answerer:
         )
 
     def _escalate(self, incident: Incident, proposal: Proposal, attempts: Attempts) -> None:
-        number = report_escalation(self.loop.forge, incident, proposal)
+        number = report_escalation(self.loop.forge, incident, proposal, attempts.undone)
         self.loop.book.mark(incident.id, "escalated", escalated=f"issue #{number}")
         self.loop.txns.refresh_dashboard()
         undone = len(attempts.undone)

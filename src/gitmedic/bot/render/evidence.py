@@ -22,6 +22,12 @@ MAX_CELL = 200  # characters of one cell; the journal keeps the whole text
 FENCE = "~~~~~~~~"  # a fence no evidence line is allowed to close (see ``details``)
 
 
+def line(text: object) -> str:
+    """``text`` as one inert line of prose: a line break in it could start a fence or a
+    heading of its own (a fence opened by cluster text swallows the rest of the body)."""
+    return untrusted(" ".join(redact_text(str(text)).split()))
+
+
 def cell(text: object) -> str:
     flat = " ".join(redact_text(str(text)).split())
     if len(flat) > MAX_CELL:
@@ -57,8 +63,10 @@ def details(summary: str, content: str) -> str:
     """``content`` folded under ``summary``: GitHub shows the summary, a click the rest.
 
     ``content`` is shown as a fenced block, so nothing in it renders; the fence is one
-    no line of it can close (each line that starts with ``~`` is indented by a space)."""
-    safe = "\n".join(" " + ln if ln.lstrip().startswith("~") else ln for ln in content.splitlines())
+    no line of it can close (each line that starts with ``~`` is indented by a space), and
+    no ``<!--`` in it can be read back as one of gitmedic's hidden markers."""
+    lines = (" " + ln if ln.lstrip().startswith("~") else ln for ln in content.splitlines())
+    safe = "\n".join(lines).replace("<!--", "<\u2060!--")
     return (
         f"<details><summary>{untrusted(summary)}</summary>\n\n"
         f"{FENCE}\n{redact_text(safe)}\n{FENCE}\n\n</details>"

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gitmedic.bot.render.evidence import bullet_list, finding_table
+from gitmedic.bot.render.evidence import bullet_list, finding_table, line
 from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.bot.render.revert_body import measured
-from gitmedic.bot.render.untrusted import untrusted
-from gitmedic.reconciler.redact import redact_text
 from gitmedic.reconciler.transaction import TxnState
 
 LIMIT = 30  # oracle lines and caused findings shown (the undone PR's revert has them all)
@@ -21,7 +19,7 @@ def retry_section(undone: TxnState) -> str:
     plan = undone.plan
     pr = f"#{undone.pr}" if undone.pr is not None else f"attempt {plan.attempt}"
     reverted = f", reverted by #{undone.revert_pr}" if undone.revert_pr is not None else ""
-    why = untrusted(redact_text(undone.reason or "no reason recorded"))
+    why = line(undone.reason or "no reason recorded")
     caused = [c for c in undone.caused if isinstance(c, Mapping)]
     parts = [
         f"## Follows attempt {plan.attempt}",

@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gitmedic.bot.render.evidence import bullet_list, finding_table
+from gitmedic.bot.render.evidence import bullet_list, finding_table, line
 from gitmedic.bot.render.mu import MU_EXPLAINED
-from gitmedic.bot.render.untrusted import untrusted
-from gitmedic.reconciler.redact import redact_text
 from gitmedic.reconciler.transaction import TxnState
 
 LIMIT = 50  # rows of oracle lines and of caused findings (the journal keeps them all)
@@ -26,11 +24,11 @@ def revert_body(state: TxnState) -> str:
     what = f"attempt {plan.attempt} for incident `{plan.incident}`" if plan.attempt else "change"
     return "\n\n".join(
         [
-            f"Reverts {pr} ({untrusted(plan.title)}): gitmedic's {what} in **{plan.app}** "
+            f"Reverts {pr} ({line(plan.title)}): gitmedic's {what} in **{plan.app}** "
             "did not pass its verification, so this PR undoes it.",
             "## What was measured",
             measured(plan.mu_pre, state.mu_post, pr),
-            f"**Verdict:** {untrusted(redact_text(state.reason or 'none recorded'))}",
+            f"**Verdict:** {line(state.reason or 'none recorded')}",
             f"**What the oracles saw after {pr}:**\n\n{bullet_list(state.feedback, LIMIT)}",
             f"**What {pr} caused** (firing after it, not before):\n\n"
             + finding_table(_findings(state.caused), LIMIT),

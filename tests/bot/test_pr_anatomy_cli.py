@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
+from gitmedic.bot.loop.tell import issue_title
 from gitmedic.bot.render.mu import MU_EXPLAINED
+from gitmedic.reconciler.forge import Issue, NotFound
 from tests.bot.cli_world import BOUTIQUE, SERVICE, prs, run_app, run_once, target_port_fault
 from tests.bot.run_world import app_repo
 from tests.bot.test_retry_extends import RELEASES, _release_in_two_commits
@@ -38,7 +40,7 @@ def test_a_fix_pr_shows_each_changed_field_with_its_value_before_and_after(
     assert before != after  # the faulty port on main, the one the container serves after
 
 
-def shop_with_a_two_part_release(tmp_path: Path) -> Path:
+def shop_with_a_two_part_release(tmp_path: Path, extra: str = "") -> Path:
     """catalog's release lands as two commits, a new entrypoint then an image never pushed:
     restoring the image alone crash-loops, so attempt 1 is reverted and attempt 2 restores
     both (tests/bot/test_retry_extends.py tells the story in-process)."""
@@ -47,7 +49,7 @@ def shop_with_a_two_part_release(tmp_path: Path) -> Path:
     (repo / ".gitmedic").mkdir()
     (repo / ".gitmedic" / "config.yaml").write_text(
         f"version: 1\napps:\n  - name: shop\n    path: {APP}\n    namespace: {NAMESPACE}\n"
-        f"    engine: {{kind: sim}}\n    sim: {{known_good: {healthy}}}\n"
+        f"    engine: {{kind: sim}}\n    sim: {{known_good: {healthy}}}\n{extra}"
     )
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "gitmedic: configuration")
@@ -61,11 +63,12 @@ def test_a_revert_says_what_was_measured_and_the_retry_links_the_undone_attempt(
     repo = shop_with_a_two_part_release(tmp_path)
     done = run_once(repo)
     assert done.rc in (0, 1), done.err
-    listed = {p["branch"]: p["number"] for p in prs(repo)}
+    listed = {p["branch"]: p["number"] for p in prs(repo) if not p["branch"].startswith("revert-")}
+    reverts = [p["number"] for p in prs(repo) if p["branch"].startswith("revert-")]
     forge = LocalForge(repo)
     first = forge.get_pr(next(n for b, n in listed.items() if b.endswith("/attempt-1")))
     retry = forge.get_pr(next(n for b, n in listed.items() if b.endswith("/attempt-2")))
-    (revert,) = [forge.get_pr(n) for b, n in listed.items() if b.startswith("revert-")]
+    (revert,) = [forge.get_pr(n) for n in reverts]
 
     assert revert.bot_state == {"reverts": first.number, "merge_sha": first.merge_sha}
     assert revert.body.startswith(f"Reverts #{first.number} (")
@@ -80,3 +83,35 @@ def test_a_revert_says_what_was_measured_and_the_retry_links_the_undone_attempt(
     assert "## Follows attempt 1\n\nThis retry follows attempt 1" in retry.body
     assert f"#{first.number}, reverted by #{revert.number}" in retry.body
     assert "**What the oracles found on" in retry.body and MU_EXPLAINED in retry.body
+
+
+def test_an_escalation_issue_reads_in_sections_with_the_evidence_folded(tmp_path: Path) -> None:
+    repo = shop_with_a_two_part_release(tmp_path, "attempts: 1\n")
+    done = run_once(repo)
+    assert done.rc in (0, 1), done.err
+    (incident,) = done.json()["incidents"]
+    body = escalation_issue(LocalForge(repo), incident["id"]).body
+    heads = [line for line in body.splitlines() if line.startswith("## ")]
+    assert heads == [
+        "## What happened",
+        "## What was tried",
+        "## What a person should do",
+        "## Evidence",
+    ]
+    (first,) = [p for p in prs(repo) if re.fullmatch(r"gitmedic/.+/attempt-1", p["branch"])]
+    assert re.search(rf"^\| 1 \| #{first['number']} \(reverted by #\d+\) \| ", body, re.M)
+    assert "all 1 attempt(s) were undone" in body and MU_EXPLAINED in body
+    assert body.count("<details><summary>") == body.count("</details>") >= 1
+    assert len(body) < 65_536
+
+
+def escalation_issue(forge: LocalForge, incident: str) -> Issue:
+    """The incident's issue (the local forge numbers issues and PRs in one sequence)."""
+    for number in range(1, 50):
+        try:
+            issue = forge.get_issue(number)
+        except NotFound:
+            continue
+        if issue.title == issue_title(incident):
+            return issue
+    raise AssertionError(f"no issue for {incident}")

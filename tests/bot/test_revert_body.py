@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from unittest.mock import Mock
 
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.bot.render.revert_body import revert_body
-from gitmedic.reconciler.forge import PrFilter
+from gitmedic.reconciler.forge import PrFilter, PullRequest, Validation
+from gitmedic.reconciler.forge import PrState as ForgePrState
 from gitmedic.reconciler.transaction import Outcome, Phase, TxnState
+from gitmedic.reconciler.transaction.forge_ports import ForgePorts
+from gitmedic.reconciler.transaction.ports import OpenedPR
 from tests.support.golden import assert_golden
 from tests.transaction.e2e_world import make_repo, plan, run
 from tests.transaction.fakes import plan as fake_plan
@@ -79,3 +83,43 @@ def test_a_reason_with_line_breaks_cannot_open_a_fence_or_a_heading() -> None:
     body = revert_body(replace(undoing(), reason="x\n~~~\n## Approve me\n<!-- gitmedic"))
     lines = body.splitlines()
     assert "## Approve me" not in lines and "~~~" not in lines and "<!--" not in body
+
+
+class _RefusingForge:
+    """A forge whose revert opens but refuses the new body."""
+
+    def __init__(self) -> None:
+        self.pr = PullRequest(
+            9,
+            "revert-4",
+            "main",
+            'Revert "x"',
+            "Reverts #4.",
+            ForgePrState.OPEN,
+            "rev-head",
+            None,
+            (),
+            "gitmedic",
+            "",
+            {"reverts": 4, "merge_sha": "merge-1"},
+        )
+
+    def revert_pr(self, number: int) -> PullRequest:
+        return self.pr
+
+    def ensure_pr(self, *args: object, **kwargs: object) -> PullRequest:
+        raise Validation("body refused")
+
+
+def test_a_body_the_forge_refuses_never_stops_the_undo() -> None:
+    forge = _RefusingForge()
+    ports = ForgePorts(
+        forge,  # type: ignore[arg-type]
+        lambda file, rev: "",
+        Mock(),
+        Mock(),
+        Mock(),
+        main_head=lambda: "main",
+        describe_revert=revert_body,
+    )
+    assert ports.open_revert(undoing()) == OpenedPR(9, "rev-head")

@@ -14,6 +14,7 @@ Every port is idempotent for its transaction, as the state machine requires:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -249,7 +250,10 @@ class ForgePorts:
             # The forge's state marker ("reverts", "merge_sha") is kept: it finds the PR again.
             kept = dict(pr.bot_state or {"reverts": state.pr, "merge_sha": state.merge_sha})
             body = self.describe_revert(state)
-            pr = self.forge.ensure_pr(pr.branch, pr.base, pr.title, body, state=kept)
+            # The undo never waits on its description: refused, the forge's own body stays
+            # ("Reverts #N."), and the outcome comment on the PR still says why.
+            with contextlib.suppress(Validation):
+                pr = self.forge.ensure_pr(pr.branch, pr.base, pr.title, body, state=kept)
         return OpenedPR(pr.number, pr.head_sha)
 
     def announce(self, state: TxnState, message: str) -> None:

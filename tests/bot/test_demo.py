@@ -63,7 +63,7 @@ def assert_names_the_injected_cause(repo: Path, escalated: list[str]) -> None:
 
     (issue,) = escalated
     body = LocalForge(repo).get_issue(int(issue.removeprefix("issue #"))).body
-    why = body.split("**Why:**", 1)[1].split("**Evidence:**", 1)[0]
+    why = body.split("**Why gitmedic stopped:**", 1)[1].split("## What was tried", 1)[0]
     assert "payment: authentication failed: the database user was dropped" in why, body
     assert "another service's command" not in body
 

@@ -9,6 +9,7 @@ import pytest
 
 from gitmedic.bot.actions_live import LiveActions, Watch
 from gitmedic.bot.pending import PendingWork
+from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.reconciler.forge import PrState
 from gitmedic.reconciler.transaction import Journal, Phase
 from tests.bot.test_actions_live import World, waiting
@@ -48,6 +49,7 @@ def test_a_watch_survives_a_restart_and_is_judged_once(world: World) -> None:
     (revert,) = world.forge.find_prs({"reverts": pr})
     assert revert.state is PrState.OPEN, "offered once, not merged"
     assert "mu was 5 before" in world.forge.list_comments(revert.number)[0].body
+    assert MU_EXPLAINED in world.forge.list_comments(revert.number)[0].body
     assert actions.watches == [] and restarted(world).watches == []
 
 

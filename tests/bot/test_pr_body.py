@@ -9,6 +9,7 @@ import pytest
 
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.bot.policy import Decision
+from gitmedic.bot.render.changes import FieldChange
 from gitmedic.bot.render.pr_body import (
     IntroducingCommit,
     PrBodyInput,
@@ -57,6 +58,14 @@ def playbook_body() -> PrBodyInput:
         strategy="playbook",
         decision=LOW,
         plan=PLAN,
+        fields=(
+            FieldChange(
+                "apps/shop/catalog.yaml",
+                "Service shop/catalog: spec.ports[0].targetPort",
+                "8081",
+                "8080",
+            ),
+        ),
         txn_id="inc-7f3a-1",
         playbook="service-target-port",
     )

@@ -44,6 +44,6 @@ def test_a_runtime_fault_with_no_lever_is_escalated_naming_its_cause(
     (report,) = loop.reports.values()
     assert report.transactions == [] and forge.list_prs(PrFilter.ALL) == ()
     body = forge.get_issue(int(report.escalated.removeprefix("issue #"))).body
-    why = body.split("**Why:**", 1)[1].split("**Evidence:**", 1)[0]
+    why = body.split("**Why gitmedic stopped:**", 1)[1].split("## What was tried", 1)[0]
     assert f"productcatalogservice: {CASES[fault]}" in why, why
     assert "no runtime lever applies" in why

@@ -108,7 +108,13 @@ class ApplyEngine:
         return Snapshot([*desired, *pods], mode=Mode.LIVE)
 
 
-def ports(repo: Path, clock: FakeClock, *, never_sync: bool = False) -> ForgePorts:
+def ports(
+    repo: Path,
+    clock: FakeClock,
+    *,
+    never_sync: bool = False,
+    describe_revert: Callable[[TxnState], str] | None = None,
+) -> ForgePorts:
     forge = LocalForge(repo)
     engine = ApplyEngine(repo, clock, never=never_sync)
     detectors = list(builtin_registry())
@@ -135,6 +141,7 @@ def ports(repo: Path, clock: FakeClock, *, never_sync: bool = False) -> ForgePor
         main_head=lambda: git(repo, "rev-parse", "main"),
         changed_files=lambda a, b: git(repo, "diff", "--name-only", a, b).splitlines(),
         app_path=APP,
+        describe_revert=describe_revert,
     )
 
 
@@ -226,6 +233,7 @@ def run(
     kill_after: int = 0,
     never_sync: bool = False,
     on_record: Callable[[TxnState], None] = lambda state: None,
+    describe_revert: Callable[[TxnState], str] | None = None,
 ) -> TxnState:
     """Drive the transaction; with ``kill_after`` the process SIGKILLs itself after that record."""
     clock = FakeClock(1_000_000.0)
@@ -240,7 +248,7 @@ def run(
     return drive(
         journal,
         txn_plan.txn_id,
-        ports(repo, clock, never_sync=never_sync),
+        ports(repo, clock, never_sync=never_sync, describe_revert=describe_revert),
         clock,
         CONFIG,
         on_record=maybe_die,

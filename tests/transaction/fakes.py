@@ -159,8 +159,9 @@ class World:
         )
         return WindowAnswer(verdict)
 
-    def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR:
+    def open_revert(self, state: TxnState) -> OpenedPR:
         self.calls.append("open_revert")
+        number = state.pr
         for n, pr in self.prs.items():
             if pr["branch"] == f"revert-{number}":
                 return OpenedPR(n, str(pr["head"]))

@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 
 from gitmedic.bot.actions import ActionRefused, DetectorRun, bot_pr, open_bot_pr
 from gitmedic.bot.pending import Item, PendingWork
+from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.bot.revert_txn import RevertPorts, revert_plan, reverted_pr
 from gitmedic.bot.serve_lock import SharedLock
 from gitmedic.detectors.finding import Severity
@@ -284,7 +285,8 @@ class LiveActions:
         text = (
             f"#{watch.pr} (`{watch.merge_sha[:12]}`) made the app worse after it deployed "
             f"({summary}; mu was {watch.mu_pre:g} before).\n\nEvidence:\n{lines}\n\n"
-            f"#{revert.number} reverts it; merge it or comment `/gitmedic merge` there."
+            f"#{revert.number} reverts it; merge it or comment `/gitmedic merge` there.\n\n"
+            f"{MU_EXPLAINED}"
         )
         self.forge.ensure_comment(revert.number, "watch-evidence", text)
         self.forge.ensure_comment(watch.pr, "watch", text)
@@ -334,4 +336,4 @@ def _txn_text(state: TxnState) -> str:
     if state.reason:
         lines.append(f"Reason: {state.reason}")
     lines += [f"- {line}" for line in state.feedback]
-    return "\n".join(lines)
+    return "\n".join(lines) + f"\n\n{MU_EXPLAINED}"

@@ -140,7 +140,9 @@ class Answerer:
                 incident, hand_over(proposal, why) if proposal.is_fix else proposal, attempts
             )
             return False
-        plan = self.loop.txns.start(incident, proposal, attempt, attempts.feedback)
+        plan = self.loop.txns.start(
+            incident, proposal, attempt, attempts.feedback, attempts.last_undone
+        )
         decision = "auto-merge" if plan.auto_merge else "needs approval"
         self.loop.emit("txn", f"attempt {attempt}: {plan.title} ({decision})", txn=plan.txn_id)
         state = self.loop.txns.drive(plan.txn_id)
@@ -211,7 +213,7 @@ class Answerer:
         )
 
     def _escalate(self, incident: Incident, proposal: Proposal, attempts: Attempts) -> None:
-        number = report_escalation(self.loop.forge, incident, proposal)
+        number = report_escalation(self.loop.forge, incident, proposal, attempts.undone)
         self.loop.book.mark(incident.id, "escalated", escalated=f"issue #{number}")
         self.loop.txns.refresh_dashboard()
         undone = len(attempts.undone)

@@ -15,17 +15,18 @@ incident, idempotent) with the diagnosis and the evidence, and no pull request.
 
 from __future__ import annotations
 
-import json
 import tempfile
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitmedic.bot.loop.tell import LABELS, issue_title
 from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.outcomes import OutcomeRecord
 from gitmedic.bot.memory.reflection import MemoryChange, ReflectionInput, reflect
 from gitmedic.bot.memory.validate import Snapshots
-from gitmedic.bot.render.untrusted import untrusted
+from gitmedic.bot.render.escalation import EscalationInput, attempt_of, render_escalation
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
@@ -112,16 +113,39 @@ def guard_problems(repo: Path, head: str, base: str) -> list[str]:
             _git(repo, "worktree", "remove", "--force", str(tree))
 
 
-def report_escalation(forge: Forge, incident: Incident, proposal: Proposal) -> int:
-    evidence = json.dumps([dict(e) for e in proposal.evidence], indent=1, sort_keys=True)
+def report_escalation(
+    forge: Forge, incident: Incident, proposal: Proposal, tried: Sequence[TxnState] = ()
+) -> int:
+    """Open or update the incident's issue: no fix can be deployed (``tried``: the attempts
+    made, each undone)."""
     reason = proposal.escalation.reason if proposal.escalation else proposal.diagnosis
-    body = (
-        f"gitmedic found a fault in **{incident.app}** that no change to the manifests "
-        f"explains, so it opened no pull request.\n\n**Why:** {untrusted(reason)}\n\n"
-        f"**Evidence:**\n\n```json\n{evidence}\n```\n\nA person needs to look at the "
-        "runtime (credentials, data, the network, the nodes)."
+    if tried:
+        happened = (
+            f"gitmedic made {len(tried)} attempt(s) to fix incident `{incident.id}` in "
+            f"**{incident.app}**; each was undone, and it has nothing new to try."
+        )
+        todo = (
+            "Read the attempts' PRs and their reverts below for what the oracles found; fix "
+            "the manifests by hand, or change what made the attempts fail and comment "
+            "`/gitmedic retry` on the last attempt's PR."
+        )
+    else:
+        happened = (
+            f"gitmedic found a fault in **{incident.app}** that no change to the manifests "
+            "explains, so it opened no pull request."
+        )
+        todo = "Look at the runtime: credentials, data, the network, the nodes."
+    data = EscalationInput(
+        app=incident.app,
+        incident=incident.id,
+        happened=happened,
+        todo=todo,
+        reason=reason,
+        diagnosis=proposal.diagnosis if proposal.diagnosis != reason else "",
+        attempts=tuple(attempt_of(s) for s in tried),
+        findings=tuple(proposal.evidence),
     )
-    issue = forge.ensure_issue(f"gitmedic: {incident.id} needs a person", body, ("gitmedic",))
+    issue = forge.ensure_issue(issue_title(incident.id), render_escalation(data), LABELS)
     return issue.number
 
 

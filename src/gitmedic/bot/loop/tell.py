@@ -13,11 +13,10 @@ incident later resolves, the issue is updated and closed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from gitmedic.bot.render.untrusted import untrusted
+from gitmedic.bot.render.escalation import EscalationInput, attempt_of, render_escalation
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.reconciler.forge import Forge, IssueState
 from gitmedic.reconciler.transaction import Phase, TxnState
@@ -58,15 +57,20 @@ def _body(incident: Incident, state: TxnState) -> str:
     pr = f"PR #{state.pr}" if state.pr is not None else "its PR"
     what, todo = _status(state, pr)
     proposal: Mapping[str, Any] = state.plan.proposal
-    evidence = json.dumps(list(proposal.get("evidence", ())), indent=1, sort_keys=True)
-    return (
-        f"gitmedic's transaction for incident `{incident.id}` in **{incident.app}** "
-        f"(attempt {state.plan.attempt}, {state.plan.strategy}: {untrusted(state.plan.title)}) "
-        f"{what}\n\n"
-        f"**Reason:** {untrusted(state.reason or 'none given')}\n\n"
-        f"**Diagnosis:** {untrusted(str(proposal.get('diagnosis') or 'none'))}\n\n"
-        f"**What a person can do:** {todo}\n\n"
-        f"**Evidence:**\n\n```json\n{evidence}\n```\n"
+    evidence = tuple(e for e in proposal.get("evidence", ()) if isinstance(e, Mapping))
+    plan = state.plan
+    return render_escalation(
+        EscalationInput(
+            app=incident.app,
+            incident=incident.id,
+            happened=f"gitmedic's transaction for incident `{incident.id}` in "
+            f"**{incident.app}** (attempt {plan.attempt}, {plan.strategy}) {what}",
+            todo=todo,
+            reason=state.reason,
+            diagnosis=str(proposal.get("diagnosis") or ""),
+            attempts=(attempt_of(state),),
+            findings=evidence,
+        )
     )
 
 

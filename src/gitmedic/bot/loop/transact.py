@@ -22,6 +22,7 @@ from gitmedic.bot.loop.memory_txn import MemoryPorts, memory_plan
 from gitmedic.bot.loop.targets import preexisting
 from gitmedic.bot.loop.wiring import (
     Cluster,
+    base_reader,
     build_ports,
     decision_for,
     git,
@@ -131,6 +132,7 @@ class Transactions:
         proposal: Proposal,
         attempt: int,
         feedback: Sequence[str],
+        follows: TxnState | None = None,
     ) -> Plan:
         """Plan attempt ``attempt`` at its checkpoint: base SHA, mu, baselines and what fires,
         all read now. What fires is read here, not taken from the monitor's last evaluation:
@@ -159,8 +161,9 @@ class Transactions:
             cfg.attempts,
             revert_at_once=cfg.policy.reverts_at_once,
         )
-        body = pr_body(proposal, incident, decision, vplan)
         base = git(cfg.repo, "rev-parse", self.forge.default_branch())
+        read = base_reader(cfg.repo, base)
+        body = pr_body(proposal, incident, decision, vplan, read, follows)
         plan = plan_of(
             proposal,
             incident,

@@ -25,12 +25,15 @@ from gitmedic.bot.loop.checks import AlertFeed, Checks
 from gitmedic.bot.loop.rollouts import held_back
 from gitmedic.bot.loop.targets import fix_targets
 from gitmedic.bot.policy import ChangeSummary, Decision, decide
+from gitmedic.bot.render.changes import Reader, field_changes
 from gitmedic.bot.render.pr_body import (
     IntroducingCommit,
     PrBodyInput,
     VerificationPlan,
     render_pr_body,
 )
+from gitmedic.bot.render.retry_note import retry_section
+from gitmedic.bot.render.revert_body import revert_body
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
@@ -41,7 +44,7 @@ from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.config import PolicyConfig, ProbeConfig
 from gitmedic.reconciler.forge import Forge
-from gitmedic.reconciler.git import Git
+from gitmedic.reconciler.git import Git, GitError, SymlinkRefused, UnknownRevision
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.oracles import FiringAlert
@@ -156,7 +159,11 @@ def pr_body(
     incident: Incident,
     decision: Decision,
     plan: VerificationPlan,
+    read: Reader = lambda file: None,
+    follows: TxnState | None = None,
 ) -> str:
+    """``read``: a file at the PR's base (:func:`base_reader`), the "before" of the table;
+    ``follows``: the undone attempt a retry follows, linked with what was found on it."""
     commit = proposal.commit
     data = PrBodyInput(
         incident=incident.id,
@@ -167,6 +174,8 @@ def pr_body(
         strategy=proposal.strategy,
         decision=decision,
         plan=plan,
+        fields=field_changes(proposal.edits, read),
+        follows=retry_section(follows) if follows is not None else "",
         playbook=proposal.playbook,
         commit=IntroducingCommit(commit.sha, commit.author, commit.subject) if commit else None,
         tokens=proposal.tokens,
@@ -205,6 +214,7 @@ def build_ports(
         changed_files=lambda a, b: git(repo, "diff", "--name-only", a, b).splitlines(),
         app_path=app_path,
         announced=announced,
+        describe_revert=revert_body,
     )
 
 
@@ -257,6 +267,23 @@ def _reader(repo: Path) -> Callable[[str, str], str]:
     def read(file: str, rev: str) -> str:
         # through Git.show_file: a symbolic link at ``rev`` is refused, not read
         return Git(repo).show_file(rev, file).decode("utf-8").strip() + "\n"
+
+    return read
+
+
+def base_reader(repo: Path, rev: str) -> Reader:
+    """A file's text at ``rev``; None when it is not there, ValueError when it cannot be
+    read (a symbolic link, bad UTF-8), so the table says why instead of showing nothing."""
+
+    def read(file: str) -> str | None:
+        try:
+            return Git(repo).show_file(rev, file).decode("utf-8")
+        except SymlinkRefused as exc:
+            raise ValueError(str(exc)) from None
+        except UnknownRevision:
+            return None
+        except GitError as exc:
+            raise ValueError(str(exc)) from None
 
     return read
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gitmedic.bot.policy import Decision
+from gitmedic.bot.render.changes import FieldChange, changes_table
 from gitmedic.bot.render.templates import cell, fill, prose
 from gitmedic.bot.render.untrusted import untrusted
 from gitmedic.detectors.finding import Finding, sort_findings
@@ -65,6 +66,8 @@ class PrBodyInput:
     strategy: str  # playbook | bisect | llm | revert
     decision: Decision
     plan: VerificationPlan
+    fields: tuple[FieldChange, ...] = ()  # the changed-fields table (render.changes)
+    follows: str = ""  # a retry: the undone attempt it follows (render.retry_note)
     txn_id: str = ""
     playbook: str | None = None
     commit: IntroducingCommit | None = None
@@ -88,6 +91,8 @@ def render_pr_body(data: PrBodyInput) -> RenderedBody:
         risk=_risk(data.decision, data.changes),
         plan=_plan(data.plan),
         controls=render_controls(),
+        fields=changes_table(data.fields),
+        follows=data.follows,
         footer=f"gitmedic · incident {data.incident} · app {data.app}",
     )
     return RenderedBody(text, _state(data))

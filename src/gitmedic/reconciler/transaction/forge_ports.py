@@ -14,6 +14,7 @@ Every port is idempotent for its transaction, as the state machine requires:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -73,6 +74,7 @@ class ForgePorts:
         changed_files: Callable[[str, str], Iterable[str]] | None = None,
         app_path: str = "",
         announced: Callable[[TxnState], None] = lambda state: None,
+        describe_revert: Callable[[TxnState], str] | None = None,
     ) -> None:
         self.forge = forge
         self.read_file = read_file  # (repo-relative file, revision) -> text
@@ -84,6 +86,9 @@ class ForgePorts:
         self.changed_files = changed_files  # (from sha, to sha) -> repo-relative paths
         self.app_path = app_path.strip("/")
         self.announced = announced  # after the comment: the dashboard, told too
+        # The revert PR's body from the undoing state (what was measured); None keeps the
+        # forge's own ("Reverts #N.").
+        self.describe_revert = describe_revert
 
     def options(self, **changes: Any) -> dict[str, Any]:
         """The keyword settings, with ``changes``: what a port for another kind of
@@ -94,6 +99,7 @@ class ForgePorts:
             "changed_files": self.changed_files,
             "app_path": self.app_path,
             "announced": self.announced,
+            "describe_revert": self.describe_revert,
         }
         return kept | changes
 
@@ -237,8 +243,17 @@ class ForgePorts:
             if firing_key(f) not in before and f.severity is not Severity.INFO
         )
 
-    def open_revert(self, plan: Plan, number: int, merge_sha: str) -> OpenedPR:
-        pr = self.forge.revert_pr(number)
+    def open_revert(self, state: TxnState) -> OpenedPR:
+        assert state.pr is not None
+        pr = self.forge.revert_pr(state.pr)
+        if self.describe_revert is not None:
+            # The forge's state marker ("reverts", "merge_sha") is kept: it finds the PR again.
+            kept = dict(pr.bot_state or {"reverts": state.pr, "merge_sha": state.merge_sha})
+            body = self.describe_revert(state)
+            # The undo never waits on its description: refused, the forge's own body stays
+            # ("Reverts #N."), and the outcome comment on the PR still says why.
+            with contextlib.suppress(Validation):
+                pr = self.forge.ensure_pr(pr.branch, pr.base, pr.title, body, state=kept)
         return OpenedPR(pr.number, pr.head_sha)
 
     def announce(self, state: TxnState, message: str) -> None:

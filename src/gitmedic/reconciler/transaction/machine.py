@@ -225,8 +225,8 @@ def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig
         return _record(state, Phase.SYNCED, now)
     taken = state.measured(Stage.SYNC, state.merge_sha)
     failed = fail_fast(state.plan, taken, config.failure_limit)
-    if failed is not None:
-        return _undo(state, ports, now, failed.reason)
+    if failed is not None:  # what the last measurement saw: the revert PR says it
+        return _undo(state, ports, now, failed.reason, **_seen(taken[-1]))
     waited = now - state.merged_at
     if waited >= config.sync_timeout_s and status.applied:
         # Applied, but what the candidate changed still rolls out (another fault of the
@@ -286,7 +286,7 @@ def _undo(state: TxnState, ports: Ports, now: float, reason: str, **data: Any) -
 
 def _open_revert(state: TxnState, ports: Ports, now: float, config: MachineConfig) -> Step:
     assert state.pr is not None
-    opened = ports.open_revert(state.plan, state.pr, state.merge_sha)
+    opened = ports.open_revert(state)
     return _record(
         state, Phase.REVERT_OPENED, now, revert_pr=opened.number, revert_head_sha=opened.head_sha
     )

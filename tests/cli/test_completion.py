@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,12 @@ def test_an_unknown_shell_is_refused_with_the_choices() -> None:
     )
     assert done.returncode == 2
     assert "choose from bash, zsh, tcsh" in done.stderr.replace("'", "")
+
+
+def test_without_shtab_the_command_names_the_completion_extra(tmp_path: Path) -> None:
+    from tests.packaging.test_missing_extra import _cli_without
+
+    result = _cli_without("shtab", "completion", "bash", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pip install 'gitmedic[completion]'" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -12,8 +12,19 @@ from tests.packaging.conftest import Dist, Venv
 
 pytestmark = pytest.mark.integration
 
-CORE = {"pyyaml", "ruamel.yaml", "jsonschema", "markdown-it-py", "shtab"}
-EXTRAS = {"rules", "kustomize", "schemas", "kube", "github", "llm", "serve", "all", "dev"}
+CORE = {"pyyaml", "ruamel.yaml", "jsonschema", "markdown-it-py"}
+EXTRAS = {
+    "rules",
+    "kustomize",
+    "schemas",
+    "completion",
+    "kube",
+    "github",
+    "llm",
+    "serve",
+    "all",
+    "dev",
+}
 # The client libraries a detect-only install must not pull in.
 HEAVY = {
     "kubernetes",

@@ -27,6 +27,7 @@ EXTRA_OF_MODULE = {
     "uvicorn": "serve",
     "prometheus_client": "serve",
     "cel_expr_python": "rules",
+    "shtab": "completion",
 }
 
 # What the bot's memory needs: learned detection rules are CEL. Commands that learn

@@ -89,7 +89,16 @@ def run_run(args: argparse.Namespace) -> int:
     if not (repo / ".git").exists():
         raise UsageError(f"{repo}: not a git repository")
     cluster = check_cluster_for_forge(args.forge, args.cluster)
+    _check_config(repo)  # a bad config changes nothing: refused before the forge's files
     return run_on(repo, args, cluster, _forge(repo, args.forge))
+
+
+def _check_config(repo: Path) -> None:
+    from gitmedic.reconciler.config import find_config, load_config
+
+    found = find_config(repo)
+    if found is not None:
+        load_config(found)
 
 
 def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> int:

@@ -91,7 +91,10 @@ MODULE = "detect_secrets"
 
 
 def available() -> bool:
-    return importlib.util.find_spec(MODULE) is not None
+    try:
+        return importlib.util.find_spec(MODULE) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a broken install
+        return False
 
 
 def require() -> None:

@@ -7,7 +7,9 @@ diagnosis, a commit subject, a policy rule's name: any of them may hold HTML
 sight), a Markdown image, or ``@team`` (GitHub notifies every member). So each
 is escaped the way GitHub renders it back as the same characters:
 
-- ``&``, ``<`` and ``>`` as HTML entities (no tag, no comment, no entity trick);
+- ``&`` and ``<`` as HTML entities (no tag, no comment, no entity trick: without
+  a ``<`` no tag opens, so ``>`` stays as written and ``a -> b`` reads as itself
+  in the raw body too);
 - ``![`` as ``!\\[`` (no remote image);
 - ``@name`` and ``@org/team`` with a word joiner after the ``@``: shown the same,
   never a mention (inline code and code blocks do not notify, but a fenced
@@ -24,6 +26,6 @@ _WORD_JOINER = "\u2060"
 
 def untrusted(text: str) -> str:
     """``text`` shown as written, with no HTML, image or mention taking effect."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
     text = text.replace("![", "!\\[")
     return _MENTION.sub("@" + _WORD_JOINER, text)

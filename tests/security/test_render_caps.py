@@ -168,3 +168,30 @@ def test_documents_are_counted_before_any_is_parsed() -> None:
     count_documents("a: 1\n---\nb: 2\n", caps)
     with pytest.raises(RenderCapError, match="rendered 3 documents, more than 2 objects"):
         count_documents("a: 1\n---\nb: 2\n---\nc: 3\n", caps)
+
+
+@pytest.mark.integration
+def test_an_app_of_plain_files_over_the_object_cap_is_refused_through_detect(
+    tmp_path: Path,
+) -> None:
+    """The cap is per app: plain files, which no renderer streams, count as well."""
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    for part in ("one", "two"):
+        docs = "---\n".join(CM % f"{part}-{i}" for i in range(3))
+        (root / "app" / f"{part}.yaml").write_text(docs)
+    (root / ".gitmedic").mkdir()
+    (root / ".gitmedic" / "config.yaml").write_text(
+        "version: 1\napps: [{name: app, path: app}]\nmanifests: {max_rendered_objects: 5}\n"
+    )
+    Git.init(root).commit("app", ".")
+    done = subprocess.run(
+        [sys.executable, "-m", "gitmedic", "detect", str(root / "app"), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    (error,) = json.loads(done.stdout)["errors"]
+    assert "has 6 objects, more than 5 (manifests.max_rendered_objects)" in error["message"]
+    assert json.loads(done.stdout)["findings"] == []

@@ -42,6 +42,7 @@ from gitmedic.reconciler.manifests.layout import (
     plan,
 )
 from gitmedic.reconciler.manifests.parse import ManifestError, object_name, parse_text
+from gitmedic.reconciler.manifests.render_caps import render_caps
 from gitmedic.reconciler.manifests.render_pool import render_each
 from gitmedic.reconciler.manifests.schema import (
     KubernetesSchemas,
@@ -138,6 +139,7 @@ def load_tree(
     only = _own_deployers(tree, rel, namespace)
     for part in parts:  # a HelmRelease's or Application's chart is its app's
         _load_deployed_charts(tree, part.objects, state, only)
+    _cap_apps(tree, rel, parts, state)
     settled = settle(parts)
     state.findings.extend(settled.findings)
     # before any text about them leaves; every app's copy (the prod overlay's Secret too)
@@ -156,6 +158,25 @@ def load_tree(
     # one deployer seen by two apps is one error
     state.errors = sorted(set(state.errors), key=lambda e: (e.file, e.line, e.message))
     return state
+
+
+def _cap_apps(tree: Tree, rel: str, parts: list[Part], state: DesiredState) -> None:
+    """The object cap per app, all its files and renders together (each render is capped
+    on its own as it streams, :mod:`.render_caps`): an app over it is an error and none
+    of its objects is judged."""
+    limit = render_caps(tree.root).objects
+    for part in parts:
+        if len(part.objects) > limit:
+            where = part.root or rel or "."
+            state.errors.append(
+                ManifestError(
+                    where,
+                    0,
+                    f"the app at {where} has {len(part.objects):,} objects, more than "
+                    f"{limit:,} (manifests.max_rendered_objects): none of them is judged",
+                )
+            )
+            part.objects.clear()
 
 
 def _load_dir(

@@ -76,7 +76,12 @@ def config(caps: str) -> str:
     "caps, said",
     [
         ("", "more than 20,000 objects (manifests.max_rendered_objects)"),
-        ("render_timeout_s: 3", "did not finish within 3 s (manifests.render_timeout_s)"),
+        # the other caps out of reach, so only the deadline can stop it however fast
+        # the machine renders (on an idle one helm reached the object cap within 3 s)
+        (
+            "render_timeout_s: 1, max_rendered_objects: 100000000, max_rendered_bytes: 10000000000",
+            "did not finish within 1 s (manifests.render_timeout_s)",
+        ),
         ("max_rendered_bytes: 100000", "more than 100,000 bytes (manifests.max_rendered_bytes)"),
     ],
     ids=["objects", "deadline", "bytes"],

@@ -13,11 +13,13 @@ why every timeout here is exact under a fake clock.
 The sync wait ends when the engine applied the merged commit: Deployed (applied
 and the whole app Healthy), or applied (the operation succeeded at that SHA) with
 none of the objects the candidate changed still rolling out. It fails on an
-apply error, or when the commit is not applied within the sync timeout; a
-commit applied whose own objects still roll out at the timeout goes to the
-window. Whether the app is any better is never the sync wait's question: an
-app the fix leaves unhealthy for another reason (a second fault of the same
-commit) is never Deployed, and waiting for that undid correct partial fixes.
+apply error, or when the commit is not applied, or its own objects have not
+rolled out, within the sync timeout: a rollout the candidate started that never
+completes (a probe on a port nobody serves) keeps the old pods serving, which no
+window reading can tell from a fix, so it is undone here. Whether the app is any
+better is never the sync wait's question: an app the fix leaves unhealthy for
+another reason (a second fault of the same commit) is never Deployed, and
+waiting for that undid correct partial fixes.
 Health and mu against the checkpoint are the window's verdict
 (:func:`~gitmedic.reconciler.transaction.verdict.judge`).
 
@@ -228,10 +230,6 @@ def _await_sync(state: TxnState, ports: Ports, now: float, config: MachineConfig
     if failed is not None:  # what the last measurement saw: the revert PR says it
         return _undo(state, ports, now, failed.reason, **_seen(taken[-1]))
     waited = now - state.merged_at
-    if waited >= config.sync_timeout_s and status.applied:
-        # Applied, but what the candidate changed still rolls out (another fault of the
-        # same object may hold it back): the window judges it against the checkpoint.
-        return _record(state, Phase.SYNCED, now)
     if waited >= config.sync_timeout_s:
         return _undo(
             state,

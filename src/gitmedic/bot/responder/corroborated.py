@@ -26,11 +26,10 @@ A desired-state finding at HEAD corroborates a live one when
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import Any
 
 from gitmedic.bot.responder.bisect import bisect_fix, find_introduction
+from gitmedic.bot.responder.implicated import string_values
 from gitmedic.bot.responder.related import related_objects
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding, Resource
@@ -67,18 +66,7 @@ def _subjects(cause: Finding, near: frozenset[Resource]) -> set[str]:
     """What ``cause`` is about: its parameter values, the places it names left out."""
     places = {r.name for r in near} | {r.namespace for r in near}
     about = {k: v for k, v in cause.params.items() if k not in _WHERE}
-    return {v for v in _values(about) if v and v not in places}
-
-
-def _values(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _values(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _values(item)
+    return {v for v in string_values(about) if v and v not in places}
 
 
 def _explained(fix: Fix, live: Finding, cause: Finding) -> Fix:

@@ -42,6 +42,7 @@ from typing import Any
 
 from gitmedic.bot.responder.workspace import Fix, Workspace
 from gitmedic.detectors.finding import Finding, Resource
+from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.documents import EditError, blob_sha
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.history import restore_fields
@@ -75,8 +76,9 @@ def implicated_only(ws: Workspace, finding: Finding, fix: Fix) -> Fix | None:
         return fix  # values set from a recipe's fallback: no neighbour is restored
     units = list(changed_items(ws, fix))
     named = words_of(finding)
-    referenced = frozenset(_values(finding.params))
-    strays = [u for u in units if u.name not in named and not _references(ws, fix, u, referenced)]
+    referenced = frozenset(string_values(finding.params))
+    holds = _Holders(ws, fix, referenced)
+    strays = [u for u in units if u.name not in named and not holds(u)]
     if not strays:
         return fix
     desired = ws.states.judges(finding) and ws.states.visible(finding, ws.head)
@@ -125,31 +127,44 @@ def words_of(finding: Finding) -> frozenset[str]:
     return frozenset(words)
 
 
-def _values(value: Any) -> Iterator[str]:
-    """The string values of a finding's parameters (not their keys)."""
+def string_values(value: Any) -> Iterator[str]:
+    """The string values in a finding's parameters (not their keys), at any depth."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
         for item in value.values():
-            yield from _values(item)
+            yield from string_values(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _values(item)
+            yield from string_values(item)
 
 
-def _references(ws: Workspace, fix: Fix, unit: Unit, referenced: frozenset[str]) -> bool:
-    """Does the item hold one of ``referenced`` as a value (at HEAD, or as the fix leaves
-    it for an item the fix adds back)?"""
-    if not referenced:
-        return False
-    contents = {**ws.contents, **fix.contents} if unit.kind == ADD else ws.contents
-    ref = unit.ref
-    obj = ws.states.with_files(ws.head, contents).get(ref.kind, ref.namespace, ref.name)
-    if obj is None:
-        return False
-    where: Any = unit.name if unit.keyed else Match("name", unit.name)
-    found, item = lookup(obj.body, (*unit.collection, where))
-    return found and bool(referenced & set(_values(item)))
+class _Holders:
+    """Whether an item holds one of ``referenced`` as a value: at HEAD, or as the fix
+    leaves it for an item the fix adds back. Each of the two states is built once per
+    fix, not once per item (a rendered app is rendered again to build one)."""
+
+    def __init__(self, ws: Workspace, fix: Fix, referenced: frozenset[str]) -> None:
+        self.ws, self.fix, self.referenced = ws, fix, referenced
+        self._states: dict[bool, Snapshot] = {}
+
+    def __call__(self, unit: Unit) -> bool:
+        if not self.referenced:
+            return False
+        ref = unit.ref
+        obj = self._state(unit.kind == ADD).get(ref.kind, ref.namespace, ref.name)
+        if obj is None:
+            return False
+        where: Any = unit.name if unit.keyed else Match("name", unit.name)
+        found, item = lookup(obj.body, (*unit.collection, where))
+        return found and bool(self.referenced & set(string_values(item)))
+
+    def _state(self, fixed: bool) -> Snapshot:
+        if fixed not in self._states:
+            ws = self.ws
+            contents = {**ws.contents, **self.fix.contents} if fixed else ws.contents
+            self._states[fixed] = ws.states.with_files(ws.head, contents)
+        return self._states[fixed]
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -202,19 +202,7 @@ def _package_url(remote: RemoteChart, index: dict[str, Any], version: str) -> st
 
 def _download(remote: RemoteChart, url: str, out: Path, version: str) -> Path:
     """The package at ``url``, following redirects on the repository's host only."""
-    import urllib.error
-
-    opener = _same_host_opener()
-    try:
-        with opener.open(url, timeout=PULL_TIMEOUT_S) as answer:
-            data = answer.read(MAX_PACKAGE_BYTES + 1)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise ChartPullError(
-            f"{remote.describe()} cannot be pulled: {url}: {reason}; {remote.vendor_hint()}"
-        ) from None
-    if len(data) > MAX_PACKAGE_BYTES:
-        raise ChartPullError(f"{url} is larger than {MAX_PACKAGE_BYTES >> 20} MB")
+    data = _get(remote, url, MAX_PACKAGE_BYTES)
     package = out / f"{remote.chart}-{version}.tgz"
     package.write_bytes(data)
     return package
@@ -243,6 +231,23 @@ def _run(argv: list[str], remote: RemoteChart, home: Path) -> str:
     return proc.stdout
 
 
+def _get(remote: RemoteChart, url: str, limit: int) -> bytes:
+    """``url``'s body, at most ``limit`` bytes, redirected on the repository's host only."""
+    import urllib.error
+
+    try:
+        with _same_host_opener().open(url, timeout=PULL_TIMEOUT_S) as answer:
+            data: bytes = answer.read(limit + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ChartPullError(
+            f"{remote.describe()} cannot be pulled: {url}: {reason}; {remote.vendor_hint()}"
+        ) from None
+    if len(data) > limit:
+        raise ChartPullError(f"{url} is larger than {limit >> 20} MB")
+    return data
+
+
 def _same_host_opener() -> Any:
     """An opener whose redirects stay on the repository's host: the index is the
     repository's own. Imported when an index or a package is fetched: ``urllib.request``
@@ -263,19 +268,7 @@ def _same_host_opener() -> Any:
 
 def _fetch_index(remote: RemoteChart) -> dict[str, Any]:
     url = remote.repository.rstrip("/") + "/index.yaml"
-    import urllib.error
-
-    opener = _same_host_opener()
-    try:
-        with opener.open(url, timeout=PULL_TIMEOUT_S) as answer:
-            data = answer.read(MAX_INDEX_BYTES + 1)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise ChartPullError(
-            f"{remote.describe()} cannot be pulled: {url}: {reason}; {remote.vendor_hint()}"
-        ) from None
-    if len(data) > MAX_INDEX_BYTES:
-        raise ChartPullError(f"{url} is larger than {MAX_INDEX_BYTES >> 20} MB")
+    data = _get(remote, url, MAX_INDEX_BYTES)
     try:
         index = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:

@@ -47,7 +47,8 @@ class MonitorMetrics:
         self.metrics, self.journal, self.app = metrics, journal, app
         self.notifier, self.now = notifier, now
         # outcomes of earlier runs: not this process's
-        self.counted = {txn_id: t.outcome for txn_id, t in self._finished().items()}
+        finished = _finished(journal.transactions())
+        self.counted = {txn_id: t.outcome for txn_id, t in finished.items()}
 
     def on_event(self, event: Event) -> None:
         tokens = event.data.get("tokens")
@@ -60,15 +61,16 @@ class MonitorMetrics:
         self.metrics.open_incidents(self.app, len(loop.incidents.open))
         self.metrics.app_evaluated.labels(app=self.app).set(self.now())
         self.metrics.detector_seconds.observe(loop.monitor.last_seconds)
-        self._phases()
-        for txn_id, state in self._finished().items():
+        txns = self.journal.transactions()  # read once: the phases and the outcomes
+        self._phases(txns)
+        for txn_id, state in _finished(txns).items():
             if txn_id not in self.counted:
                 self.counted[txn_id] = state.outcome
                 self.metrics.transactions.labels(outcome=state.outcome.value).inc()
                 self._tell(state)
 
-    def _phases(self) -> None:
-        unsettled = Counter(t.phase for t in self.journal.transactions() if not t.phase.terminal)
+    def _phases(self, txns: list[TxnState]) -> None:
+        unsettled = Counter(t.phase for t in txns if not t.phase.terminal)
         for phase in Phase:
             if not phase.terminal:  # every series set, so a drained phase reads 0
                 count = unsettled[phase]
@@ -82,7 +84,8 @@ class MonitorMetrics:
             f"gitmedic reverted {state.plan.title}{pr} in {self.app}: the app was worse after it"
         )
 
-    def _finished(self) -> dict[str, TxnState]:
-        # Attempts at a fix: an incident's memory PR is a transaction, not an outcome of it.
-        attempts = [t for t in self.journal.transactions() if t.plan.strategy != "memory"]
-        return {t.plan.txn_id: t for t in attempts if t.outcome in COUNTED}
+
+def _finished(txns: list[TxnState]) -> dict[str, TxnState]:
+    # Attempts at a fix: an incident's memory PR is a transaction, not an outcome of it.
+    attempts = [t for t in txns if t.plan.strategy != "memory"]
+    return {t.plan.txn_id: t for t in attempts if t.outcome in COUNTED}

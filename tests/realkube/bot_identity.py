@@ -22,7 +22,7 @@ from tests.support.tools import ROOT, tool_path
 CHART = ROOT / "charts" / "gitmedic"
 CHART_RULES = CHART / "files" / "clusterrole-rules.yaml"
 # README's install (a GitHub App); each test sets the engine and rbac.readSecrets
-DEFAULT_VALUES = ROOT / "tests" / "chart" / "values" / "app-argocd-cr.yaml"
+DEFAULT_VALUES = CHART / "ci" / "app-argocd-cr-values.yaml"
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
 

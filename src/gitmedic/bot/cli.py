@@ -14,14 +14,9 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer killed by it
+from gitmedic.bot.exits import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 
 Command = Callable[[argparse.Namespace], int]
-
-
-class UsageError(Exception):
-    """Bad input from the command line: printed as ``gitmedic: error: ...``, exit 2."""
 
 
 def _detect(args: argparse.Namespace) -> int:

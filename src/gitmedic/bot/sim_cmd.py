@@ -24,7 +24,7 @@ EXIT_OK, EXIT_ERROR = 0, 2
 
 
 def run_sim_status(args: argparse.Namespace) -> int:
-    from gitmedic.bot.cli import UsageError
+    from gitmedic.bot.exits import UsageError
 
     path = Path(args.path)
     namespace = args.namespace or "default"

@@ -39,7 +39,7 @@ class _Started(Protocol):
 
 def check_cluster_for_forge(forge: str, cluster: str | None) -> str:
     """The cluster to use: ``kube`` with a real forge (refusing ``sim``), else ``sim``."""
-    from gitmedic.bot.cli import UsageError
+    from gitmedic.bot.exits import UsageError
 
     if forge == "github":
         if cluster == "sim":

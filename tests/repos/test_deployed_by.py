@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.reconciler.config import ConfigError, ValuesSource, parse_config
+from gitmedic.reconciler.config import ConfigError, ValuesSource
 from gitmedic.reconciler.manifests.app_charts import tree_config
+from gitmedic.reconciler.manifests.config_file import parse_config
 from gitmedic.reconciler.manifests.deployed_by import Deployed, DeployerError, read_deployer
 from gitmedic.reconciler.manifests.tree import FsTree
 from tests.manifests.helpers import write

@@ -20,15 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from gitmedic.reconciler.config import (
-    CONFIG_PATH,
-    AppConfig,
-    Config,
-    ConfigError,
-    find_config,
-    load_config,
-    parse_config,
-)
+from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, ConfigError, find_config
+from gitmedic.reconciler.manifests.config_file import load_config, parse_config
 
 __all__ = ["DISCOVERED", "acted_apps", "acted_config", "adopted_note", "repo_apps_config"]
 

@@ -94,7 +94,8 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def _check_config(repo: Path) -> None:
-    from gitmedic.reconciler.config import find_config, load_config
+    from gitmedic.reconciler.config import find_config
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     found = find_config(repo)
     if found is not None:

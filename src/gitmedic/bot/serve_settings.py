@@ -130,8 +130,9 @@ def git_changed_files(repo: Path) -> ChangedFiles:
 def watched_paths(repo: Path, extra: tuple[str, ...]) -> tuple[str, ...]:
     """App folders from ``.gitmedic/config.yaml`` (else of the apps adopted for the repo:
     :mod:`gitmedic.bot.adopted_apps`) plus ``--watch``; else the whole repo."""
-    from gitmedic.reconciler.config import find_config, load_config
+    from gitmedic.reconciler.config import find_config
     from gitmedic.reconciler.manifests.app_charts import adopted_config
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     found = find_config(repo)
     config = load_config(found) if found else adopted_config(repo)

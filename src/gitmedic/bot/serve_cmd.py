@@ -1,9 +1,27 @@
 """``gitmedic serve``: wire settings, forge, actions and the webhook app, then run uvicorn.
 
-The settings (flags, else the environment the Helm chart sets) are read by
-:mod:`gitmedic.bot.serve_settings`, the monitor, forge and service are assembled
-by :mod:`gitmedic.bot.serve_wiring`; this runs them. FastAPI and uvicorn are
-imported here only, so other commands never pay for them.
+Settings come from flags, else the environment (what the Helm chart sets):
+``GITMEDIC_WEBHOOK_SECRET`` (required), ``GITMEDIC_STATE_DIR``, ``GITMEDIC_REPO``,
+``GITMEDIC_HOST``, ``GITMEDIC_PORT``, ``GITMEDIC_MAX_BODY_BYTES``,
+``GITMEDIC_LOG_LEVEL``; the limits on clients before they are authenticated,
+``GITMEDIC_READ_TIMEOUT_S`` (whole request, headers and body),
+``GITMEDIC_KEEP_ALIVE_S``, ``GITMEDIC_MAX_CONNECTIONS`` (requests being received
+at once) and ``GITMEDIC_IN_FLIGHT_BYTES`` (their bytes received so far): past
+either, the costliest stranger is evicted, never the newcomer (:mod:`.server.admission`);
+``GITMEDIC_HEALTH_STALL_INTERVALS`` (``/healthz`` fails after that many monitor
+intervals without progress: :mod:`gitmedic.bot.serve_health`, default 10) and
+``GITMEDIC_NOTIFY_URL`` (a Slack-compatible webhook told of escalations and
+reverts: :mod:`gitmedic.bot.notify`); the monitor's ``GITMEDIC_FORGE`` (local|github),
+``GITMEDIC_CLUSTER`` (sim|kube) and ``GITMEDIC_INTERVAL`` are read by
+:mod:`gitmedic.bot.serve_wiring`, GitHub's by :mod:`gitmedic.bot.github_env`.
+The secret is registered with the redaction registry before anything logs.
+FastAPI and uvicorn are imported here only, so other commands never pay for them.
+
+The settings are read and the service built by :mod:`gitmedic.bot.serve_settings`
+(below this command and :mod:`gitmedic.bot.serve_wiring`, which both use them).
+Plug-in points for ``gitmedic run``: its :func:`build_service` takes any
+:class:`~gitmedic.bot.actions.BotActions` (the transaction engine), and the
+returned service's ``metrics`` are the ones the monitor records into.
 """
 
 from __future__ import annotations

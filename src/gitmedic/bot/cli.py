@@ -1,9 +1,10 @@
 """The ``gitmedic`` command line (a contract: users' scripts and CI depend on it).
 
 Start-up time is a feature: ``gitmedic detect`` runs on every pull request, so
-this module imports only argparse; each command imports what it needs when it
-runs, and heavy clients (kubernetes, PyGithub, litellm, FastAPI) only inside the
-commands that use them.
+this module imports only argparse and the exit codes (:mod:`.exits`, which the
+commands share without importing the command line); each command imports what it
+needs when it runs, and heavy clients (kubernetes, PyGithub, litellm, FastAPI) only
+inside the commands that use them.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ RECONCILER = "reconciler: transaction > sync | oracles | manifests > health | co
 BOT = "bot: cli > commands > assembly > loop | server > responder, memory > render, forges"
 LOOP = "bot.loop: loop > answer > transactions > wiring > decisions"
 TRANSACTION = "reconciler.transaction: runner > machine > verdicts > ports > model > window"
+DETECTORS = "detectors: runner > detectors > spec > snapshot > values"
 
 
 @pytest.mark.parametrize(
@@ -64,6 +65,8 @@ TRANSACTION = "reconciler.transaction: runner > machine > verdicts > ports > mod
         ("gitmedic.bot.sarif", "gitmedic.bot.run_cmd", BOT),
         ("gitmedic.bot.sqlite_file", "gitmedic.bot.policy", BOT),
         ("gitmedic.bot.loop.transact", "gitmedic.bot.loop.answer", LOOP),
+        ("gitmedic.detectors.snapshot", "gitmedic.detectors.spec", DETECTORS),
+        ("gitmedic.detectors.builtin.dns_policy_none", "gitmedic.detectors.runner", DETECTORS),
         # client libraries outside their adapters
         ("gitmedic.bot.loop.loop", "kubernetes", "kubernetes only in the live cluster adapters"),
         ("gitmedic.bot.forges.local", "github", "PyGithub only in the GitHub forge"),

@@ -93,6 +93,7 @@ DETECTORS = "detectors: runner > detectors > spec > snapshot > values"
 def test_one_import_against_a_contract_breaks_it(
     graph: grimp.ImportGraph, importer: str, imported: str, contract: str
 ) -> None:
+    assert importer in graph.modules, "a module of the source, not a typo"
     changed = deepcopy(graph)
     changed.add_import(importer=importer, imported=imported, line_number=1, line_contents="")
     assert contract in broken(changed)

@@ -35,7 +35,7 @@ def test_a_url_that_is_not_postgresql_is_refused_with_its_password_redacted(
     with pytest.raises(UsageError) as refused:
         open_journal(tmp_path, {JOURNAL_URL_ENV: f"mysql://bot:{SECRET}@db:3306/gitmedic"})
     assert str(refused.value) == (
-        f"{JOURNAL_URL_ENV}: mysql://bot:***@db:3306/gitmedic is not a postgresql:// URL"
+        f"{JOURNAL_URL_ENV}: mysql://bot:****@db:3306/gitmedic is not a postgresql:// URL"
     )
     assert not (tmp_path / "journal.sqlite").exists(), "no silent fall back to SQLite"
 
@@ -51,7 +51,7 @@ def test_an_unreachable_database_is_bad_input_naming_it_without_its_password(
     message = str(refused.value)
     assert message.startswith(
         f"{JOURNAL_URL_ENV}: cannot connect to the journal at "
-        f"postgresql://bot:***@127.0.0.1:{port}/gitmedic: "
+        f"postgresql://bot:****@127.0.0.1:{port}/gitmedic: "
     )
     assert "s3cr" not in message and "4711" not in message
     # registered before the journal was opened: any later text carrying it is scrubbed
@@ -61,9 +61,9 @@ def test_an_unreachable_database_is_bad_input_naming_it_without_its_password(
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
-        (f"postgresql://bot:{SECRET}@db:5432/j", "postgresql://bot:***@db:5432/j"),
+        (f"postgresql://bot:{SECRET}@db:5432/j", "postgresql://bot:****@db:5432/j"),
         ("postgres://bot@db/j?sslmode=require", "postgres://bot@db/j?sslmode=require"),
-        (f"postgresql://:{SECRET}@db/j", "postgresql://:***@db/j"),
+        (f"postgresql://:{SECRET}@db/j", "postgresql://:****@db/j"),
         ("postgresql://db/j", "postgresql://db/j"),
     ],
 )
@@ -76,7 +76,7 @@ def test_redact_scrubs_the_password_out_of_a_drivers_message_in_both_spellings()
     url = f"postgresql://bot:{SECRET}@db/j"
     assert password_of(url) == "s3cr/et-pw-4711"
     said = f"failed for {url} (password s3cr/et-pw-4711)"
-    assert redact(url, said) == "failed for postgresql://bot:***@db/j (password ***)"
+    assert redact(url, said) == "failed for postgresql://bot:****@db/j (password ****)"
 
 
 @pytest.mark.parametrize("target", ["journal.sqlite", "/var/lib/x.db", "postgresql:/x", "http://x"])

@@ -3,7 +3,7 @@ PostgreSQL database ``GITMEDIC_JOURNAL_URL`` names (more than one replica).
 
 The URL's password is registered with the redaction registry before the journal is
 opened, so no log line or comment can carry it, and every message here names the
-URL with its password replaced by ``***``. A URL that is not ``postgresql://`` or
+URL with its password replaced by ``****``. A URL that is not ``postgresql://`` or
 a database that cannot be reached is bad input (exit 2), never a silent fall back
 to SQLite: replicas that each wrote their own file would each think they held the
 lease.

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from gitmedic.reconciler.redact import MASK
 from gitmedic.reconciler.transaction.journal_store import (
     DuplicateKey,
     JournalUnavailable,
@@ -73,7 +74,8 @@ def password_of(url: str) -> str:
 
 
 def redact(url: str, text: str | None = None) -> str:
-    """``url`` (or ``text``, which may quote it) with the URL's password replaced by ***."""
+    """``url`` (or ``text``, which may quote it) with the URL's password replaced by ****
+    (the redaction registry's mask, so a message redacted twice reads the same)."""
     secret = password_of(url)
     if text is None:
         try:
@@ -83,10 +85,10 @@ def redact(url: str, text: str | None = None) -> str:
         if parts.password is not None:
             host = parts.netloc.rsplit("@", 1)[1]
             user = parts.username or ""
-            parts = parts._replace(netloc=f"{user}:***@{host}")
+            parts = parts._replace(netloc=f"{user}:{MASK}@{host}")
         text = urlunsplit(parts)
     for form in {secret, _raw_password(url)} - {""}:
-        text = text.replace(form, "***")
+        text = text.replace(form, MASK)
     return text
 
 

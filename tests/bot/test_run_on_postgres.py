@@ -24,10 +24,9 @@ pytestmark = pytest.mark.integration  # the whole loop in a subprocess
 def gitmedic_run(
     repo: Path, app: str, namespace: str, url: str
 ) -> subprocess.CompletedProcess[str]:
-    argv = ["run", str(repo), "--path", app, "--namespace", namespace]
+    argv = ["run", str(repo), "--path", app, "--namespace", namespace, "--once", "--json"]
     return subprocess.run(
-        [sys.executable, "-m", "gitmedic", *argv, "--cluster", "sim", "--forge", "local"]
-        + ["--once", "--json"],
+        [sys.executable, "-m", "gitmedic", *argv, "--cluster", "sim", "--forge", "local"],
         capture_output=True,
         text=True,
         timeout=300,

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from gitmedic.bot.extras import require
 from gitmedic.reconciler.redact import REGISTRY
 from gitmedic.reconciler.transaction import Journal
 from gitmedic.reconciler.transaction.journal_pg import is_postgres_url, password_of, redact
@@ -24,6 +25,13 @@ JOURNAL_URL_ENV = "GITMEDIC_JOURNAL_URL"
 SQLITE_FILE = "journal.sqlite"
 # serve's pending work stays on this host beside a PostgreSQL journal (bot/pending.py)
 LOCAL_FILE = "local.sqlite"
+
+
+def require_driver(environ: Mapping[str, str] = os.environ) -> None:
+    """At a command's start: a PostgreSQL journal needs the [postgres] extra (the CLI
+    names it), checked before any work rather than at the first app's journal."""
+    if environ.get(JOURNAL_URL_ENV, "").strip():
+        require("psycopg")
 
 
 def open_journal(state: Path, environ: Mapping[str, str] = os.environ) -> Journal:

@@ -83,9 +83,11 @@ __all__ = [
 def run_run(args: argparse.Namespace) -> int:
     from gitmedic.bot.cli import UsageError
     from gitmedic.bot.extras import MEMORY_ENGINE, require
+    from gitmedic.bot.journal_url import require_driver
     from gitmedic.bot.start_line import check_cluster_for_forge
 
     require(MEMORY_ENGINE)
+    require_driver()
 
     repo = Path(args.repo).resolve()
     if not (repo / ".git").exists():

@@ -1,7 +1,9 @@
-"""``gitmedic run`` (a subprocess) with its journal in a real PostgreSQL
+"""``gitmedic run`` and ``serve`` (subprocesses) with their journal in a real PostgreSQL
 (``GITMEDIC_JOURNAL_URL``): a fault fixed end to end on the local forge and the sim, the
 transaction and the lease in the database, nothing in the SQLite file, the password never
-printed. Skipped, saying why, without a PostgreSQL server (tests/support/postgres.py)."""
+printed; a fix ``run`` left waiting is approved through ``serve``, which resumes it from
+the shared database. Skipped, saying why, without a PostgreSQL server
+(tests/support/postgres.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.reconciler.transaction import Journal
+from gitmedic.reconciler.forge import Permission
+from gitmedic.reconciler.transaction import Journal, Phase
+from tests.bot.cli_world import NEVER, configured_repo, gitmedic, prs, serving, until
 from tests.bot.run_world import REAL, app_repo, show, with_fault
 from tests.support.postgres import PostgresServer
 
@@ -87,3 +91,28 @@ def test_an_unreachable_journal_database_exits_2_without_its_password(tmp_path: 
     assert "postgresql://bot:****@127.0.0.1:1/gitmedic" in result.stderr
     assert "Very-Secret-9931" not in result.stderr + result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_a_fix_run_left_waiting_is_approved_through_serve_on_the_same_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    repo, app, namespace = configured_repo(tmp_path, NEVER)
+    with_fault(repo, app, namespace, "service-target-port", target=REAL["online-boutique"][2])
+    journal_url = {"GITMEDIC_JOURNAL_URL": postgres_url}
+    argv = ("run", repo, "--cluster", "sim", "--forge", "local", "--once")
+    waiting = gitmedic(*argv, env=journal_url)
+    assert waiting.rc == 1, waiting.err  # the fix waits for a person
+    (fix,) = prs(repo)
+    LocalForge(repo).set_permission("maria", Permission.MAINTAIN)
+    journal = Journal(postgres_url)
+
+    def committed() -> bool:
+        found = [t for t in journal.transactions() if t.pr == fix["number"]]
+        return bool(found) and found[0].phase is Phase.COMMITTED
+
+    with serving(repo, env=journal_url) as served:
+        assert served.comment(fix["number"], "maria", "/gitmedic approve", 4301).status_code == 202
+        assert until(committed, 300), "serve did not carry the approved fix to committed"
+    state = repo / ".git" / "gitmedic"
+    assert not (state / "journal.sqlite").exists() and (state / "local.sqlite").is_file()
+    assert LocalForge(repo).get_pr(fix["number"]).state.value == "merged"

@@ -235,3 +235,27 @@ def test_a_process_killed_inside_a_write_leaves_nothing_of_it(target: Target) ->
     assert [r.seq for r in after.load("inc-1/1").records] == [1]
     after.append("inc-1/1", Record(2, Phase.GATED, EPOCH + 1, {"gate": json.dumps("ok")}))
     assert after.acquire("cart", "bot-a", now=EPOCH, ttl_s=60).acquired, "no lease was left"
+
+
+@pytest.mark.integration
+def test_a_postgresql_connection_lost_fails_that_operation_and_the_next_reconnects(
+    postgres_url: str,
+) -> None:
+    import psycopg
+
+    from gitmedic.reconciler.transaction.journal_store import JournalUnavailable
+
+    journal = Journal(postgres_url)
+    journal.create(plan(), EPOCH)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        # the server ends every other session on the database (a failover, a restart)
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(JournalUnavailable) as lost:
+        journal.append("inc-1/1", Record(1, Phase.PR_OPENED, EPOCH, {"pr": 1}))
+    password = postgres_url.split(":")[2].split("@")[0]
+    assert password not in str(lost.value) and "****" in str(lost.value)
+    journal.append("inc-1/1", Record(1, Phase.PR_OPENED, EPOCH, {"pr": 1}))
+    assert journal.load("inc-1/1").pr == 1

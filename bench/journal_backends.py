@@ -25,9 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gitmedic.reconciler.transaction import Journal, Phase, Record  # noqa: E402
 from tests.support.postgres import find_postgres, running_postgres  # noqa: E402
 from tests.transaction.fakes import plan  # noqa: E402
+
+from gitmedic.reconciler.transaction import Journal, Phase, Record  # noqa: E402
 
 
 def timed(ops: int, op: Callable[[int], object]) -> tuple[float, float]:

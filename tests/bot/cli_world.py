@@ -106,7 +106,9 @@ class Served:
 
 
 @contextmanager
-def serving(repo: Path, *, interval: float = 2.0) -> Iterator[Served]:
+def serving(
+    repo: Path, *, interval: float = 2.0, env: dict[str, str] | None = None
+) -> Iterator[Served]:
     """``gitmedic serve`` on the local forge of ``repo``, sharing ``run``'s journal."""
     port = free_port()
     argv = ["serve", "--forge", "local", "--cluster", "sim", "--repo", str(repo),
@@ -114,7 +116,7 @@ def serving(repo: Path, *, interval: float = 2.0) -> Iterator[Served]:
             "--interval", str(interval), "--log-level", "warning"]  # fmt: skip
     process = subprocess.Popen(
         [sys.executable, "-m", "gitmedic", *argv],
-        env={**os.environ, "GITMEDIC_WEBHOOK_SECRET": SECRET},
+        env={**os.environ, "GITMEDIC_WEBHOOK_SECRET": SECRET, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -31,8 +31,10 @@ through the API that makes commits (a PR's branch, a merge, a revert), whose
 commits are fetched, so the gate and the sim read what GitHub holds.
 
 One writer per app: the process takes each app's writer lease in the journal
-(``.git/gitmedic/journal.sqlite``) before it does anything, and leaves an app
-another ``gitmedic run`` holds, saying which process holds it.
+(``.git/gitmedic/journal.sqlite``, or the PostgreSQL database
+``GITMEDIC_JOURNAL_URL`` names: :mod:`gitmedic.bot.journal_url`) before it does
+anything, and leaves an app another ``gitmedic run`` holds, saying which process
+holds it.
 A restarted run first carries on every transaction the journal holds unsettled
 (a run killed mid-transaction), then answers what fires.
 
@@ -81,9 +83,11 @@ __all__ = [
 
 def run_run(args: argparse.Namespace) -> int:
     from gitmedic.bot.extras import MEMORY_ENGINE, require
+    from gitmedic.bot.journal_url import require_driver
     from gitmedic.bot.start_line import check_cluster_for_forge
 
     require(MEMORY_ENGINE)
+    require_driver()
 
     repo = Path(args.repo).resolve()
     if not (repo / ".git").exists():
@@ -263,14 +267,14 @@ def build_loop(
     on_event: Callable[[Event], None] | None = None,  # serve's: log, and yield its lock
     view: Callable[[Cluster], Cluster] = lambda cluster: cluster,  # serve's yielding clock
 ) -> Loop:
+    from gitmedic.bot.journal_url import open_journal
     from gitmedic.bot.memory.learned import load_learned
     from gitmedic.detectors.builtin import builtin_registry
-    from gitmedic.reconciler.transaction import Journal
 
     learned = load_learned(config.repo, builtin_registry())
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
-    journal = Journal(state / "journal.sqlite")
+    journal = open_journal(state)  # GITMEDIC_JOURNAL_URL's PostgreSQL, else state's SQLite
     cluster = view(_cluster(config, cluster_kind, _app_config(config), journal))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     return Loop(

@@ -11,9 +11,11 @@ either, the costliest stranger is evicted, never the newcomer (:mod:`.server.adm
 ``GITMEDIC_HEALTH_STALL_INTERVALS`` (``/healthz`` fails after that many monitor
 intervals without progress: :mod:`gitmedic.bot.serve_health`, default 10) and
 ``GITMEDIC_NOTIFY_URL`` (a Slack-compatible webhook told of escalations and
-reverts: :mod:`gitmedic.bot.notify`); the monitor's ``GITMEDIC_FORGE`` (local|github),
-``GITMEDIC_CLUSTER`` (sim|kube) and ``GITMEDIC_INTERVAL`` are read by
-:mod:`gitmedic.bot.serve_wiring`, GitHub's by :mod:`gitmedic.bot.github_env`.
+reverts: :mod:`gitmedic.bot.notify`); ``GITMEDIC_JOURNAL_URL`` (the journal in
+PostgreSQL, for more than one replica: :mod:`gitmedic.bot.journal_url`); the
+monitor's ``GITMEDIC_FORGE`` (local|github), ``GITMEDIC_CLUSTER`` (sim|kube) and
+``GITMEDIC_INTERVAL`` are read by :mod:`gitmedic.bot.serve_wiring`, GitHub's by
+:mod:`gitmedic.bot.github_env`.
 The secret is registered with the redaction registry before anything logs.
 FastAPI and uvicorn are imported here only, so other commands never pay for them.
 
@@ -37,8 +39,10 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from gitmedic.bot.extras import MEMORY_ENGINE, require
+    from gitmedic.bot.journal_url import require_driver
 
     require(MEMORY_ENGINE)
+    require_driver()
 
     from gitmedic.bot.github_env import GitHubEnvError
     from gitmedic.bot.serve_wiring import assemble

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from gitmedic.bot.exits import UsageError
 from gitmedic.bot.extras import require
 from gitmedic.reconciler.redact import REGISTRY
 from gitmedic.reconciler.transaction import Journal
@@ -35,8 +36,6 @@ def require_driver(environ: Mapping[str, str] = os.environ) -> None:
 
 
 def open_journal(state: Path, environ: Mapping[str, str] = os.environ) -> Journal:
-    from gitmedic.bot.cli import UsageError
-
     url = environ.get(JOURNAL_URL_ENV, "").strip()
     if not url:
         return Journal(state / SQLITE_FILE)

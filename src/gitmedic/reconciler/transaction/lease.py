@@ -19,6 +19,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from gitmedic.reconciler.transaction.journal import Journal, LockGrant
 
@@ -41,6 +42,20 @@ def dead_on_this_host(holder: str, host: str | None = None) -> bool:
     except PermissionError:  # it runs, as another user
         return False
     return False
+
+
+class WriterLease(Protocol):
+    """Who may write an app's journal: the journal's own lease (:class:`Lease`), or one
+    backed by a Kubernetes Lease (:mod:`gitmedic.reconciler.leases.app_lease`)."""
+
+    @property
+    def holder(self) -> str: ...
+
+    def hold(self) -> LockGrant:
+        """Take or renew it; a refused grant names the holder."""
+        ...
+
+    def release(self) -> None: ...
 
 
 @dataclass

@@ -174,3 +174,18 @@ def test_app_lease_names_are_dns_names_distinct_for_distinct_apps() -> None:
 def test_a_group_that_cannot_name_a_lease_is_refused(group: str) -> None:
     with pytest.raises(ValueError, match="shard group"):
         ShardCoordinator(FakeLeases(), APPS, "r", group=group, clock=Clock())
+
+
+def test_a_busy_app_is_not_shed_until_its_step_or_transaction_is_done() -> None:
+    api, clock = FakeLeases(), Clock()
+    busy: set[str] = set(APPS)
+    a = ShardCoordinator(
+        api, APPS, "r0", group="g", timing=TIMING, clock=clock, busy=busy.__contains__
+    )
+    rounds([a], clock)
+    b = ShardCoordinator(api, APPS, "r1", group="g", timing=TIMING, clock=clock)
+    rounds([a, b], clock)
+    assert shares([a, b]) == [set(APPS), set()], "nothing shed while every app is busy"
+    busy.clear()
+    rounds([a, b], clock, 2)
+    assert sorted(len(s) for s in shares([a, b])) == [5, 5]

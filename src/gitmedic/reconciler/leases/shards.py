@@ -86,6 +86,7 @@ class ShardCoordinator:
         group: str = "gitmedic",
         timing: Timing | None = None,
         clock: Callable[[], float],
+        busy: Callable[[str], bool] = lambda app: False,
     ) -> None:
         if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?", group):
             raise ValueError(f"shard group {group!r}: lowercase letters, digits and '-', <= 32")
@@ -93,6 +94,7 @@ class ShardCoordinator:
         self.apps = tuple(dict.fromkeys(apps))
         self.names = {app: app_lease_name(group, app) for app in self.apps}
         self.elector = Elector(api, holder, timing or Timing(), clock)
+        self.busy = busy  # an app mid-step or mid-transaction is not shed (later, if still over)
         self.slot = ""
         self.started: float | None = None  # the first round's time
         self._lock = threading.Lock()  # the coordinator's thread writes, the monitor reads
@@ -188,7 +190,8 @@ class ShardCoordinator:
 
     def _shed(self, cap: int) -> tuple[str, ...]:
         held = self._held()
-        surplus = sorted(held, key=lambda app: _preference(self.slot, app))[: len(held) - cap]
+        idle = [app for app in held if not self.busy(app)]
+        surplus = sorted(idle, key=lambda app: _preference(self.slot, app))[: len(held) - cap]
         for app in surplus:
             self.elector.release(self.names[app])
         return tuple(a for a in self.apps if a in surplus)

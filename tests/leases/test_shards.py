@@ -189,3 +189,17 @@ def test_a_busy_app_is_not_shed_until_its_step_or_transaction_is_done() -> None:
     busy.clear()
     rounds([a, b], clock, 2)
     assert sorted(len(s) for s in shares([a, b])) == [5, 5]
+
+
+def test_a_replica_under_its_cap_keeps_every_app_it_holds() -> None:
+    api, clock = FakeLeases(), Clock()
+    a, b, c = replicas(api, clock, 3)
+    rounds([a, b, c], clock)
+    mine = shares([a])[0]
+    transitions = {x: api.leases[app_lease_name("g", x)].transitions for x in mine}
+    for _ in range(10):  # c is gone: a's cap rises from 4 to 5, and it sheds nothing
+        for survivor in (a, b):
+            survivor.tick()
+        clock.advance(TIMING.retry_s)
+    assert mine <= shares([a])[0]
+    assert {x: api.leases[app_lease_name("g", x)].transitions for x in mine} == transitions

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
+import signal
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -159,6 +162,32 @@ def build_service(
     return Service(config, deps, metrics=metrics)
 
 
+class _Terminated(Exception):
+    """SIGTERM (Kubernetes stopping the pod), after uvicorn's graceful shutdown."""
+
+
+@contextmanager
+def _terminated_cleanly() -> Iterator[None]:
+    """uvicorn re-raises the SIGTERM it caught once it has shut down; left to the default
+    action, that kills the process before the monitor stops and the leases are released
+    (the next replica would wait for them to expire). Raised as an exception instead, it
+    unwinds through ``served.running()``, and serve exits 0."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    except _Terminated:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -185,7 +214,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # A body as large as the limit must always fit, evicting everyone else if need be.
     in_flight = max(limits.in_flight_bytes, settings.max_body_bytes + limits.max_header_bytes)
     protocol = with_limits(limits.read_timeout_s, Admission(limits.max_connections, in_flight))
-    with served.running():
+    with _terminated_cleanly(), served.running():
         uvicorn.run(
             create_app(served.service),
             host=settings.host,

@@ -144,9 +144,8 @@ def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str
     if note := adopted_note(repo):
         log.info(note)
     apps, broken = served.configs, served.broken
-    log.info(
-        start_line(kind, forge, repo, args.cluster, served.loops, env, apps=apps, broken=broken)
-    )
+    line = start_line(kind, forge, repo, args.cluster, served.loops, env, apps=apps, broken=broken)
+    log.info(f"{line}; {served.shards.describe()}" if served.shards else line)
     return served
 
 

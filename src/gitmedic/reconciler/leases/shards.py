@@ -191,7 +191,8 @@ class ShardCoordinator:
     def _shed(self, cap: int) -> tuple[str, ...]:
         held = self._held()
         idle = [app for app in held if not self.busy(app)]
-        surplus = sorted(idle, key=lambda app: _preference(self.slot, app))[: len(held) - cap]
+        over = max(0, len(held) - cap)
+        surplus = sorted(idle, key=lambda app: _preference(self.slot, app))[:over]
         for app in surplus:
             self.elector.release(self.names[app])
         return tuple(a for a in self.apps if a in surplus)

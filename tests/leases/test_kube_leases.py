@@ -81,7 +81,7 @@ def test_409_is_a_conflict() -> None:
         (Response(200, b"[]"), "not an object"),
         (Response(200, b'{"items": {}}'), "not a list"),
         (Response(200, b'{"items": [{"metadata": {}}]}'), "without a name"),
-        (urllib3.exceptions.MaxRetryError(None, "/", "refused"), "cannot reach"),
+        (urllib3.exceptions.ProtocolError("connection refused"), "cannot reach"),
     ],
 )
 def test_every_other_failure_is_an_error_naming_the_call(

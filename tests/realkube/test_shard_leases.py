@@ -131,6 +131,12 @@ def until(condition: Callable[[], bool], timeout_s: float) -> float:
     return time.monotonic() - began
 
 
+def acts_on_its_own(replicas: Replicas, name: str, held: dict[str, str]) -> None:
+    """Until the apps it steps are exactly those whose Lease it holds."""
+    mine = {app for app, holder in held.items() if holder == name}
+    until(lambda: replicas.acting_on(name) == mine, 30)
+
+
 def shares(holders: dict[str, str]) -> Counter[str]:
     return Counter(holders.values())
 
@@ -152,8 +158,7 @@ def test_three_replicas_divide_six_apps_and_take_a_killed_ones_over(
         until(divided, 180)
         held = replicas.holders()
         for name in ("a", "b", "c"):
-            mine = {app for app, holder in held.items() if holder == name}
-            until(lambda name=name, mine=mine: replicas.acting_on(name) == mine, 30)
+            acts_on_its_own(replicas, name, held)
         assert f"shards: Leases in namespace {namespace}" in replicas.log("a")
 
         orphans = {app for app, holder in held.items() if holder == "a"}
@@ -170,8 +175,7 @@ def test_three_replicas_divide_six_apps_and_take_a_killed_ones_over(
         print(f"shards: the killed replica's apps taken over in {took:.1f} s (lease {LEASE_S} s)")
         assert took <= LEASE_S + 2 * ROUND_S + 2, f"{took:.1f} s"
         for name in ("b", "c"):
-            mine = {app for app, holder in replicas.holders().items() if holder == name}
-            until(lambda name=name, mine=mine: replicas.acting_on(name) == mine, 30)
+            acts_on_its_own(replicas, name, replicas.holders())
 
         os.kill(replicas.pids["b"], signal.SIGTERM)  # a clean stop releases its Leases
         began = time.monotonic()

@@ -87,7 +87,9 @@ class Loop:
             namer=self.book.name,
             known=learned_ids(self.detectors),
         )
-        self.lease: WriterLease = lease or Lease(journal, config.app, this_process(), config.lock_ttl_s)
+        self.lease: WriterLease = lease or Lease(
+            journal, config.app, this_process(), config.lock_ttl_s
+        )
         self.txns = Transactions(
             config, cluster, forge, journal, self.detectors, on_record=self._recorded
         )

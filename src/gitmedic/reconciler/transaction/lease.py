@@ -8,7 +8,9 @@ host whose process is gone is dead at once, so a restarted ``gitmedic run`` take
 over the lease its SIGKILLed predecessor left without waiting for it to expire;
 a holder on another host (or of another format) is trusted until its lease
 expires. More than one replica on different hosts needs the lease somewhere all
-of them see (see README, "Running more than one replica").
+of them see (see README, "Running more than one replica"): the loop takes any
+:class:`WriterLease`, and ``serve --shard-leases`` gives it one backed by the app's
+Kubernetes Lease (:mod:`gitmedic.reconciler.leases.app_lease`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ FRESH = LeaseRecord("", 0, 0.0, 0.0, labels={"gitmedic.dev/shard-group": "g"})
 
 
 def elector(api: FakeLeases, holder: str, clock: Clock) -> Elector:
-    return Elector(api, holder, TIMING, clock)
+    return Elector(api, holder, TIMING, clock, wall=clock)  # one clock judges and stamps
 
 
 def seen_by(one: Elector, api: FakeLeases) -> Elector:
@@ -64,8 +64,8 @@ def test_another_holder_is_refused_until_the_duration_passes_since_it_saw_a_chan
 
 def test_expiry_is_judged_on_the_observers_clock_not_the_written_renew_time() -> None:
     api, clock = FakeLeases(), Clock()
-    a_clock = Clock(clock.now - 3600)  # the holder's clock is an hour behind
-    elector(api, "a", a_clock).acquire(NAME, FRESH)
+    a_wall = Clock(clock.now - 3600)  # the holder's wall clock is an hour behind
+    Elector(api, "a", TIMING, clock, wall=a_wall).acquire(NAME, FRESH)
     assert api.leases[NAME].renewed == clock.now - 3600
     b = seen_by(elector(api, "b", clock), api)
     assert not b.acquire(NAME, FRESH).acquired  # a renewTime an hour old is not expiry

@@ -92,7 +92,7 @@ class Shards:
             holder,
             group=settings.group,
             timing=Timing.of(settings.lease_s),
-            clock=time.time,
+            clock=time.monotonic,
             busy=busy,
         )
         shards = cls(coordinator, settings.namespace)

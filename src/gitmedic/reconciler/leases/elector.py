@@ -1,6 +1,7 @@
 """Leases taken, renewed, taken over and released as client-go's leaderelection does.
 
-A Lease is judged on this process's own clock, never on the times written in it:
+A Lease is judged on this process's own (monotonic) clock, never on the times
+written in it:
 each version (``resourceVersion``) of a Lease is stamped with when this process
 first saw it, and another holder's Lease has expired once ``leaseDurationSeconds``
 have passed since then with no new version. Clock skew between replicas thus
@@ -19,6 +20,7 @@ acting before anyone else may start.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -71,7 +73,8 @@ class Elector:
     api: LeaseApi
     holder: str
     timing: Timing
-    clock: Callable[[], float]
+    clock: Callable[[], float]  # judges: monotonic in a process (time.monotonic)
+    wall: Callable[[], float] = time.time  # the times written into Leases, for people
     seen: dict[str, Seen] = field(default_factory=dict)
     renewed: dict[str, float] = field(default_factory=dict)  # held name -> last renewal landed
 
@@ -109,22 +112,22 @@ class Elector:
     def acquire(self, name: str, fresh: LeaseRecord) -> LockGrant:
         """Take or renew ``name`` (``fresh`` is the Lease to create if nobody has one):
         a refused grant names the holder; 409 is a refusal too. Other API errors raise."""
-        now = self.clock()
+        now, stamp = self.clock(), self.wall()
         seen = self.seen.get(name)
         duration = self.timing.duration_s
         if seen is None:
-            record = replace(fresh, holder=self.holder, duration_s=duration, acquired=now)
+            record = replace(fresh, holder=self.holder, duration_s=duration, acquired=stamp)
             write = self.api.create
         elif seen.record.holder == self.holder:
-            record = replace(seen.record.renewed_at(now), duration_s=duration)
+            record = replace(seen.record.renewed_at(stamp), duration_s=duration)
             write = self.api.update
         elif not seen.free(now):
             return LockGrant(False, seen.record.holder, expires=seen.expires)
         else:
-            record = seen.record.taken_by(self.holder, now, duration)
+            record = seen.record.taken_by(self.holder, stamp, duration)
             write = self.api.update
         try:
-            written = write(name, replace(record, renewed=now))
+            written = write(name, replace(record, renewed=stamp))
         except LeaseConflict:
             self.renewed.pop(name, None)  # our version is stale: the next list says who won
             return LockGrant(False, seen.record.holder if seen else "")
@@ -142,6 +145,7 @@ class Elector:
             return
         now = self.clock()
         try:
-            self.seen[name] = Seen(self.api.update(name, seen.record.released_at(now)), now)
+            released = seen.record.released_at(self.wall())
+            self.seen[name] = Seen(self.api.update(name, released), now)
         except LeaseConflict:
             return

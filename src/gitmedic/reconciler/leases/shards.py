@@ -34,6 +34,7 @@ import hashlib
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -86,6 +87,7 @@ class ShardCoordinator:
         group: str = "gitmedic",
         timing: Timing | None = None,
         clock: Callable[[], float],
+        wall: Callable[[], float] = time.time,
         busy: Callable[[str], bool] = lambda app: False,
     ) -> None:
         if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?", group):
@@ -93,7 +95,7 @@ class ShardCoordinator:
         self.api, self.group, self.holder = api, group, holder
         self.apps = tuple(dict.fromkeys(apps))
         self.names = {app: app_lease_name(group, app) for app in self.apps}
-        self.elector = Elector(api, holder, timing or Timing(), clock)
+        self.elector = Elector(api, holder, timing or Timing(), clock, wall)
         self.busy = busy  # an app mid-step or mid-transaction is not shed (later, if still over)
         self.slot = ""
         self.started: float | None = None  # the first round's time
@@ -221,7 +223,7 @@ class ShardCoordinator:
     def _fresh(self, role: str, app: str = "") -> LeaseRecord:
         labels = {ROLE: role, GROUP: self.group, "app.kubernetes.io/managed-by": "gitmedic"}
         annotations = {APP: app} if app else {}
-        now = self.elector.clock()
+        now = self.elector.wall()
         return LeaseRecord(
             self.holder, self.timing.duration_s, now, now, 0, "", labels, annotations
         )

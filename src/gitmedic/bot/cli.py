@@ -1,9 +1,10 @@
 """The ``gitmedic`` command line (a contract: users' scripts and CI depend on it).
 
 Start-up time is a feature: ``gitmedic detect`` runs on every pull request, so
-this module imports only argparse; each command imports what it needs when it
-runs, and heavy clients (kubernetes, PyGithub, litellm, FastAPI) only inside the
-commands that use them.
+this module imports only argparse and the exit codes (:mod:`.exits`, which the
+commands share without importing the command line); each command imports what it
+needs when it runs, and heavy clients (kubernetes, PyGithub, litellm, FastAPI) only
+inside the commands that use them.
 """
 
 from __future__ import annotations
@@ -14,14 +15,9 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer killed by it
+from gitmedic.bot.exits import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 
 Command = Callable[[argparse.Namespace], int]
-
-
-class UsageError(Exception):
-    """Bad input from the command line: printed as ``gitmedic: error: ...``, exit 2."""
 
 
 def _detect(args: argparse.Namespace) -> int:

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmedic.bot.adopted_apps import acted_apps, acted_config
+from gitmedic.bot.exits import UsageError
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
@@ -79,7 +80,6 @@ __all__ = [
 
 
 def run_run(args: argparse.Namespace) -> int:
-    from gitmedic.bot.cli import UsageError
     from gitmedic.bot.extras import MEMORY_ENGINE, require
     from gitmedic.bot.start_line import check_cluster_for_forge
 
@@ -94,7 +94,8 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def _check_config(repo: Path) -> None:
-    from gitmedic.reconciler.config import find_config, load_config
+    from gitmedic.reconciler.config import find_config
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     found = find_config(repo)
     if found is not None:
@@ -311,7 +312,6 @@ def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[
     """What the other apps of ``app``'s namespace render (bot.loop.siblings). Refuses an
     app whose objects one of them renders too: which one the cluster holds is not in
     Git, so neither could be judged or fixed."""
-    from gitmedic.bot.cli import UsageError
     from gitmedic.bot.loop.siblings import sibling_keys
     from gitmedic.reconciler.manifests.shared_namespace import neighbours
 
@@ -334,7 +334,6 @@ SIM_FAULTS_ENV = "GITMEDIC_SIM_FAULTS"
 def _runtime_faults(cluster: Any, spec: str) -> None:
     """B-class faults the sim of this process shows (``fault:target;...``): the sim lives
     in the process, so a runtime fault of the world it stands for is named here."""
-    from gitmedic.bot.cli import UsageError
     from gitmedic.sim.faults.demand import inject_named
     from gitmedic.sim.faults.edit import FaultNotApplicable
 
@@ -347,8 +346,6 @@ def _runtime_faults(cluster: Any, spec: str) -> None:
 
 
 def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) -> Any:
-    from gitmedic.bot.cli import UsageError
-
     if kind == "sim":
         from gitmedic.bot.loop.known_good import KnownGoodError, known_good
         from gitmedic.bot.loop.sim_cluster import SimCluster
@@ -378,8 +375,6 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
 
 
 def _forge(repo: Path, kind: str) -> Forge:
-    from gitmedic.bot.cli import UsageError
-
     if kind == "local":
         from gitmedic.bot.forges.local import LocalForge
 

@@ -43,10 +43,10 @@ from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.notify import Notifier
 from gitmedic.bot.retry_resolve import retry_queued
 from gitmedic.bot.serve_apps import AppsActions, app_state_dir
-from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_health import DEFAULT_STALL_INTERVALS, Heartbeat
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
 from gitmedic.bot.serve_metrics import MonitorMetrics
+from gitmedic.bot.serve_settings import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_shards import Shards, shard_settings
 from gitmedic.bot.server.handlers import ChangedFiles
 from gitmedic.bot.server.metrics import Metrics

@@ -45,7 +45,7 @@ from urllib.parse import urljoin, urlsplit
 
 import yaml
 
-from gitmedic.reconciler.manifests.helm import HelmError, helm_env, helm_path
+from gitmedic.reconciler.manifests.helm_binary import HelmError, helm_env, helm_path
 
 __all__ = ["ChartPullError", "RemoteChart", "cache_dir", "check_repository", "pull_chart"]
 

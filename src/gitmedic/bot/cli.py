@@ -201,6 +201,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, help="monitor interval, s (GITMEDIC_INTERVAL, 60)")
     p.add_argument("--path", help="the app's folder when the repo has no .gitmedic/config.yaml")
     p.add_argument("--namespace", help="namespace for objects that name none")
+    p.add_argument(
+        "--shard-leases",
+        metavar="NAMESPACE",
+        help="replicas divide the apps with Leases in this namespace (GITMEDIC_SHARD_LEASES)",
+    )
+    p.add_argument(
+        "--shard-lease-seconds",
+        type=int,
+        help="the Leases' duration (GITMEDIC_SHARD_LEASE_SECONDS, default 15)",
+    )
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("run", help="the whole loop against one manifest repo, every app of it")

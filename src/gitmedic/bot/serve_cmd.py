@@ -30,9 +30,39 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from gitmedic.bot.exits import UsageError
 from gitmedic.bot.serve_settings import settings_from
+
+
+class _Terminated(Exception):
+    """SIGTERM (Kubernetes stopping the pod), after uvicorn's graceful shutdown."""
+
+
+@contextmanager
+def _terminated_cleanly() -> Iterator[None]:
+    """uvicorn re-raises the SIGTERM it caught once it has shut down; left to the default
+    action, that kills the process before the monitor stops and the leases are released
+    (the next replica would wait for them to expire). Raised as an exception instead, it
+    unwinds through ``served.running()``, and serve exits 0."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    except _Terminated:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -63,7 +93,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # A body as large as the limit must always fit, evicting everyone else if need be.
     in_flight = max(limits.in_flight_bytes, settings.max_body_bytes + limits.max_header_bytes)
     protocol = with_limits(limits.read_timeout_s, Admission(limits.max_connections, in_flight))
-    with served.running():
+    with _terminated_cleanly(), served.running():
         uvicorn.run(
             create_app(served.service),
             host=settings.host,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.dashboard_ticks import DashboardDesk
 from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
@@ -188,7 +189,10 @@ def wire(
         for app in apps:
             app.step(interval)
 
-    service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
+    desk = DashboardDesk([(a.loop.txns.view, a.loop.txns.dashboard) for a in apps], lock)
+    service = build_service(
+        settings, forge, actions, changed, repo=repo, metrics=metrics, dashboard=desk
+    )
     service.liveness = heartbeat.stalled
     monitor = MonitorThread(step, interval, lock, heartbeat)
     return Served(service, monitor, actions, repo, [app.loop for app in apps], configs, broken)

@@ -209,6 +209,9 @@ class _App:
         try:
             self.loop.step()
             self.actions.work()
+            # Commands and the work above move transactions the loop did not drive: the
+            # dashboard's boxes follow them (no forge call when nothing changed).
+            self.loop.txns.refresh_dashboard()
             self.recorder.after_step(self.loop)
         finally:  # the sim's time runs the interval even after a failed step
             self.clock.elapse(interval)

@@ -32,10 +32,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitmedic.bot.actions import ActionRefused, BotActions
 from gitmedic.bot.command_parse import CommandCall, parse_commands
+from gitmedic.bot.render.revert_asked import Asked
 from gitmedic.bot.render.templates import fill, prose
 from gitmedic.reconciler.forge import BOT_LOGIN, Forge, ForgeError, Permission
 from gitmedic.reconciler.forge_markers import extract_topic
@@ -67,7 +68,10 @@ class CommentEvent:
 class Context:
     forge: Forge
     actions: BotActions
-    number: int
+    number: int  # the PR the command acts on
+    actor: str = ""  # who asked
+    where: str = ""  # where they asked: "in a comment on #7", "on the dashboard"
+    args: str = ""  # the words after the command's name
 
 
 Runner = Callable[[Context], str]
@@ -80,7 +84,7 @@ def _help(ctx: Context) -> str:
 RUNNERS: dict[str, Runner] = {
     "approve": lambda ctx: ctx.actions.approve(ctx.number),
     "merge": lambda ctx: ctx.actions.merge(ctx.number),
-    "revert": lambda ctx: ctx.actions.revert(ctx.number),
+    "revert": lambda ctx: ctx.actions.revert(ctx.number, Asked(ctx.actor, ctx.where, ctx.args)),
     "retry": lambda ctx: ctx.actions.retry(ctx.number),
     "hold": lambda ctx: ctx.actions.hold(ctx.number),
     "unhold": lambda ctx: ctx.actions.unhold(ctx.number),
@@ -122,13 +126,19 @@ def handle_comment(
     if refused is not None:
         topic, body = refusal_topic(event.author), refused
     else:
-        body = _reply(Context(forge, actions, event.number), calls, event, permission)
+        where = f"in a comment on #{event.number}"
+        ctx = Context(forge, actions, event.number, event.author, where)
+        body = _reply(ctx, calls, event, permission)
     forge.ensure_comment(event.number, topic, neutralise_mentions(body, event.author))
     return [topic]
 
 
 def answer_requests(
-    forge: Forge, actions: BotActions, requests: Sequence[tuple[str, int]], actor: str
+    forge: Forge,
+    actions: BotActions,
+    requests: Sequence[tuple[str, int]],
+    actor: str,
+    where: str = "on the dashboard",
 ) -> tuple[str | None, str]:
     """Commands asked outside a comment on their PR (the dashboard's boxes: verb and PR),
     checked and run exactly as a comment's. Returns the reply, and the refusal topic when
@@ -139,7 +149,7 @@ def answer_requests(
     if refused is not None:
         return refusal_topic(actor), neutralise_mentions(refused, actor)
     sections = [
-        _section(name, _run(Context(forge, actions, pr), name, actor, permission, True), pr)
+        _section(name, _run(Context(forge, actions, pr, actor, where), name, permission, True), pr)
         for name, pr in requests[:MAX_COMMANDS]
     ]
     if len(requests) > MAX_COMMANDS:
@@ -177,7 +187,7 @@ def _reply(
 ) -> str:
     known = [c for c in calls if c.name in RUNNERS]
     sections = [
-        _section(c.name, _run(ctx, c.name, event.author, permission, event.is_pull_request))
+        _section(c.name, _run(replace(ctx, args=c.args), c.name, permission, event.is_pull_request))
         for c in known[:MAX_COMMANDS]
     ]
     if len(known) > MAX_COMMANDS:
@@ -207,10 +217,10 @@ def _section(name: str, text: str, on: int | None = None) -> str:
     return f"> /gitmedic {shown}{target}\n\n{text}".rstrip()
 
 
-def _run(ctx: Context, name: str, author: str, permission: Permission, on_pr: bool) -> str:
+def _run(ctx: Context, name: str, permission: Permission, on_pr: bool) -> str:
     needed = NEEDS[name]
     if permission < needed:
-        return refusal(author, name, needed, permission)
+        return refusal(ctx.actor, name, needed, permission)
     if not on_pr and name != "help":
         return f"`/gitmedic {name}` works on pull requests; #{ctx.number} is an issue."
     try:

@@ -22,6 +22,11 @@ name to runner, reply. Rules:
   refusal for lack of permission has the topic of the person instead, so however
   many comments or lines someone without permission posts, one reply answers
   them all.
+- A box ticked on the dashboard issue (:mod:`gitmedic.bot.dashboard_ticks`) is
+  a command too: :func:`answer_requests` runs it with the same permission check
+  (of the person who ticked it), the same runners and the same refusal.
+- ``revert`` passes who asked, where and the words after its name on to the
+  revert PR's body (:mod:`gitmedic.bot.render.revert_asked`).
 - Nothing is echoed raw: a command name is shown only when it is a plain word,
   and every ``@mention`` in a reply but the commenter's is neutralised, so a
   comment cannot make the bot ping a team or hide text in a marker.

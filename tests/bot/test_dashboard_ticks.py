@@ -11,8 +11,10 @@ from gitmedic.bot.commands import CommentEvent, handle_comment, refusal
 from gitmedic.bot.dashboard import DashboardKeeper, DashboardView
 from gitmedic.bot.dashboard_ticks import DashboardDesk, DashboardEdit, handle_edit
 from gitmedic.bot.render.dashboard_controls import Control, controls_of, newly_ticked, ticked
+from gitmedic.bot.server.handlers import Deps, on_issues
 from gitmedic.reconciler.forge import BOT_LOGIN, Permission
 from gitmedic.reconciler.transaction import Journal, Phase
+from tests.bot import payloads
 from tests.bot.fakes import FakeActions, Scene, scene
 from tests.bot.test_dashboard import journal_with_history, plan, record
 
@@ -214,3 +216,19 @@ def test_two_boxes_in_one_edit_run_in_order_in_one_reply(desk: Desk) -> None:
     assert desk.actions.calls == ["hold #4", "retry #4", "revert #1", "revert #5"]
     (reply,) = desk.replies().values()
     assert reply.count("> /gitmedic ") == 4
+
+
+def test_the_issues_handler_reads_the_edit_from_githubs_payload(desk: Desk) -> None:
+    world = desk.world
+    deps = Deps(world.forge, desk.actions, lambda sha: (), ("",), dashboard=desk.desk)
+    body = desk.body()
+    after = body.replace(HOLD_4, HOLD_4.replace("[ ]", "[x]"))
+    payload = payloads.issue_edited(desk.number, BOT_LOGIN, "maria", body, after)
+    opened = {**payload, "action": "opened"}
+    assert on_issues(opened, deps) == "issues opened: nothing to do"
+    assert on_issues(payload, Deps(world.forge, desk.actions, lambda sha: (), ("",))) == (
+        "no dashboard is kept here"
+    )
+    assert desk.actions.calls == []
+    assert on_issues(payload, deps) == "dashboard boxes ticked by maria: hold #4"
+    assert desk.actions.calls == ["hold #4"]

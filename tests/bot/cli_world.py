@@ -93,12 +93,17 @@ class Served:
 
     def comment(self, pr: int, user: str, body: str, comment_id: int) -> httpx.Response:
         """A signed ``issue_comment`` webhook, as GitHub delivers it."""
+        payload = pr_comment(pr, user, body, comment_id)
+        return self.post("issue_comment", payload, f"cli-world-{comment_id}")
+
+    def post(self, event: str, payload: Any, delivery: str) -> httpx.Response:
+        """A signed webhook of ``event``, as GitHub delivers it."""
         from gitmedic.bot.server.signature import sign
 
-        raw = json.dumps(pr_comment(pr, user, body, comment_id)).encode()
+        raw = json.dumps(payload).encode()
         headers = {
-            "X-GitHub-Event": "issue_comment",
-            "X-GitHub-Delivery": f"cli-world-{comment_id}",
+            "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery,
             "Content-Type": "application/json",
             "X-Hub-Signature-256": sign(SECRET, raw),
         }

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import UsageError
+from gitmedic.bot.exits import UsageError
 from gitmedic.bot.journal_url import JOURNAL_URL_ENV, open_journal
 from gitmedic.reconciler.redact import redact_text
 from gitmedic.reconciler.transaction.journal_pg import is_postgres_url, password_of, redact

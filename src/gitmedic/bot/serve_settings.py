@@ -20,6 +20,7 @@ from gitmedic.bot.forges import _git
 from gitmedic.bot.server.handlers import ChangedFiles, Deps
 
 if TYPE_CHECKING:
+    from gitmedic.bot.dashboard_ticks import DashboardDesk
     from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.service import (
     DEFAULT_IN_FLIGHT_BYTES,
@@ -131,8 +132,10 @@ def build_service(
     *,
     repo: Path | None = None,  # the repo read for the config (a clone with --forge github)
     metrics: Metrics | None = None,  # shared with the monitor (serve_metrics)
+    dashboard: DashboardDesk | None = None,  # the apps' dashboards, for ticked boxes
 ) -> Service:
-    deps = Deps(forge, actions, changed, watched_paths(repo or settings.repo, settings.watch))
+    watched = watched_paths(repo or settings.repo, settings.watch)
+    deps = Deps(forge, actions, changed, watched, dashboard=dashboard)
     limits = settings.limits
     config = ServiceConfig(
         settings.secret,

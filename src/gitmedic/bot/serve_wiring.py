@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.dashboard_ticks import DashboardDesk
 from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
@@ -200,7 +201,10 @@ def wire(
                 finally:
                     stepping.clear()
 
-    service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
+    desk = DashboardDesk([(a.loop.txns.view, a.loop.txns.dashboard) for a in apps], lock)
+    service = build_service(
+        settings, forge, actions, changed, repo=repo, metrics=metrics, dashboard=desk
+    )
     service.liveness = heartbeat.stalled
     monitor = MonitorThread(step, interval, lock, heartbeat)
     loops = [app.loop for app in apps]
@@ -240,6 +244,9 @@ class _App:
         try:
             self.loop.step()
             self.actions.work()
+            # Commands and the work above move transactions the loop did not drive: the
+            # dashboard's boxes follow them (no forge call when nothing changed).
+            self.loop.txns.refresh_dashboard()
             self.recorder.after_step(self.loop)
         finally:  # the sim's time runs the interval even after a failed step
             self.clock.elapse(interval)

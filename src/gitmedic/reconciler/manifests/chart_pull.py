@@ -304,6 +304,8 @@ def _get(remote: RemoteChart, url: str, limit: int) -> bytes:
             data: bytes = answer.read(limit + 1)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(exc, urllib.error.HTTPError):
+            exc.close()  # the error holds the answer's connection open
         # an answer (an HTTP error, a redirect refused) is not "offline"; no answer is
         unreachable = not isinstance(exc, urllib.error.HTTPError) and isinstance(reason, OSError)
         failure = ChartUnreachable if unreachable else ChartPullError

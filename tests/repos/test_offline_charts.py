@@ -152,3 +152,25 @@ def test_charts_add_refuses_what_is_not_a_chart_and_adds_nothing(
     assert elsewhere.rc == 2
     assert "'file:///srv/charts' is not a chart repository gitmedic pulls from" in elsewhere.err
     assert not chart_cache.exists()
+
+
+def test_an_initialised_flux_example_detects_every_app_offline_with_its_charts_added(
+    tmp_path: Path, packages: dict[str, list[tuple[str, Path]]]
+) -> None:
+    """Issue 23: after ``gitmedic init .`` on Flux's kustomize-helm example, ``detect .``
+    evaluates each app it wrote; offline it can only say which charts it cannot pull (exit
+    2) until their packages are added, then it exits 0 or 1 with every release rendered."""
+    from tests.repos.test_discovered_repos import adopted
+
+    repo, _ = adopted(tmp_path, "flux2-kustomize-helm-example")
+    offline = gitmedic("detect", ".", "--format", "json", cwd=repo, timeout=600)
+    assert offline.rc == 2, offline.out
+    messages = [e["message"] for e in offline.json()["errors"]]
+    assert messages and all("cannot be pulled" in m and ADD_HINT in m for m in messages)
+    for repository, pkg in packages["flux2-kustomize-helm-example"]:
+        assert gitmedic("charts", "add", "--repository", repository, pkg).rc == 0
+    run = gitmedic("detect", ".", "--format", "json", cwd=repo, timeout=600)
+    assert run.rc in (0, 1), run.err[-3000:]
+    assert run.json()["errors"] == []
+    found = {(f["resource"]["kind"], f["resource"]["name"]) for f in run.json()["findings"]}
+    assert {("Deployment", "podinfo"), ("Deployment", "envoy-gateway")} <= found, sorted(found)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from tests.corpus.golden import (
     update_mode,
     write_golden,
 )
-from tests.support.real_charts import DECLARED, packages_of
+from tests.support.real_charts import seed_chart_cache
 from tests.support.tools import tool_path
 
 pytestmark = pytest.mark.integration
@@ -46,13 +44,7 @@ def detect_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "PATH": f"{helm_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "GITMEDIC_CHART_CACHE": str(cache),
     }
-    built = tmp_path_factory.mktemp("chart-packages")
-    for app in DECLARED:
-        for repository, package in packages_of(app, built / app):
-            argv = [sys.executable, "-m", "gitmedic", "charts", "add"]
-            argv += ["--repository", repository, str(package)]
-            added = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-            assert added.returncode == 0, added.stderr
+    seed_chart_cache(env, tmp_path_factory.mktemp("chart-packages"))
     return env
 
 

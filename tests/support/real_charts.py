@@ -11,6 +11,8 @@ for each chart (the URL ``gitmedic charts add --repository`` takes).
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import DATA
@@ -69,3 +71,15 @@ def packages_of(app: str, into: Path) -> list[tuple[str, Path]]:
     """(declared repository, package) of each chart the corpus app renders."""
     into.mkdir(parents=True, exist_ok=True)
     return [(repo, package_chart(name, into)) for repo, name in DECLARED[app]]
+
+
+def seed_chart_cache(env: dict[str, str], packages: Path) -> None:
+    """Every chart of :data:`DECLARED`, packaged into ``packages`` and added with the
+    real ``gitmedic charts add`` to the cache ``env`` names (``GITMEDIC_CHART_CACHE``)."""
+    for app in DECLARED:
+        for repository, built in packages_of(app, packages / app):
+            argv = [sys.executable, "-m", "gitmedic", "charts", "add"]
+            argv += ["--repository", repository, str(built)]
+            added = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+            if added.returncode != 0:
+                raise RuntimeError(f"gitmedic charts add {built}: {added.stderr}")

@@ -104,7 +104,7 @@ def _complete_paths(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 _complete_paths(sub)
-        elif action.dest in {"path", "repo", "app_path", "baseline", "write_baseline"}:
+        elif action.dest in {"path", "repo", "app_path", "baseline", "write_baseline", "packages"}:
             action.complete = _FILES  # type: ignore[attr-defined]
 
 

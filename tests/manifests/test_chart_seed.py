@@ -169,3 +169,19 @@ def test_the_hint_names_the_repository_for_gitmedic_charts_add() -> None:
     hint = RemoteChart("oci://ghcr.io/org/charts", "stack", "69.x").vendor_hint()
     assert "helm pull oci://ghcr.io/org/charts/stack --version '69.x' --untar" in hint
     assert "gitmedic charts add --repository oci://ghcr.io/org/charts stack-VERSION.tgz" in hint
+
+
+def test_charts_add_says_when_the_cache_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    from gitmedic.bot.charts_cmd import run_charts_add
+    from gitmedic.bot.cli import UsageError
+
+    (tmp_path / "web.tgz").write_bytes(tgz({"web/Chart.yaml": CHART_YAML}))
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("GITMEDIC_CHART_CACHE", str(tmp_path / "a-file" / "cache"))
+    args = argparse.Namespace(repository=REPO, packages=[str(tmp_path / "web.tgz")])
+    with pytest.raises(UsageError, match=r"^cannot write the chart cache \(.*a-file/cache"):
+        run_charts_add(args)

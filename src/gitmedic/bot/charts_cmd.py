@@ -31,6 +31,9 @@ def run_charts_add(args: argparse.Namespace) -> int:
         added = [add_package(package, args.repository) for package in packages]
     except ChartPullError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # the cache's folder cannot be made or written
+        where = exc.filename or cache_dir()
+        raise UsageError(f"cannot write the chart cache ({where}): {exc.strerror or exc}") from None
     for a in added:
         print(f"added chart {a.chart} {a.version} from {a.repository} (sha256:{a.digest})")
     print(f"{len(added)} package{'s' * (len(added) != 1)} in {cache_dir()}")

@@ -77,6 +77,12 @@ def _sim_status(args: argparse.Namespace) -> int:
     return run_sim_status(args)
 
 
+def _charts_add(args: argparse.Namespace) -> int:
+    from gitmedic.bot.charts_cmd import run_charts_add
+
+    return run_charts_add(args)
+
+
 def _completion(args: argparse.Namespace) -> int:
     import shtab
 
@@ -94,7 +100,7 @@ def _complete_paths(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 _complete_paths(sub)
-        elif action.dest in {"path", "repo", "app_path", "baseline", "write_baseline"}:
+        elif action.dest in {"path", "repo", "app_path", "baseline", "write_baseline", "packages"}:
             action.complete = _FILES  # type: ignore[attr-defined]
 
 
@@ -245,6 +251,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="e.g. `source <(gitmedic completion bash)` in ~/.bashrc",
     )
     p.set_defaults(func=_completion)
+
+    p = sub.add_parser("charts", help="the chart cache that renders remote charts offline")
+    charts = p.add_subparsers(dest="charts_command", metavar="SUBCOMMAND")
+    charts.required = True
+    p = charts.add_parser(
+        "add", help="add chart packages (from helm pull) as charts of a declared repository"
+    )
+    p.add_argument(
+        "--repository",
+        required=True,
+        metavar="URL",
+        help="the repository the manifests declare for them (https://... or oci://...)",
+    )
+    p.add_argument("packages", nargs="+", metavar="PACKAGE", help="a chart package (.tgz)")
+    p.set_defaults(func=_charts_add)
 
     p = sub.add_parser("sim", help="the simulated cluster and GitOps engine")
     sim_sub = p.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")

@@ -27,6 +27,7 @@ from typing import Any
 from gitmedic.detectors.snapshot import Snapshot, as_list
 from gitmedic.detectors.topology import calls
 from gitmedic.sim import ids
+from gitmedic.sim.defined import DefinedObjects
 from gitmedic.sim.registry import KnownImages
 
 Command = tuple[str, ...]
@@ -75,6 +76,9 @@ class ImageCatalog:
     rebuilt: frozenset[str] = frozenset()
     # every image the repository's history names (sim.registry): pulled like the above
     registry: KnownImages = field(default_factory=KnownImages)
+    # the Secrets and ConfigMaps some revision defined (sim.defined): an absent one that no
+    # revision ever defined is made at runtime (a hook, an operator), so a pod finds it
+    defined: DefinedObjects = field(default_factory=DefinedObjects)
 
     def serves(self, image: str, port: int | str) -> bool:
         """Did this image serve ``port`` in the baseline, declared or not?"""
@@ -102,6 +106,15 @@ class ImageCatalog:
 
     def with_registry(self, registry: KnownImages) -> ImageCatalog:
         return replace(self, registry=registry)
+
+    def with_defined(self, defined: DefinedObjects) -> ImageCatalog:
+        return replace(self, defined=defined)
+
+    def at_head(self, head: str) -> ImageCatalog:
+        """The catalogue as of the commit deployed: its registry and its definitions."""
+        return replace(
+            self, registry=self.registry.at_head(head), defined=self.defined.at_head(head)
+        )
 
     @classmethod
     def from_snapshots(

@@ -123,7 +123,7 @@ class Cluster:
         now = self.clock.now()
         snapshot = with_canary_services(snapshot)  # what Flagger would make of the Canaries
         if revision:  # the registry as of the commit deployed: what was pushed since exists
-            self.catalog = self.catalog.with_registry(self.catalog.registry.at_head(revision))
+            self.catalog = self.catalog.at_head(revision)
         histories: dict[Key, History] = {}
         mountable = with_published(snapshot)  # what a pod finds: the repo's, the cluster's
         for wl in snapshot.workloads():

@@ -2,7 +2,8 @@
 
 The rules are FAULTS.md's symptoms column, in the kubelet's order: volumes mount
 first (a missing ConfigMap or Secret volume leaves the pod ``ContainerCreating``
-with ``FailedMount``), then each image is pulled (not in the catalog:
+with ``FailedMount``; missing means some revision defined it and this one lacks it:
+one no revision ever defined is made at runtime, see :mod:`gitmedic.sim.defined`), then each image is pulled (not in the catalog:
 ``ErrImagePull``/``ImagePullBackOff``), then the container's env is resolved
 (missing ConfigMap/Secret/key: ``CreateContainerConfigError``), then it runs and
 may crash: a command the image cannot run, a port another container of the pod
@@ -35,6 +36,7 @@ from gitmedic.detectors.snapshot import Container, Snapshot, Workload, as_list, 
 from gitmedic.detectors.topology import in_cluster_target
 from gitmedic.sim import ids
 from gitmedic.sim.catalog import COMMAND_ANNOTATION, ImageCatalog, command_of, normalize
+from gitmedic.sim.defined import DefinedObjects
 
 ANNOTATION = "sim.gitmedic.dev/"
 REBUILT = "rebuilt"
@@ -89,7 +91,7 @@ class PodFate:
 def pod_fate(wl: Workload, snapshot: Snapshot, catalog: ImageCatalog, seed: int) -> PodFate:
     ns = wl.obj.namespace
     notes = {**_annotations(wl.obj.annotations), **_template_annotations(wl)}
-    mount = _mount_error(wl.pod_spec, snapshot, ns)
+    mount = _mount_error(wl.pod_spec, snapshot, ns, catalog.defined)
     inits = tuple(
         _container(wl, c, snapshot, catalog, notes, seed) for c in wl.containers() if c.init
     )
@@ -127,7 +129,7 @@ def _container(
     if normalize(image) in catalog.rebuilt:  # the tag was pushed again: its new build crashes
         broken = _crash_with("Error", 2, 1.0, f"panic: the build {image} names now fails at start")
         return _replace(base, {**broken, "build": REBUILT})
-    config = _config_error(c, snapshot, wl.obj.namespace)
+    config = _config_error(c, snapshot, wl.obj.namespace, catalog.defined)
     if config:
         return _with(base, Outcome.CONFIG_ERROR, config)
     if c.init and _WAIT_TOOLS.search(_command_text(c)):
@@ -169,28 +171,38 @@ def _pull_message(image: str) -> str:
 # -- configuration --------------------------------------------------------------------
 
 
-def _config_error(c: Container, snapshot: Snapshot, ns: str) -> str:
+def _config_error(c: Container, snapshot: Snapshot, ns: str, defined: DefinedObjects) -> str:
     for env in c.env:
         source = mapping(env.get("valueFrom"))
         for field, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
             ref = mapping(source.get(field))
             if ref and not ref.get("optional"):
-                problem = _key_problem(snapshot, kind, ns, ref)
+                problem = _key_problem(snapshot, kind, ns, ref, defined)
                 if problem:
                     return problem
     for src in as_list(c.body.get("envFrom")):
         for field, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
             ref = mapping(mapping(src).get(field))
-            if ref and not ref.get("optional") and not snapshot.has(kind, ns, str(ref.get("name"))):
+            if ref and not ref.get("optional") and _missing(snapshot, kind, ns, ref, defined):
                 return f'{kind.lower()} "{ref.get("name")}" not found'
     return ""
 
 
-def _key_problem(snapshot: Snapshot, kind: str, ns: str, ref: Mapping[str, Any]) -> str:
+def _missing(
+    snapshot: Snapshot, kind: str, ns: str, ref: Mapping[str, Any], defined: DefinedObjects
+) -> bool:
+    name = str(ref.get("name", ""))
+    return not snapshot.has(kind, ns, name) and not defined.made_at_runtime(kind, name)
+
+
+def _key_problem(
+    snapshot: Snapshot, kind: str, ns: str, ref: Mapping[str, Any], defined: DefinedObjects
+) -> str:
     name, key = str(ref.get("name", "")), str(ref.get("key", ""))
     obj = snapshot.get(kind, ns, name)
     if obj is None:
-        return f'{kind.lower()} "{name}" not found'
+        # made at runtime (a hook, an operator): its keys are whatever its maker wrote
+        return "" if defined.made_at_runtime(kind, name) else f'{kind.lower()} "{name}" not found'
     if key not in _keys(obj.body):
         return f"couldn't find key {key} in {kind} {ns}/{name}"
     return ""
@@ -200,20 +212,24 @@ def _keys(body: Mapping[str, Any]) -> set[str]:
     return {str(k) for f in ("data", "binaryData", "stringData") for k in mapping(body.get(f))}
 
 
-def _mount_error(pod_spec: Mapping[str, Any], snapshot: Snapshot, ns: str) -> str:
+def _mount_error(
+    pod_spec: Mapping[str, Any], snapshot: Snapshot, ns: str, defined: DefinedObjects
+) -> str:
     for vol in as_list(pod_spec.get("volumes")):
         vol = mapping(vol)
         sources = [vol] + [
             mapping(s) for s in as_list(mapping(vol.get("projected")).get("sources"))
         ]
         for src in sources:
-            problem = _volume_source_problem(src, snapshot, ns)
+            problem = _volume_source_problem(src, snapshot, ns, defined)
             if problem:
                 return f'MountVolume.SetUp failed for volume "{vol.get("name")}" : {problem}'
     return ""
 
 
-def _volume_source_problem(src: Mapping[str, Any], snapshot: Snapshot, ns: str) -> str:
+def _volume_source_problem(
+    src: Mapping[str, Any], snapshot: Snapshot, ns: str, defined: DefinedObjects
+) -> str:
     for field, kind, name_key in (
         ("configMap", "ConfigMap", "name"),
         ("secret", "Secret", "secretName"),
@@ -223,6 +239,8 @@ def _volume_source_problem(src: Mapping[str, Any], snapshot: Snapshot, ns: str) 
             continue
         name = str(ref.get(name_key) or ref.get("name") or "")
         obj = snapshot.get(kind, ns, name)
+        if obj is None and defined.made_at_runtime(kind, name):
+            continue  # made by a hook or an operator the sim does not run
         if obj is None:
             return f'{kind.lower()} "{name}" not found'
         keys = _keys(obj.body)

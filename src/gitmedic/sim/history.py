@@ -15,7 +15,9 @@ the bot undid, is never taken for what the images can run.
 Both add the registry (:mod:`gitmedic.sim.registry`): every image the repository
 names in the history up to the revisions taken as having run (``rev``'s earlier
 app commit, or the healthy ones), and outside the app's paths after them; so
-``sim status`` and the loop pull from the same registry.
+``sim status`` and the loop pull from the same registry. Both add, too, which
+Secrets and ConfigMaps any commit up to ``rev`` (or HEAD) defined
+(:mod:`gitmedic.sim.defined`): one no commit ever defined is made at runtime.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.manifests.tree import FsTree, LoadFailure
 from gitmedic.sim.catalog import ImageCatalog
+from gitmedic.sim.defined import DefinedObjects, defined_objects
 from gitmedic.sim.registry import KnownImages, known_images
 
 
@@ -55,7 +58,8 @@ def baseline_catalog(
     # the registry: the history up to the newest revision taken as having run
     base = [rev or "HEAD"] if healthy or not earlier else earlier[:1]
     catalog = ImageCatalog.from_snapshots(snapshots or [current], allow)
-    return catalog.with_registry(_registry(path, base, rev, namespace))
+    defined = _defined(path, rev).with_rendered(snapshots)
+    return catalog.with_registry(_registry(path, base, rev, namespace)).with_defined(defined)
 
 
 def healthy_catalog(
@@ -68,7 +72,8 @@ def healthy_catalog(
     helm = _current_chart(path, namespace)
     snapshots = [_desired(path, r, namespace, helm) for r in revs]
     catalog = ImageCatalog.from_snapshots(snapshots, allow)
-    return catalog.with_registry(_registry(path, revs, None, namespace))
+    defined = _defined(path, None).with_rendered(snapshots)
+    return catalog.with_registry(_registry(path, revs, None, namespace)).with_defined(defined)
 
 
 def _desired(path: Path, rev: str, namespace: str, helm: Mapping[str, ChartSpec]) -> Snapshot:
@@ -100,6 +105,11 @@ def _registry(path: Path, base: Sequence[str], head: str | None, namespace: str)
     """Every image the repository names up to ``base``, and outside the app up to ``head``."""
     where = path if path.is_dir() else path.parent
     return known_images(where, base, head, _app_paths(path, namespace))
+
+
+def _defined(path: Path, head: str | None) -> DefinedObjects:
+    """The Secrets and ConfigMaps any commit up to ``head`` defined (read when needed)."""
+    return defined_objects(path if path.is_dir() else path.parent, head)
 
 
 def _earlier(path: Path, rev: str | None, depth: int, namespace: str) -> list[str]:

@@ -25,6 +25,7 @@ so a long-running ``serve`` knows the images committed since it started.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -140,9 +141,9 @@ def known_images(
 def _known(
     where: Path, base: tuple[str, ...], head: str, app_paths: tuple[str, ...]
 ) -> KnownImages:
-    blobs = _reachable_blobs(where, base) | _written_outside(where, base, head, app_paths)
+    blobs = reachable_blobs(where, base) | _written_outside(where, base, head, app_paths)
     parts = Parts()
-    for path, text in _read(where, blobs):
+    for path, text in read_blobs(where, blobs):
         parts.merge(references(path, text))
     known = KnownImages.from_parts(parts, len({sha for sha, _ in blobs}))
     return replace(known, where=where, base=base, app_paths=app_paths, head=head)
@@ -153,7 +154,7 @@ def _commit(where: Path, rev: str) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
-def _reachable_blobs(where: Path, base: tuple[str, ...]) -> set[tuple[str, str]]:
+def reachable_blobs(where: Path, base: tuple[str, ...]) -> set[tuple[str, str]]:
     """(blob, path) of every manifest-like file version in the trees up to ``base``."""
     proc = gitcmd.run(where, "rev-list", "--objects", *base)
     if proc.returncode != 0:
@@ -187,8 +188,11 @@ def _written_outside(
     return out
 
 
-def _read(where: Path, blobs: set[tuple[str, str]]) -> Iterable[tuple[str, str]]:
-    """(path, text) of each distinct blob, read through one ``cat-file --batch``."""
+def read_blobs(
+    where: Path, blobs: set[tuple[str, str]], mentions: re.Pattern[bytes] | None = None
+) -> Iterable[tuple[str, str]]:
+    """(path, text) of each distinct blob, read through one ``cat-file --batch``; with
+    ``mentions``, only the blobs whose bytes match it (the rest are read past)."""
     first_path: dict[str, str] = {}
     for sha, path in sorted(blobs):
         first_path.setdefault(sha, path)
@@ -208,6 +212,8 @@ def _read(where: Path, blobs: set[tuple[str, str]]) -> Iterable[tuple[str, str]]
                 _skip(proc.stdout, size + 1)
                 continue
             data = proc.stdout.read(size + 1)[:-1]  # the content, then a newline
+            if mentions is not None and not mentions.search(data):
+                continue
             yield path, data.decode("utf-8", errors="replace")
     finally:
         proc.stdin.close()

@@ -5,10 +5,13 @@ An app often references a Secret no manifest holds: a Helm hook Job writes it
 cert-manager), or a person ran ``kubectl create secret``. The sim renders without
 hooks and runs no operator, so taking every absent Secret as missing invented a
 critical incident on an untouched repository. The rule follows the image registry
-(:mod:`gitmedic.sim.registry`): an object that no commit of the repository ever
-defined exists, made by something the sim does not run, and has every key asked
-of it; one that some revision defined and the current one lacks (deleted, renamed:
-the fault library's shape) is missing.
+(:mod:`gitmedic.sim.registry`): what ran before is what exists. An absent object
+that the baseline (the revisions taken as having run) already referenced and that
+no commit of the repository ever defined exists, made by something the sim does
+not run, and has every key asked of it. One that some revision defined and the
+current one lacks (deleted, renamed: the fault library's shape) is missing, and so
+is one only the change under judgement references (a commit that reads a Secret
+nobody made).
 
 "Defined" is read two ways: raw, from every manifest-like file version reachable
 from the deployed commit (``kind: Secret``/``ConfigMap`` documents, kustomize
@@ -29,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from gitmedic.detectors.snapshot import Snapshot
+from gitmedic.detectors.snapshot import Snapshot, as_list, mapping
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.manifests.tree import git_toplevel
 from gitmedic.sim.registry import read_blobs, reachable_blobs
@@ -38,6 +41,12 @@ KINDS = ("Secret", "ConfigMap")
 _GENERATORS = {"secretGenerator": "Secret", "configMapGenerator": "ConfigMap"}
 # a file version that cannot define one is not parsed (most of a repository's history)
 _MENTIONS = re.compile(rb"Secret|ConfigMap|secretGenerator|configMapGenerator")
+_REFS = {
+    "secretKeyRef": "Secret",
+    "configMapKeyRef": "ConfigMap",
+    "secretRef": "Secret",
+    "configMapRef": "ConfigMap",
+}
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Name = tuple[str, str]  # (kind, name)
@@ -50,20 +59,26 @@ class DefinedObjects:
 
     where: Path | None = None  # the repository read lazily; None: nothing is known
     head: str = ""  # the commit deployed: its history is read
-    rendered: frozenset[Name] = frozenset()
+    rendered: frozenset[Name] = frozenset()  # defined by a baseline's render
+    referenced: frozenset[Name] = frozenset()  # referenced by a baseline's workloads
 
     def made_at_runtime(self, kind: str, name: str) -> bool:
         """Is ``kind/name``, absent from the desired state, made by something outside the
-        repository (never defined by any revision), so a pod finds it?"""
-        if self.where is None or kind not in KINDS:
+        repository (referenced by what ran, never defined by any revision), so a pod
+        finds it?"""
+        if self.where is None or (kind, name) not in self.referenced:
             return False
         if (kind, name) in self.rendered:
             return False
         return (kind, name) not in defined_in_history(self.where, self.head)
 
-    def with_rendered(self, snapshots: Iterable[Snapshot]) -> DefinedObjects:
-        names = {(o.kind, o.name) for s in snapshots for o in s if o.kind in KINDS}
-        return replace(self, rendered=self.rendered | frozenset(names))
+    def with_baseline(self, snapshots: Iterable[Snapshot]) -> DefinedObjects:
+        """What these baseline snapshots (taken as having run) define and reference."""
+        rendered, referenced = set(self.rendered), set(self.referenced)
+        for snap in snapshots:
+            rendered |= {(o.kind, o.name) for o in snap if o.kind in KINDS}
+            referenced |= references(snap)
+        return replace(self, rendered=frozenset(rendered), referenced=frozenset(referenced))
 
     def at_head(self, head: str) -> DefinedObjects:
         """As of ``head`` (a newly deployed commit); itself when ``head`` names none."""
@@ -93,7 +108,7 @@ def defined_in_history(where: Path, head: str) -> frozenset[Name]:
 def definitions(text: str) -> set[Name]:
     """(kind, name) of each Secret and ConfigMap one file defines or generates. A file
     that is not YAML (a chart template) defines none that can be read raw; its rendered
-    form is what :meth:`DefinedObjects.with_rendered` adds."""
+    form is what :meth:`DefinedObjects.with_baseline` adds."""
     try:
         docs = list(yaml.load_all(text, Loader=_LOADER))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):
@@ -102,6 +117,30 @@ def definitions(text: str) -> set[Name]:
     for doc in docs:
         for item in _documents(doc):
             out |= _defined_by(item)
+    return out
+
+
+def references(snap: Snapshot) -> set[Name]:
+    """(kind, name) of each Secret and ConfigMap a workload of ``snap`` reads: a volume
+    (projected ones too), an env var's key, an ``envFrom``."""
+    out: set[Name] = set()
+    for wl in snap.workloads():
+        for vol in as_list(wl.pod_spec.get("volumes")):
+            vol = mapping(vol)
+            projected = as_list(mapping(vol.get("projected")).get("sources"))
+            for src in [vol, *(mapping(s) for s in projected)]:
+                secret, config = mapping(src.get("secret")), mapping(src.get("configMap"))
+                if secret:
+                    out.add(("Secret", str(secret.get("secretName") or secret.get("name"))))
+                if config:
+                    out.add(("ConfigMap", str(config.get("name"))))
+        for c in wl.containers():
+            refs = [mapping(mapping(e.get("valueFrom"))) for e in c.env]
+            refs += [mapping(s) for s in as_list(c.body.get("envFrom"))]
+            for ref in refs:
+                for field, kind in _REFS.items():
+                    if mapping(ref.get(field)):
+                        out.add((kind, str(mapping(ref.get(field)).get("name"))))
     return out
 
 

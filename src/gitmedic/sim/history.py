@@ -17,7 +17,8 @@ names in the history up to the revisions taken as having run (``rev``'s earlier
 app commit, or the healthy ones), and outside the app's paths after them; so
 ``sim status`` and the loop pull from the same registry. Both add, too, which
 Secrets and ConfigMaps any commit up to ``rev`` (or HEAD) defined
-(:mod:`gitmedic.sim.defined`): one no commit ever defined is made at runtime.
+(:mod:`gitmedic.sim.defined`): one the baseline read and no commit ever defined
+is made at runtime.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def baseline_catalog(
         snapshots.insert(0, current)
     # the registry: the history up to the newest revision taken as having run
     base = [rev or "HEAD"] if healthy or not earlier else earlier[:1]
-    catalog = ImageCatalog.from_snapshots(snapshots or [current], allow)
-    defined = _defined(path, rev).with_rendered(snapshots)
+    baseline = snapshots or [current]
+    catalog = ImageCatalog.from_snapshots(baseline, allow)
+    defined = _defined(path, rev).with_baseline(baseline)
     return catalog.with_registry(_registry(path, base, rev, namespace)).with_defined(defined)
 
 
@@ -72,7 +74,7 @@ def healthy_catalog(
     helm = _current_chart(path, namespace)
     snapshots = [_desired(path, r, namespace, helm) for r in revs]
     catalog = ImageCatalog.from_snapshots(snapshots, allow)
-    defined = _defined(path, None).with_rendered(snapshots)
+    defined = _defined(path, None).with_baseline(snapshots)
     return catalog.with_registry(_registry(path, revs, None, namespace)).with_defined(defined)
 
 

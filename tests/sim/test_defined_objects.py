@@ -68,11 +68,14 @@ def test_only_what_ran_and_no_commit_ever_defined_is_made_at_runtime(tmp_path: P
     # what ran: a workload reading each of these (volumes of Secrets, a ConfigMap's key)
     (tmp_path / "ran").mkdir()
     reads = ["db", "elsewhere", "envoy-gateway", "templated"]
-    volumes = "\n".join(f"        - {{name: v{i}, secret: {{secretName: {n}}}}}" for i, n in
-                        enumerate(reads))
+    volumes = "\n".join(
+        f"        - {{name: v{i}, secret: {{secretName: {n}}}}}" for i, n in enumerate(reads)
+    )
     (tmp_path / "ran/web.yaml").write_text(
         (DEPLOYMENT % "db").split("      volumes:")[0].replace("secretKeyRef", "configMapKeyRef")
-        + "      volumes:\n" + volumes + "\n"
+        + "      volumes:\n"
+        + volumes
+        + "\n"
     )
     ran = _snapshot(tmp_path / "ran")
 

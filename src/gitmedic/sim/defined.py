@@ -35,7 +35,7 @@ import yaml
 from gitmedic.detectors.snapshot import Snapshot, as_list, mapping
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.manifests.tree import git_toplevel
-from gitmedic.sim.registry import read_blobs, reachable_blobs
+from gitmedic.sim.registry import reachable_blobs, read_blobs
 
 KINDS = ("Secret", "ConfigMap")
 _GENERATORS = {"secretGenerator": "Secret", "configMapGenerator": "ConfigMap"}
@@ -170,4 +170,3 @@ def _defined_by(doc: Mapping[object, object]) -> set[Name]:
 def _commit(where: Path, rev: str) -> str:
     proc = gitcmd.run(where, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     return proc.stdout.strip() if proc.returncode == 0 else ""
-

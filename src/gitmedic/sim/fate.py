@@ -2,9 +2,9 @@
 
 The rules are FAULTS.md's symptoms column, in the kubelet's order: volumes mount
 first (a missing ConfigMap or Secret volume leaves the pod ``ContainerCreating``
-with ``FailedMount``; missing means some revision defined it and this one lacks it:
-one no revision ever defined is made at runtime, see :mod:`gitmedic.sim.defined`), then each image is pulled (not in the catalog:
-``ErrImagePull``/``ImagePullBackOff``), then the container's env is resolved
+with ``FailedMount``; one the baseline read and no revision ever defined is made at
+runtime and found, see :mod:`gitmedic.sim.defined`), then each image is pulled (not
+in the catalog: ``ErrImagePull``/``ImagePullBackOff``), then the container's env is resolved
 (missing ConfigMap/Secret/key: ``CreateContainerConfigError``), then it runs and
 may crash: a command the image cannot run, a port another container of the pod
 already binds, a memory limit under the working set (``OOMKilled``), a liveness

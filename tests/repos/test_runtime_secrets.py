@@ -94,6 +94,28 @@ def test_a_secret_a_helm_hook_writes_is_no_incident_on_the_untouched_repo(flux: 
     assert prs(flux) == []
     assert git(flux, "rev-parse", "HEAD") == head
     assert git(flux, "status", "--porcelain") == ""
+    # sim status sees the loop's world: the pod mounts the Secret and runs
+    status = gitmedic(
+        "sim",
+        "status",
+        "infrastructure/controllers",
+        "--namespace",
+        "envoy-gateway-system",
+        "--json",
+        cwd=flux,
+        timeout=600,
+    )
+    assert status.rc == 0, status.err[-3000:]
+    assert pod_states(json.loads(status.out), RUNTIME_SECRET) == [["running"]]
+
+
+def pod_states(status: dict[str, Any], workload: str) -> list[list[str]]:
+    """The state (``running``, ``waiting``...) of each container of each pod of ``workload``."""
+    return [
+        [next(iter(cs["state"])) for cs in obj["status"].get("containerStatuses", [])]
+        for obj in status["objects"]
+        if obj["kind"] == "Pod" and obj["metadata"]["name"].rsplit("-", 2)[0] == workload
+    ]
 
 
 def test_a_secret_removed_from_one_environment_is_still_missing(flux: Path) -> None:

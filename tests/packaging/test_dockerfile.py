@@ -2,8 +2,9 @@
 
 What is checked is what a platform team's admission policy and the chart rely
 on: several stages (helm built in its own, gitmedic's venv in another), a final
-stage without build tools or Go that runs as a numeric non-root user, `gitmedic serve` as the entrypoint, the state directory a
-volume, and nothing written outside it and /tmp (the chart's read-only root).
+stage without build tools or Go that runs as a numeric non-root user, `gitmedic
+serve` as the entrypoint, the state directory a volume, and nothing written
+outside it and /tmp (the chart's read-only root).
 """
 
 from __future__ import annotations

@@ -130,7 +130,9 @@ def test_the_default_image_has_every_extra_but_the_model_client() -> None:
     # the -llm variant (all) is exactly the default plus [llm]
     optional = project["optional-dependencies"]
     assert isinstance(optional, dict)
-    assert set(got) | set(optional["llm"]) == set(extras_requirements.requirements(project, ["all"]))
+    assert set(got) | set(optional["llm"]) == set(
+        extras_requirements.requirements(project, ["all"])
+    )
 
 
 def test_an_unknown_extra_is_an_error_not_nothing() -> None:

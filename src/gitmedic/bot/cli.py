@@ -127,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gitmedic",
         description="An SRE bot for GitOps apps: detects faults, fixes them by pull request.",
     )
-    parser.add_argument("--version", action=_VersionAction, help="show program's version number and exit")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show program's version number and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

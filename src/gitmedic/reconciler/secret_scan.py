@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from gitmedic.reconciler.secret_prefilter import may_hold
+
 # module:class of each detect-secrets plugin used; an entry that no longer exists
 # upstream is an ImportError at the first scan (loud), never a silently smaller set.
 PLUGINS: tuple[str, ...] = (
@@ -67,7 +69,7 @@ def detected(text: str) -> tuple[str, ...]:
     Their false-positive filters (an ``example.com`` on the line) are left out with
     it: for a scrubber a masked example costs less than a shown key.
     """
-    if not text:
+    if not text or not may_hold(text):  # no plugin regex can match: none is loaded
         return ()
     found: dict[str, None] = {}
     for chunk in _chunks(text):

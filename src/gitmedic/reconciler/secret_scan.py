@@ -19,8 +19,10 @@ plugin reads ``secret: frontend-tls`` as a credential, which would mask
 resource names (issue 22). Structure covers what they would find.
 
 The library imports ``requests`` (about 0.1 s), so it is loaded on the first
-scan, not when the CLI starts. It is an optional dependency (the ``llm``,
-``github`` and ``serve`` extras install it; a detect-only install stays light):
+scan that needs it, not when the CLI starts: a text that none of the plugins' regexes
+could match (:mod:`.secret_prefilter`, exact) loads nothing. It is an optional
+dependency (the ``llm``, ``github`` and ``serve`` extras install it; a detect-only
+install stays light):
 without it a scan finds nothing more than the structural layers do, and the
 model's provider call, where free text matters most, refuses to start
 (:func:`require`).

@@ -70,6 +70,9 @@ def test_a_sample_of_every_plugin_regex_passes_and_plain_addresses_do_not() -> N
         assert secret_prefilter.may_hold(token), token
         assert secret_scan.detected(token), token
     assert not secret_prefilter.may_hold("svc-0000.bench.svc:8080")
+    # long, with "://" and "." (basic auth's and Discord's literals), but no "@" and no run
+    # of 23 token characters: what a finding's JSON holds, passed over
+    assert not secret_prefilter.may_hold('{"summary": "http://backend:9898/echo is down."}' * 3)
     assert not secret_prefilter.may_hold("x" * 5)  # shorter than every regex's match
 
 
@@ -104,18 +107,28 @@ def test_other_plugin_sources_scan_every_text(monkeypatch: pytest.MonkeyPatch) -
 @pytest.mark.parametrize(
     ("pattern", "expected"),
     [
-        (r"(?i:ab|cde)x{2}", (4, ("ab", "cde"), True)),
-        (r"(?:abc)?de", (2, ("de",), False)),
-        (r"q(?:xyz)+", (4, ("xyz",), False)),
-        (r"[a-z]{4}", (4, (), False)),
-        (r"a(?:b|[0-9])", (2, ("a",), False)),  # a branch without a literal requires none
-        (r"(?i)tok|pass", (3, ("pass", "tok"), True)),
+        (r"(?i:ab|cde)x{2}", (4, ("(?:(?i:ab)|(?i:cde))", "(?:x{2})"))),
+        (r"(?:abc)?de", (2, ("(?:de)",))),  # an optional group requires nothing
+        (r"q(?:xyz)+", (4, ("(?:q)", "(?:xyz)"))),
+        (r"[a-z]{4}-[^ ]{3}", (8, ("(?:[a-z]{4})", r"(?:\-)", "(?:[^\\ ]{3})"))),
+        (r"a(?:b|[0-9])", (2, ("(?:a)",))),  # a branch with no piece: the alternation none
+        (r"(?i)tok\d{2}", (5, ("(?i:tok)", r"(?i:[\d]{2})"))),
     ],
 )
 def test_requirement_reads_the_parse_tree(
-    pattern: str, expected: tuple[int, tuple[str, ...], bool]
+    pattern: str, expected: tuple[int, tuple[str, ...]]
 ) -> None:
     assert secret_prefilter.requirement(re.compile(pattern)) == expected
+    for piece in expected[1]:
+        re.compile(piece)
+
+
+def test_each_piece_finds_something_in_what_its_regex_matches() -> None:
+    """Every piece of every plugin regex's requirement, on that regex's sample token."""
+    needs = secret_prefilter.NEEDS
+    for token, (shortest, pieces) in zip(_TOKENS, needs, strict=True):
+        assert len(token) >= shortest, token
+        assert all(re.search(piece, token) for piece in pieces), token
 
 
 def test_registered_credentials_are_unchanged_for_plain_and_token_values() -> None:

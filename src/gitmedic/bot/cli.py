@@ -104,14 +104,34 @@ def _complete_paths(parser: argparse.ArgumentParser) -> None:
             action.complete = _FILES  # type: ignore[attr-defined]
 
 
+class _VersionAction(argparse.Action):
+    """argparse's ``version`` action, but the version is looked up only when asked for
+    (the lookup imports importlib.metadata: start-up time every other command saves)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from gitmedic import __version__
+
+        parser._print_message(f"gitmedic {__version__}\n", sys.stdout)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gitmedic",
         description="An SRE bot for GitOps apps: detects faults, fixes them by pull request.",
     )
-    from gitmedic import __version__
-
-    parser.add_argument("--version", action="version", version=f"gitmedic {__version__}")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show program's version number and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

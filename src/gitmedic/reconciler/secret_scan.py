@@ -19,8 +19,10 @@ plugin reads ``secret: frontend-tls`` as a credential, which would mask
 resource names (issue 22). Structure covers what they would find.
 
 The library imports ``requests`` (about 0.1 s), so it is loaded on the first
-scan, not when the CLI starts. It is an optional dependency (the ``llm``,
-``github`` and ``serve`` extras install it; a detect-only install stays light):
+scan that needs it, not when the CLI starts: a text that none of the plugins' regexes
+could match (:mod:`.secret_prefilter`, exact) loads nothing. It is an optional
+dependency (the ``llm``, ``github`` and ``serve`` extras install it; a detect-only
+install stays light):
 without it a scan finds nothing more than the structural layers do, and the
 model's provider call, where free text matters most, refuses to start
 (:func:`require`).
@@ -33,6 +35,8 @@ import importlib.util
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
+
+from gitmedic.reconciler.secret_prefilter import may_hold
 
 # module:class of each detect-secrets plugin used; an entry that no longer exists
 # upstream is an ImportError at the first scan (loud), never a silently smaller set.
@@ -67,7 +71,7 @@ def detected(text: str) -> tuple[str, ...]:
     Their false-positive filters (an ``example.com`` on the line) are left out with
     it: for a scrubber a masked example costs less than a shown key.
     """
-    if not text:
+    if not text or not may_hold(text):  # no plugin regex can match: none is loaded
         return ()
     found: dict[str, None] = {}
     for chunk in _chunks(text):

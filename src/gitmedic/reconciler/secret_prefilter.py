@@ -2,7 +2,7 @@
 
 Loading the plugins imports ``requests`` and most of detect-secrets: about 0.1 s of a
 CLI run, more than scanning 10,000 objects' values takes. Every plugin of
-:data:`gitmedic.reconciler.secret_scan.PLUGINS` yields only what one of its
+:data:`PLUGINS` yields only what one of its
 ``denylist`` regexes matches, and each regex can match only a text at least as long as
 its shortest match that holds every piece a match must have: its runs of literal
 characters (``eyJ`` for a JWT, ``://``, ``:`` and ``@`` for basic auth), its repeated
@@ -27,8 +27,29 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+# module:class of each detect-secrets plugin used; an entry that no longer exists
+# upstream is an ImportError at the first scan (loud), never a silently smaller set.
+PLUGINS: tuple[str, ...] = (
+    "artifactory:ArtifactoryDetector",
+    "aws:AWSKeyDetector",
+    "azure_storage_key:AzureStorageKeyDetector",
+    "basic_auth:BasicAuthDetector",
+    "discord:DiscordBotTokenDetector",
+    "github_token:GitHubTokenDetector",
+    "jwt:JwtTokenDetector",
+    "mailchimp:MailchimpDetector",
+    "npm:NpmDetector",
+    "private_key:PrivateKeyDetector",
+    "sendgrid:SendGridDetector",
+    "slack:SlackDetector",
+    "square_oauth:SquareOAuthDetector",
+    "stripe:StripeDetector",
+    "twilio:TwilioKeyDetector",
+)
+MODULE = "detect_secrets"
+
 # (shortest match, regexes that each find something in every match) for each denylist
-# regex of each plugin in secret_scan.PLUGINS, in that order (see requirement).
+# regex of each plugin in PLUGINS, in that order (see requirement).
 NEEDS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (13, ("(?:AKC)", "(?:[a-zA-Z0-9]{10})")),
     (16, ("(?:(?i:artif)|(?i:buildkit)|(?i:jfrog))", "(?:AP)", "(?:[a-zA-Z0-9]{8})")),
@@ -86,8 +107,6 @@ def _checks() -> tuple[tuple[int, tuple[re.Pattern[str], ...]], ...] | None:
 
 def installed_sources() -> str | None:
     """The digest of the installed plugin sources (None: not readable as files)."""
-    from gitmedic.reconciler.secret_scan import MODULE, PLUGINS
-
     try:
         spec = importlib.util.find_spec(MODULE)  # a top-level package: found, not imported
         if spec is None or not spec.submodule_search_locations:

@@ -36,27 +36,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from gitmedic.reconciler.secret_prefilter import may_hold
+from gitmedic.reconciler.secret_prefilter import MODULE, PLUGINS, may_hold
 
-# module:class of each detect-secrets plugin used; an entry that no longer exists
-# upstream is an ImportError at the first scan (loud), never a silently smaller set.
-PLUGINS: tuple[str, ...] = (
-    "artifactory:ArtifactoryDetector",
-    "aws:AWSKeyDetector",
-    "azure_storage_key:AzureStorageKeyDetector",
-    "basic_auth:BasicAuthDetector",
-    "discord:DiscordBotTokenDetector",
-    "github_token:GitHubTokenDetector",
-    "jwt:JwtTokenDetector",
-    "mailchimp:MailchimpDetector",
-    "npm:NpmDetector",
-    "private_key:PrivateKeyDetector",
-    "sendgrid:SendGridDetector",
-    "slack:SlackDetector",
-    "square_oauth:SquareOAuthDetector",
-    "stripe:StripeDetector",
-    "twilio:TwilioKeyDetector",
-)
 _CHUNK = 100_000  # a longer text is scanned in overlapping pieces: the regexes stay linear
 
 
@@ -89,9 +70,6 @@ def _chunks(text: str) -> Iterator[str]:
     step = _CHUNK // 2  # overlapping: a token across a cut is whole in one of them
     for start in range(0, len(text) - step, step):
         yield text[start : start + _CHUNK]
-
-
-MODULE = "detect_secrets"
 
 
 def available() -> bool:

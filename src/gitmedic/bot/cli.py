@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rev", help="read PATH at this git revision (no checkout)")
     p.add_argument("--namespace", default=None, help="namespace for objects that name none")
     p.add_argument(
+        "--app", metavar="NAME", help="only this app of the config (one release of a shared file)"
+    )
+    p.add_argument(
         "--format",
         choices=("text", "json", "sarif", "github"),
         default="text",

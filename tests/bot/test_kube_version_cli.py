@@ -126,9 +126,9 @@ def gitmedic(*argv: str | Path, env: dict[str, str] | None = None) -> Run:
 def run_shop(repo: Path, server: KmockThread, tmp_path: Path) -> Run:
     env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
     env |= {"KUBECONFIG": str(server.kubeconfig(tmp_path)), "SHOP_ARGO_TOKEN": "argo-t0ken"}
-    argv = ["run", repo, "--app", "shop", "--cluster", "kube", "--forge", "local", "--once"]
+    argv: list[str | Path] = ["run", repo, "--app", "shop", "--cluster", "kube", "--forge", "local"]
     # settled over several evaluations: a finding opens an incident once it persists
-    return gitmedic(*argv, "--json", "--interval", "1", "--settle", "6", env=env)
+    return gitmedic(*argv, "--once", "--json", "--interval", "1", "--settle", "6", env=env)
 
 
 def test_the_chart_renders_for_the_live_cluster_s_version_not_the_config_s(

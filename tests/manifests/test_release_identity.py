@@ -10,6 +10,7 @@ releases it took up is read from those errors.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from gitmedic.reconciler.config import AppConfig, ConfigError, DeployedBy, HelmConfig
 from gitmedic.reconciler.manifests.apps import load_apps_each
 from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.reconciler.manifests.parse import ManifestError
 from tests.manifests.helpers import write
 
 RELEASE = """apiVersion: helm.toolkit.fluxcd.io/v2
@@ -39,9 +41,9 @@ apps:
 """
 
 
-def releases(errors: list[object]) -> list[str]:
+def releases(errors: Sequence[ManifestError]) -> list[str]:
     """The release each error refuses (``HelmRelease istiod takes chart istiod from ...``)."""
-    words = [str(getattr(e, "message", "")).split(" ") for e in errors]
+    words = [e.message.split(" ") for e in errors]
     assert all(w[0] == "HelmRelease" and "takes chart" in " ".join(w) for w in words), words
     return [w[1] for w in words]
 

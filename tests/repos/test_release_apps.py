@@ -2,9 +2,9 @@
 namespace, and each is an app of its own through the real ``gitmedic`` command.
 
 ``init`` writes each release as an app (``deployed_by`` naming it); ``detect --app``
-renders that release's chart and no other; ``run --cluster sim --forge local --once``
-with a fault in one release's values fixes that release only: no other release's lines,
-and no other file, change.
+and ``sim status --app`` render that release's chart and no other; ``run --cluster sim
+--forge local --once`` with a fault in one release's values fixes that release only: no
+other release's lines, and no other file, change.
 
 The repository's charts are on the internet; here a Helm repository on 127.0.0.1 serves
 small charts of the same names (a Deployment each, its image from the values as Istio's
@@ -140,6 +140,11 @@ def test_each_release_of_one_file_is_an_app_rendering_its_own_chart(
     assert rendered(repo, "istio-base") == {"istio-base"}
     assert rendered(repo, "istio-gateway-system") == {"istio-gateway"}
     assert rendered(repo, "flagger") == {"flagger"}
+    # the sim deploys the one release too, as the loop's sim does
+    status = gitmedic("sim", "status", ".", "--app", "istiod", cwd=repo)
+    assert status.rc == 0, status.err
+    shown = [line.split() for line in status.out.splitlines()]
+    assert [w[1] for w in shown if w[:1] == ["Deployment"]] == ["istiod"], status.out
 
 
 FAULT = "    global:\n      istioNamespace: istio-system\n"

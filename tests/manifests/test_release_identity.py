@@ -15,11 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.detectors.finding import Resource
+from gitmedic.detectors.origin import FieldOrigin
+from gitmedic.detectors.snapshot import Obj, Source
 from gitmedic.reconciler.config import AppConfig, ConfigError, DeployedBy, HelmConfig
 from gitmedic.reconciler.manifests.apps import load_apps_each
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.parse import ManifestError
-from tests.manifests.helpers import write
+from gitmedic.reconciler.manifests.rendered import NotEditable, own_environment
+from gitmedic.reconciler.manifests.repo import ManifestRepo
+from tests.manifests.helpers import commit_all, init_repo, write
 
 RELEASE = """apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -89,3 +94,29 @@ def test_only_a_release_of_a_chart_from_a_repository_is_named_by_its_release() -
         "web", "charts/web", helm=HelmConfig(), deployed_by=DeployedBy("web.yaml", "web")
     )
     assert (remote.deployer, local.deployer, AppConfig("a", "a").deployer) == ("istiod", "", "")
+
+
+IMAGE = ("spec", "template", "spec", "containers", 0, "image")
+
+
+def istiod(holder: Resource | None) -> Obj:
+    """istiod's rendered Deployment, its image set by ``global.tag`` of ``holder`` (None:
+    of a values file)."""
+    origin = FieldOrigin(
+        "spec.template.spec.containers[0].image", "istio.yaml", 30, "global.tag", holder=holder
+    )
+    body = {"spec": {"template": {"spec": {"containers": [{"name": "d", "image": "p:1"}]}}}}
+    ref = Resource("Deployment", "istio-system", "istiod", "apps/v1")
+    return Obj(ref, body, Source("istio.yaml", 20, 1, origins=(origin,), renderer="helm"))
+
+
+def test_a_fix_in_the_release_s_own_values_leaves_the_other_releases_of_its_file_alone(
+    repo: Path,
+) -> None:
+    init_repo(repo)
+    commit_all(repo, "two releases in one file")
+    app = ManifestRepo(repo, "istio.yaml", "istio-system", deployer="istiod")
+    own = Resource("HelmRelease", "istio-system", "istiod")
+    own_environment(app, istiod(own), IMAGE, ["istio.yaml"])  # base renders none of it
+    with pytest.raises(NotEditable, match=r"istio\.yaml is also rendered into base, where"):
+        own_environment(app, istiod(None), IMAGE, ["istio.yaml"])

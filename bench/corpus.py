@@ -174,6 +174,12 @@ def main() -> None:
     helm = find_tool("helm", "v3.22.0", None)
     if helm:
         os.environ["PATH"] = f"{Path(helm).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    # as the test tier: the Flux apps' remote charts from a cache seeded with charts add
+    from tests.support.real_charts import seed_chart_cache
+
+    held = tempfile.TemporaryDirectory(prefix="gitmedic-bench-charts-")
+    os.environ["GITMEDIC_CHART_CACHE"] = str(Path(held.name) / "cache")
+    seed_chart_cache(dict(os.environ), Path(held.name) / "packages")
     tools = {
         "kube-score": find_tool("kube-score", "v1.20.0", None),
         "kubeconform": find_tool("kubeconform", None, args.kubeconform),

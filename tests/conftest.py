@@ -12,9 +12,14 @@ import pytest
 import yaml
 
 # the unit tier's guard (no CLI subprocess, built tool or real sleep outside the
-# integration marker), pytester for its own test, and the GitHub stand-in held to
-# GitHub's description (a test whose exchanges drift from it fails)
-pytest_plugins = ["pytester", "tests.support.unit_guard", "tests.support.github_conformance"]
+# integration marker), pytester for its own test, the GitHub stand-in held to
+# GitHub's description (a test whose exchanges drift from it fails), and PostgreSQL
+pytest_plugins = [
+    "pytester",
+    "tests.support.unit_guard",
+    "tests.support.github_conformance",
+    "tests.support.postgres",  # a real PostgreSQL for the journal's (skips saying why)
+]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = FIXTURES / "data"

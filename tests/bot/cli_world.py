@@ -93,12 +93,17 @@ class Served:
 
     def comment(self, pr: int, user: str, body: str, comment_id: int) -> httpx.Response:
         """A signed ``issue_comment`` webhook, as GitHub delivers it."""
+        payload = pr_comment(pr, user, body, comment_id)
+        return self.post("issue_comment", payload, f"cli-world-{comment_id}")
+
+    def post(self, event: str, payload: Any, delivery: str) -> httpx.Response:
+        """A signed webhook of ``event``, as GitHub delivers it."""
         from gitmedic.bot.server.signature import sign
 
-        raw = json.dumps(pr_comment(pr, user, body, comment_id)).encode()
+        raw = json.dumps(payload).encode()
         headers = {
-            "X-GitHub-Event": "issue_comment",
-            "X-GitHub-Delivery": f"cli-world-{comment_id}",
+            "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery,
             "Content-Type": "application/json",
             "X-Hub-Signature-256": sign(SECRET, raw),
         }
@@ -106,7 +111,9 @@ class Served:
 
 
 @contextmanager
-def serving(repo: Path, *, interval: float = 2.0) -> Iterator[Served]:
+def serving(
+    repo: Path, *, interval: float = 2.0, env: dict[str, str] | None = None
+) -> Iterator[Served]:
     """``gitmedic serve`` on the local forge of ``repo``, sharing ``run``'s journal."""
     port = free_port()
     argv = ["serve", "--forge", "local", "--cluster", "sim", "--repo", str(repo),
@@ -114,7 +121,7 @@ def serving(repo: Path, *, interval: float = 2.0) -> Iterator[Served]:
             "--interval", str(interval), "--log-level", "warning"]  # fmt: skip
     process = subprocess.Popen(
         [sys.executable, "-m", "gitmedic", *argv],
-        env={**os.environ, "GITMEDIC_WEBHOOK_SECRET": SECRET},
+        env={**os.environ, "GITMEDIC_WEBHOOK_SECRET": SECRET, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gitmedic.bot.actions import ActionRefused, DetectorRun
 from gitmedic.bot.forges.local import LocalForge
+from gitmedic.bot.render.revert_asked import Asked
 from gitmedic.reconciler.forge import Permission
 from tests.forge.backends import BRANCH, FIX, commit_files, make_repo
 
@@ -15,6 +16,7 @@ from tests.forge.backends import BRANCH, FIX, commit_files, make_repo
 class FakeActions:
     calls: list[str] = field(default_factory=list)
     refuse: dict[str, str] = field(default_factory=dict)  # verb -> refusal message
+    asked: list[Asked | None] = field(default_factory=list)  # each revert's who, where, why
 
     def _do(self, verb: str, pr: int) -> str:
         self.calls.append(f"{verb} #{pr}")
@@ -28,7 +30,8 @@ class FakeActions:
     def merge(self, pr: int) -> str:
         return self._do("merge", pr)
 
-    def revert(self, pr: int) -> str:
+    def revert(self, pr: int, asked: Asked | None = None) -> str:
+        self.asked.append(asked)
         return self._do("revert", pr)
 
     def retry(self, pr: int) -> str:

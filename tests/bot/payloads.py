@@ -111,6 +111,17 @@ def pr_edited(number: int, author: str, editor: str | None, before: str, after: 
     return payload
 
 
+def issue_edited(number: int, author: str, editor: str, before: str, after: str) -> Payload:
+    """issues edited: the edited example with GitHub's ``changes`` for a body edit (its
+    description requires ``sender``, unlike a pull request's edit)."""
+    payload = load("issues/edited.json")
+    payload["issue"].update(number=number, body=after, title="gitmedic dashboard")
+    _user(payload["issue"]["user"], author, "Bot" if author.endswith("[bot]") else "User")
+    payload["changes"] = {"body": {"from": before}}
+    _user(payload["sender"], editor)
+    return payload
+
+
 def review(number: int, reviewer: str, state: str = "approved") -> Payload:
     """pull_request_review submitted (the example's 'commented', given ``state``)."""
     payload = load("pull_request_review/submitted.json")

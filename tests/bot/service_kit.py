@@ -14,7 +14,7 @@ import httpx
 from fastapi.testclient import TestClient
 
 from gitmedic.bot.actions import BotActions
-from gitmedic.bot.serve_cmd import git_changed_files
+from gitmedic.bot.serve_settings import git_changed_files
 from gitmedic.bot.server.app import create_app
 from gitmedic.bot.server.handlers import Deps
 from gitmedic.bot.server.service import Service, ServiceConfig

@@ -106,7 +106,7 @@ def test_a_repository_with_nothing_to_discover_is_one_app(tmp_path: Path) -> Non
 def test_serve_monitors_each_discovered_app_with_its_own_journal(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.serve_cmd import ServeSettings, watched_paths
+    from gitmedic.bot.serve_settings import ServeSettings, watched_paths
     from gitmedic.bot.serve_wiring import assemble
 
     repo = repo_of(tmp_path, TWO_OVERLAYS)

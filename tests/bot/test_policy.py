@@ -329,7 +329,7 @@ def test_revert_regressions_is_an_explicit_key_defaulting_to_at_once() -> None:
 
 def test_the_init_template_writes_the_built_in_rules_explicitly(tmp_path: Path) -> None:
     from gitmedic.bot.cli import main
-    from gitmedic.reconciler.config import load_config
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     (tmp_path / "apps" / "shop").mkdir(parents=True)
     assert main(["init", str(tmp_path), "--name", "shop", "--path", "apps/shop"]) == 0

@@ -22,8 +22,8 @@ from gitmedic.bot.cli import main
 from gitmedic.bot.loop.siblings import sibling_keys, without_siblings
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.runner import run_detectors
-from gitmedic.reconciler.config import load_config
 from gitmedic.reconciler.live import connect, read_live
+from gitmedic.reconciler.manifests.config_file import load_config
 from gitmedic.reconciler.manifests.shared_namespace import neighbours
 from tests.live.kmock_thread import KmockThread, kmock_server
 from tests.sync.conftest import velero

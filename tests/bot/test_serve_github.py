@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gitmedic.bot.forges.github import GitHubForge
-from gitmedic.bot.serve_cmd import ServeSettings
+from gitmedic.bot.serve_settings import ServeSettings
 from gitmedic.bot.serve_wiring import assemble, github_and_clone, wire
 from gitmedic.bot.server.app import create_app
 from tests.bot.payloads import pr_comment

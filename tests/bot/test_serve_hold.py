@@ -19,8 +19,8 @@ from fastapi.testclient import TestClient
 
 from gitmedic.bot.actions_live import LiveActions
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.serve_cmd import ServeSettings
 from gitmedic.bot.serve_lock import SharedLock
+from gitmedic.bot.serve_settings import ServeSettings
 from gitmedic.bot.serve_wiring import wire
 from gitmedic.bot.server.app import create_app
 from gitmedic.reconciler.forge import CommitStatus, Permission, PrState, StatusState

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.serve_cmd import ServeSettings
+from gitmedic.bot.serve_settings import ServeSettings
 from gitmedic.bot.serve_wiring import Served, wire
 from gitmedic.reconciler.forge import BOT_LOGIN
 from gitmedic.reconciler.transaction import Phase, TxnState

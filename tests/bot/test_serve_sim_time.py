@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.serve_cmd import ServeSettings
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
+from gitmedic.bot.serve_settings import ServeSettings
 from gitmedic.bot.serve_wiring import Served, wire
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.forge import PrState

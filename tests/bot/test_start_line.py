@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gitmedic.bot.cli import UsageError
+from gitmedic.bot.exits import UsageError
 from gitmedic.bot.start_line import check_cluster_for_forge, kube_context, start_line
 from tests.bot.test_serve_github import github
 
@@ -164,7 +164,7 @@ def test_run_on_github_refuses_the_sim_though_the_api_is_on_loopback(tmp_path: P
 def test_serve_logs_one_start_line_for_every_app(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.serve_cmd import ServeSettings
+    from gitmedic.bot.serve_settings import ServeSettings
     from gitmedic.bot.serve_wiring import assemble
     from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
 
@@ -199,7 +199,7 @@ def test_serve_logs_one_start_line_for_every_app(
 def test_serve_serves_the_apps_it_can_deploy_and_lists_the_one_it_cannot(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.serve_cmd import ServeSettings
+    from gitmedic.bot.serve_settings import ServeSettings
     from gitmedic.bot.serve_wiring import assemble
     from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
 

@@ -57,6 +57,10 @@ BUILT: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
         "pull_request",
         lambda: payloads.pr_edited(3, "gitmedic[bot]", None, "a", "b"),
     ),
+    "issue_edited": (
+        "issues",
+        lambda: payloads.issue_edited(7, "gitmedic[bot]", "bob", "- [ ] a", "- [x] a"),
+    ),
     "review": ("pull_request_review", lambda: payloads.review(3, "bob")),
     "push": ("push", lambda: payloads.push("refs/heads/main", SHA)),
     "tag_deleted": ("push", payloads.tag_deleted),

@@ -1,4 +1,5 @@
-"""The chart's RBAC: read-only, exactly the kinds the detectors read, Secrets only on request."""
+"""The chart's RBAC: read-only, exactly the kinds the detectors read, Secrets only on request;
+with ``shards.enabled`` one Role that writes, on Leases in the release's namespace only."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.registry import Registry
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.live import LIST_CALLS
-from tests.chart.conftest import CHART, VALUE_SETS, Helm, one
+from tests.chart.conftest import CHART, VALUE_SETS, Helm, one, values_file
 
 RULES_FILE = CHART / "files" / "clusterrole-rules.yaml"
 
@@ -60,12 +61,58 @@ def test_a_listed_kind_no_detector_reads_is_refused() -> None:
         rbac.read_calls(builtin_registry(), [*LIST_CALLS, extra])
 
 
+LEASE_RULE = {
+    "apiGroups": ["coordination.k8s.io"],
+    "resources": ["leases"],
+    "verbs": ["get", "list", "watch", "create", "update"],
+}
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("value_set", VALUE_SETS)
-def test_every_role_is_read_only(helm: Helm, value_set: str) -> None:
-    for role in (o for o in helm.render(value_set) if o["kind"] in ("Role", "ClusterRole")):
-        for rule in role["rules"]:
-            assert set(rule["verbs"]) <= {"get", "list", "watch"}, role["metadata"]["name"]
+@pytest.mark.parametrize("shards", ["false", "true"])
+def test_every_role_but_the_lease_role_is_read_only(
+    helm: Helm, value_set: str, shards: str
+) -> None:
+    rendered = helm.render(value_set, "--set", f"shards.enabled={shards}")
+    roles = [o for o in rendered if o["kind"] in ("Role", "ClusterRole")]
+    writers = [
+        r
+        for r in roles
+        if any(set(rule["verbs"]) - {"get", "list", "watch"} for rule in r["rules"])
+    ]
+    assert [w["metadata"]["name"] for w in writers] == (
+        ["gitmedic-leases"] if shards == "true" else []
+    )
+    for role in writers:  # the one write: Leases, in the bot's own namespace
+        assert role["kind"] == "Role" and role["metadata"]["namespace"] == "gitmedic"
+        assert role["rules"] == [LEASE_RULE]
+
+
+@pytest.mark.integration
+def test_shards_bind_the_lease_role_and_tell_the_pod_its_namespace(helm: Helm) -> None:
+    rendered = helm.render(
+        "app-argocd-cr", "--set", "shards.enabled=true", "--set", "shards.leaseSeconds=30"
+    )
+    leases = [o for o in rendered if o["metadata"]["name"] == "gitmedic-leases"]
+    binding = one(leases, "RoleBinding")
+    assert binding["roleRef"]["name"] == "gitmedic-leases"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "gitmedic", "namespace": "gitmedic"}
+    ]
+    (container,) = one(rendered, "Deployment")["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["GITMEDIC_SHARD_LEASES"] == "gitmedic"
+    assert env["GITMEDIC_SHARD_LEASE_SECONDS"] == "30"
+    assert env["GITMEDIC_SHARD_GROUP"] == "gitmedic"
+    plain = one(helm.render("app-argocd-cr"), "Deployment")["spec"]["template"]["spec"]
+    assert not any(e["name"].startswith("GITMEDIC_SHARD") for e in plain["containers"][0]["env"])
+
+
+@pytest.mark.integration
+def test_a_lease_duration_too_short_to_renew_is_refused_by_the_schema(helm: Helm) -> None:
+    done = helm.template("--values", values_file("app-argocd-cr"), "--set", "shards.leaseSeconds=2")
+    assert done.returncode != 0 and "leaseSeconds" in done.stderr
 
 
 @pytest.mark.integration

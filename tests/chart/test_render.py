@@ -60,6 +60,7 @@ def test_the_value_sets_render_what_they_enable(helm: Helm) -> None:
                 "RoleBinding",
             ]
         ),
+        "replicas-postgres": sorted([*base, "PodDisruptionBudget", "Role", "RoleBinding"]),
         "token-flux-secrets": sorted([*base, "Role", "RoleBinding", "ServiceMonitor"]),
     }
 
@@ -86,6 +87,11 @@ SHOP = ("--set", "github.repository=acme/shop", "--set", "engine.application=sho
             ("--set", "github.repository=acme/shop", "--set", "github.appId=1"),
             "engine.application is required for engine.kind argocd-cr",
         ),
+        (
+            (*SHOP, "--set", "github.appId=1", "--set", "replicas=2"),
+            "replicas 2 needs secrets.journalUrl: the Secret holding a PostgreSQL URL",
+        ),
+        ((*SHOP, "--set", "replicas=0"), "/replicas': minimum: got 0, want 1"),
     ],
     ids=[
         "no-repository",
@@ -95,6 +101,8 @@ SHOP = ("--set", "github.repository=acme/shop", "--set", "engine.application=sho
         "no-webhook-secret",
         "no-credentials",
         "no-application",
+        "replicas-without-postgres",
+        "no-replica",
     ],
 )
 def test_bad_values_are_refused_with_the_reason(

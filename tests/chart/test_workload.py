@@ -42,6 +42,31 @@ def test_one_replica_recreated_running_serve_with_probes(helm: Helm) -> None:
     assert env["GITHUB_REPOSITORY"] == "acme/shop"
 
 
+def test_replicas_share_the_postgresql_journal_under_a_disruption_budget(helm: Helm) -> None:
+    objs = helm.render("replicas-postgres")
+    deployment = one(objs, "Deployment")
+    spec = deployment["spec"]
+    assert spec["replicas"] == 3
+    assert spec["strategy"]["type"] == "RollingUpdate"
+    assert "kube-score/ignore" not in deployment["metadata"].get("annotations", {})
+    env = {e["name"]: e for e in _container(objs)["env"]}
+    assert env["GITMEDIC_JOURNAL_URL"]["valueFrom"] == {
+        "secretKeyRef": {"name": "gitmedic-journal", "key": "url"}
+    }
+    volumes = {v["name"]: v for v in spec["template"]["spec"]["volumes"]}
+    assert volumes["state"] == {"name": "state", "emptyDir": {}}, "no RWO claim shared by pods"
+    assert not [o for o in objs if o["kind"] == "PersistentVolumeClaim"]
+    budget = one(objs, "PodDisruptionBudget")["spec"]
+    assert budget["maxUnavailable"] == 1
+    assert budget["selector"]["matchLabels"] == spec["selector"]["matchLabels"]
+    spread = spec["template"]["spec"]["affinity"]["podAntiAffinity"]
+    (term,) = spread["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    one_replica = helm.render("app-argocd-cr")
+    assert "GITMEDIC_JOURNAL_URL" not in {e["name"] for e in _container(one_replica)["env"]}
+    assert not [o for o in one_replica if o["kind"] == "PodDisruptionBudget"]
+
+
 @pytest.mark.parametrize("value_set", VALUE_SETS)
 def test_the_pod_meets_the_restricted_pod_security_standard(helm: Helm, value_set: str) -> None:
     objs = helm.render(value_set)

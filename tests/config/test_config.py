@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from gitmedic.bot.cli import main
-from gitmedic.reconciler.config import ConfigError, load_config, parse_config, schema
+from gitmedic.reconciler.config import ConfigError, parse_config, schema
 from gitmedic.reconciler.manifests.apps import load_apps_desired
+from gitmedic.reconciler.manifests.config_file import load_config
 
 MINIMAL = {"version": 1, "apps": [{"name": "shop", "path": "apps/shop"}]}
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from gitmedic.reconciler.config import load_config
 from gitmedic.reconciler.manifests import shared_namespace
+from gitmedic.reconciler.manifests.config_file import load_config
 from gitmedic.reconciler.manifests.shared_namespace import neighbours
 
 CONFIG = """version: 1

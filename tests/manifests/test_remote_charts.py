@@ -10,7 +10,7 @@ import pytest
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Obj, Source
-from gitmedic.reconciler.config import ChartRepository, ConfigError, parse_config
+from gitmedic.reconciler.config import ChartRepository, ConfigError
 from gitmedic.reconciler.manifests import kube_version
 from gitmedic.reconciler.manifests.chart_pull import (
     ChartPullError,
@@ -18,6 +18,7 @@ from gitmedic.reconciler.manifests.chart_pull import (
     check_repository,
 )
 from gitmedic.reconciler.manifests.chart_sources import deployed_charts
+from gitmedic.reconciler.manifests.config_file import parse_config
 from gitmedic.reconciler.manifests.deployed_by import ChartSource, read_deployer
 from gitmedic.reconciler.manifests.helm import ChartSpec, HelmError, remote_dependencies
 from gitmedic.reconciler.manifests.parse import parse_text

@@ -7,6 +7,7 @@ against a real core-only install.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,14 +33,21 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def _cli_without(module: str, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _cli_without(
+    module: str, *argv: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", BLOCKED_RUN, module, *argv],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=cwd,
-        env={"PATH": "/usr/bin:/bin", "GITMEDIC_WEBHOOK_SECRET": "s", "PYTHONPATH": ""},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "GITMEDIC_WEBHOOK_SECRET": "s",
+            "PYTHONPATH": "",
+            **(env or {}),
+        },
     )
 
 
@@ -49,6 +57,27 @@ def test_serve_without_fastapi_names_the_serve_extra(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "pip install 'gitmedic[serve]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.integration
+def test_run_with_a_postgresql_journal_without_psycopg_names_the_postgres_extra(
+    tmp_path: Path,
+) -> None:
+    from gitmedic.sim.faults.git import init_repo
+
+    repo = tmp_path / "repo"
+    (repo / "apps" / "shop").mkdir(parents=True)
+    (repo / "apps" / "shop" / "app.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n")
+    init_repo(repo)
+    url = {
+        "GITMEDIC_JOURNAL_URL": "postgresql://bot:pw-never-said@127.0.0.1:1/j",
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # a worktree's source, if it runs one
+    }
+    argv = ("run", str(repo), "--path", "apps/shop", "--cluster", "sim", "--once")
+    result = _cli_without("psycopg", *argv, cwd=tmp_path, env=url)
+    assert result.returncode == 2, result.stderr
+    assert "pip install 'gitmedic[postgres]'" in result.stderr
+    assert "Traceback" not in result.stderr and "pw-never-said" not in result.stderr
 
 
 @pytest.mark.integration

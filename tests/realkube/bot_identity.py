@@ -22,7 +22,7 @@ from tests.support.tools import ROOT, tool_path
 CHART = ROOT / "charts" / "gitmedic"
 CHART_RULES = CHART / "files" / "clusterrole-rules.yaml"
 # README's install (a GitHub App); each test sets the engine and rbac.readSecrets
-DEFAULT_VALUES = ROOT / "tests" / "chart" / "values" / "app-argocd-cr.yaml"
+DEFAULT_VALUES = CHART / "ci" / "app-argocd-cr-values.yaml"
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 
 
@@ -54,11 +54,13 @@ def install_bot(
     *,
     read_secrets: bool,
     engine: tuple[str, str, str] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Path:
     """The chart's RBAC for the bot in ``namespace``; the bot's kubeconfig.
     ``engine`` (kind, namespace, application) is the app's GitOps engine as the
     chart's ``engine`` values: flux and argocd-cr get a Role on that one object,
-    argocd (the REST API) none; without it the engine is ``none``."""
+    argocd (the REST API) none; without it the engine is ``none``. ``extra``: more
+    ``--set`` settings (``shards.enabled=true`` adds the Lease Role)."""
     settings = [f"rbac.readSecrets={str(read_secrets).lower()}"]
     if engine:
         kind, engine_namespace, name = engine
@@ -66,6 +68,7 @@ def install_bot(
         settings.append(f"engine.application={name}")
     else:
         settings.append("engine.kind=none")
+    settings += extra
     rbac = [o for o in render_chart(namespace, *settings) if o["kind"] in RBAC_KINDS]
     plane.apply(rbac)
     [account] = [o["metadata"]["name"] for o in rbac if o["kind"] == "ServiceAccount"]

@@ -40,7 +40,7 @@ def dry_run(tier: Tier, objects: list[dict[str, object]]) -> subprocess.Complete
 def test_the_charts_objects_are_accepted_by_the_real_api_server(
     tier: Tier, namespace: str, value_set: str
 ) -> None:
-    rendered = render_chart(namespace, values=VALUES / f"{value_set}.yaml")
+    rendered = render_chart(namespace, values=VALUES / f"{value_set}-values.yaml")
     ours = [o for o in rendered if o["kind"] not in NOT_INSTALLED]
     engine = {o["metadata"]["namespace"] for o in ours if o["kind"] == "Role"} - {namespace}
     if engine:  # the engine's namespace (argocd, flux-system), as a cluster with it has

@@ -26,6 +26,7 @@ from tests.realkube.tools import (
     cache_key,
     find_tools,
 )
+from tests.support.postgres import POSTGRES_KEY_FILES
 
 
 def test_the_build_script_and_the_tests_agree_on_the_cache_directories(
@@ -43,6 +44,7 @@ def test_the_build_script_and_the_tests_agree_on_the_cache_directories(
         str(tmp_path / f"kube-flux-{cache_key(FLUX_KEY_FILES)}"),
         str(tmp_path / f"kube-argocd-{cache_key(ARGOCD_KEY_FILES)}"),
         str(tmp_path / f"kube-debian-{cache_key(DEBIAN_KEY_FILES)}"),
+        str(tmp_path / f"kube-postgres-{cache_key(POSTGRES_KEY_FILES)}"),
     ]
 
 

@@ -3,13 +3,16 @@ or Flux HelmRelease; what cannot be rendered from this repository is refused by 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gitmedic.reconciler.config import ConfigError, ValuesSource, parse_config
+from gitmedic.reconciler.config import ConfigError, ValuesSource
+from gitmedic.reconciler.config import parse_config as settings_of
 from gitmedic.reconciler.manifests.app_charts import tree_config
+from gitmedic.reconciler.manifests.config_file import parse_config
 from gitmedic.reconciler.manifests.deployed_by import Deployed, DeployerError, read_deployer
 from gitmedic.reconciler.manifests.tree import FsTree
 from tests.manifests.helpers import write
@@ -208,3 +211,23 @@ def test_an_overlay_gitmedic_cannot_read_without_kustomize_is_refused(
     files = {**OVERLAY, "apps/staging/kustomization.yaml": kustomization}
     with pytest.raises(DeployerError, match=message):
         read_deployer(reader(files), "apps/staging/kustomization.yaml")
+
+
+def test_the_config_model_reads_no_deployer_itself() -> None:
+    """reconciler.config is below the manifests: an app ``deployed_by`` a manifest is
+    filled in only by the deployer reader the manifests layer hands it."""
+    data = {"version": 1, "apps": [{"name": "prod", "deployed_by": {"file": "argocd/prod.yaml"}}]}
+    refused = r"apps.prod.deployed_by: argocd/prod.yaml cannot be read without the repository"
+    with pytest.raises(ConfigError, match=refused):
+        settings_of(data)
+    with pytest.raises(ConfigError, match=refused):
+        parse_config(data)  # the reading parse, given no reader
+    seen: list[str] = []
+
+    def deployer(app: Mapping[str, Any]) -> Mapping[str, Any]:
+        seen.append(app["name"])
+        return {**app, "path": "charts/podinfo", "namespace": "prod"}
+
+    (app,) = settings_of(data, "cfg.yaml", deployer).apps
+    assert seen == ["prod"]
+    assert (app.path, app.namespace, app.helm) == ("charts/podinfo", "prod", None)

@@ -22,9 +22,10 @@ import pytest
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.responder.responder import Responder
-from gitmedic.reconciler.config import ConfigError, load_config
+from gitmedic.reconciler.config import ConfigError
 from gitmedic.reconciler.forge import Validation
 from gitmedic.reconciler.git import Git, GitError
+from gitmedic.reconciler.manifests.config_file import load_config
 from gitmedic.reconciler.manifests.documents import EditError
 from gitmedic.reconciler.manifests.load import LoadFailure, load_desired
 from gitmedic.reconciler.manifests.repo import ManifestRepo

@@ -11,6 +11,11 @@
 #                                     git-verify-wrapper.sh; Argo CD's CRDs
 #   $GITMEDIC_TOOLS/kube-debian-<key>/ bin/etcd, bin/redis-server and lib/ (the
 #                                     libraries redis needs: LD_LIBRARY_PATH)
+#   $GITMEDIC_TOOLS/kube-postgres-<key>/ Debian's PostgreSQL server: usr/lib/postgresql/
+#                                     and usr/share/postgresql/ as unpacked (the
+#                                     binaries find their share/ from where they are),
+#                                     lib/ (LD_LIBRARY_PATH); the journal's PostgreSQL
+#                                     tests need it (tests/support/postgres.py)
 #
 # Kubernetes, kwok and Flux come from one wrapper module (tier/): the packages they
 # share are one version and compiled once, so Flux, built after Kubernetes, finds
@@ -19,7 +24,8 @@
 # the Go module proxy serves (GOTOOLCHAIN is set to it for that group only).
 #
 # <key> is the first 12 hex digits of the sha256 of the wrapper's go.mod, go.sum
-# (and the gitserver's source for Flux; of debian.txt for Debian's):
+# (and the gitserver's source for Flux; of debian.txt for Debian's, of postgres.txt
+# for PostgreSQL):
 # tests/realkube/tools.py computes the same key to find them. A directory is complete once it holds `.complete`; a
 # complete one is skipped, so a warm machine pays nothing. The groups build one
 # after the other, niced, each with its own log (build.log in its directory) and
@@ -38,7 +44,7 @@
 #
 # Usage: tools/kube/build.sh [--print-dirs | [--budget SECONDS] GROUP...]
 #   GROUP         k8s, flux and/or argocd (default: all three)
-#   --print-dirs  print the three directories and exit (no build)
+#   --print-dirs  print the five directories and exit (no build)
 #   --budget S    S seconds of wall time for the whole build (CI's cap on a cold
 #                 machine): the group still building then is stopped and those
 #                 after it are not started; what it finished is kept for the next
@@ -65,12 +71,14 @@ flux_dir="$tools/kube-flux-$(key "$here/tier/go.mod" "$here/tier/go.sum" \
     "$here/tier/gitserver/main.go")"
 argocd_dir="$tools/kube-argocd-$(key "$here/argocd/go.mod" "$here/argocd/go.sum")"
 debian_dir="$tools/kube-debian-$(key "$here/debian.txt")"
+postgres_dir="$tools/kube-postgres-$(key "$here/postgres.txt")"
 
 if [[ ${1:-} == --print-dirs ]]; then
     echo "$k8s_dir"
     echo "$flux_dir"
     echo "$argocd_dir"
     echo "$debian_dir"
+    echo "$postgres_dir"
     exit 0
 fi
 
@@ -220,6 +228,46 @@ fetch_debian() {
     mv "$debian_dir.partial" "$debian_dir"
 }
 
+# Debian's PostgreSQL server, unpacked into $postgres_dir as fetch_debian does; without
+# apt-get the journal's PostgreSQL tests skip (or use one on PATH), saying so.
+fetch_postgres() {
+    [[ -f $postgres_dir/.complete ]] && { echo "kube tools: postgres present in $postgres_dir"; return 0; }
+    if ! command -v apt-get >/dev/null; then
+        echo "kube tools: no apt-get: the journal's PostgreSQL tests use a postgres on" \
+            "PATH or skip" >&2
+        return 0
+    fi
+    echo "kube tools: fetching Debian's PostgreSQL server into $postgres_dir"
+    local packages work deb
+    mapfile -t packages < <(grep -v '^#' "$here/postgres.txt" | grep .)
+    work=$(mktemp -d)
+    if ! (cd "$work" && apt-get download -qq "${packages[@]}" 2>/dev/null); then
+        apt-get update -qq
+        (cd "$work" && apt-get download -qq "${packages[@]}")
+    fi
+    for deb in "$work"/*.deb; do
+        dpkg -x "$deb" "$work/root"
+    done
+    rm -rf "$postgres_dir.partial" && mkdir -p "$postgres_dir.partial/usr/lib" \
+        "$postgres_dir.partial/usr/share" "$postgres_dir.partial/lib"
+    cp -a "$work/root/usr/lib/postgresql" "$postgres_dir.partial/usr/lib/"
+    cp -a "$work/root/usr/share/postgresql" "$postgres_dir.partial/usr/share/"
+    find "$work"/root/usr/lib/*-linux-gnu -maxdepth 1 -name '*.so*' \
+        -exec cp -L {} "$postgres_dir.partial/lib/" \;
+    rm -rf "$work"
+    local bin
+    for bin in postgres initdb pg_ctl; do
+        LD_LIBRARY_PATH="$postgres_dir.partial/lib" \
+            "$postgres_dir.partial"/usr/lib/postgresql/*/bin/$bin --version >/dev/null || {
+            echo "kube tools: Debian's $bin does not run from $postgres_dir.partial" >&2
+            return 1
+        }
+    done
+    touch "$postgres_dir.partial/.complete"
+    rm -rf "$postgres_dir"
+    mv "$postgres_dir.partial" "$postgres_dir"
+}
+
 began=$SECONDS
 budget=""
 if [[ ${1:-} == --budget ]]; then
@@ -235,6 +283,7 @@ done
 [[ -x /usr/local/go/bin/go ]] && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "kube tools: go is not on PATH" >&2; exit 1; }
 fetch_debian
+fetch_postgres || echo "kube tools: PostgreSQL not fetched: its tests skip, saying why" >&2
 # stopped (CI's run ended early): build_once stops its group's build and all of it
 status=0
 for group in k8s flux argocd; do  # the tier's order, whatever the command line's

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from gitmedic.bot.render.revert_asked import Asked
 from gitmedic.reconciler.forge import Forge, PrState, PullRequest
 
 
@@ -57,8 +58,9 @@ class BotActions(Protocol):
     # comment commands: each returns the reply text
     def approve(self, pr: int) -> str: ...
     def merge(self, pr: int) -> str: ...
-    def revert(self, pr: int) -> str:
-        """Open a revert PR for ANY merged PR (the bot's or a person's), run as a transaction."""
+    def revert(self, pr: int, asked: Asked | None = None) -> str:
+        """Open a revert PR for ANY merged PR (the bot's or a person's), run as a transaction;
+        ``asked``: who asked, where and why, for the revert PR's body."""
         ...
 
     def retry(self, pr: int) -> str: ...

@@ -39,6 +39,7 @@ than one step.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -47,11 +48,12 @@ from dataclasses import dataclass, replace
 from gitmedic.bot.actions import ActionRefused, DetectorRun, bot_pr, open_bot_pr
 from gitmedic.bot.pending import Item, PendingWork
 from gitmedic.bot.render.mu import MU_EXPLAINED
+from gitmedic.bot.render.revert_asked import Asked, requested_revert_body, watched_revert_body
 from gitmedic.bot.revert_txn import RevertPorts, revert_plan, reverted_pr
 from gitmedic.bot.serve_lock import SharedLock
 from gitmedic.detectors.finding import Severity
 from gitmedic.reconciler.clock import Clock
-from gitmedic.reconciler.forge import Forge, PrState, StatusState
+from gitmedic.reconciler.forge import Forge, PrState, StatusState, Validation
 from gitmedic.reconciler.transaction import Journal, MachineConfig, Phase, Plan, Runner, TxnState
 from gitmedic.reconciler.transaction.forge_ports import (
     APPROVED_LABEL,
@@ -59,7 +61,7 @@ from gitmedic.reconciler.transaction.forge_ports import (
     HOLD_LABEL,
     ForgePorts,
 )
-from gitmedic.reconciler.transaction.ports import SyncPhase
+from gitmedic.reconciler.transaction.ports import SyncPhase, Verdict
 from gitmedic.reconciler.transaction.verdict import Decision, judge
 
 log = logging.getLogger(__name__)
@@ -168,13 +170,16 @@ class LiveActions:
             self.pending.add(RETRY, incident, {"pr": pr, "attempts": attempts}, self.clock.now())
         return f"Closed #{pr}; gitmedic will try incident {incident} again with a new attempt."
 
-    def revert(self, pr: int) -> str:
+    def revert(self, pr: int, asked: Asked | None = None) -> str:
         with self.lock:
             found = self.forge.get_pr(pr)
             if found.state is not PrState.MERGED:
                 raise ActionRefused(f"#{pr} is {found.state.value}, not merged: nothing to revert.")
             ports = self.ports()
-            plan = revert_plan(self.app, pr, ports.main_head(), self.mu_now(), found.title)
+            mu = self.mu_now()
+            asked = asked or Asked("", f"on #{pr}")
+            body = requested_revert_body(pr, found.title, self.app, mu, asked)
+            plan = revert_plan(self.app, pr, ports.main_head(), mu, found.title, body)
             plan = replace(plan, baselines=ports.verifier.baselines())
             state = self.journal.create(plan, self.clock.now())
             if state.phase is Phase.PLANNED:
@@ -276,11 +281,30 @@ class LiveActions:
             firing = [f"{f.detector} on {f.resource}: {f.summary}"
                       for f in ports.verifier.live_findings()
                       if f.severity is Severity.CRITICAL]  # fmt: skip
-            self._offer_revert(watch, verdict.summary, (*verdict.findings, *firing))
+            why = judged.reason if judged.decision is Decision.UNDO else "its sync failed"
+            evidence = (*verdict.findings, *firing)
+            self._offer_revert(watch, verdict, f"{why} ({verdict.summary})", evidence)
         return True
 
-    def _offer_revert(self, watch: Watch, summary: str, evidence: tuple[str, ...]) -> None:
+    def _offer_revert(
+        self, watch: Watch, verdict: Verdict, why: str, evidence: tuple[str, ...]
+    ) -> None:
         revert = self.forge.revert_pr(watch.pr)
+        body = watched_revert_body(
+            watch.pr,
+            watch.merge_sha,
+            self.forge.get_pr(watch.pr).title,
+            self.app,
+            (watch.mu_pre, verdict.mu),
+            why,
+            evidence,
+        )
+        kept = dict(revert.bot_state or {"reverts": watch.pr, "merge_sha": watch.merge_sha})
+        with contextlib.suppress(Validation):  # refused: the forge's body, and the comments
+            revert = self.forge.ensure_pr(
+                revert.branch, revert.base, revert.title, body, state=kept
+            )
+        summary = verdict.summary
         lines = "\n".join(f"- {line}" for line in evidence) or "- (no detail)"
         text = (
             f"#{watch.pr} (`{watch.merge_sha[:12]}`) made the app worse after it deployed "

@@ -20,15 +20,9 @@ from pathlib import Path
 
 import yaml
 
-from gitmedic.reconciler.config import (
-    CONFIG_PATH,
-    AppConfig,
-    Config,
-    ConfigError,
-    find_config,
-    load_config,
-    parse_config,
-)
+from gitmedic.bot.exits import UsageError
+from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, ConfigError, find_config
+from gitmedic.reconciler.manifests.config_file import load_config, parse_config
 
 __all__ = ["DISCOVERED", "acted_apps", "acted_config", "adopted_note", "repo_apps_config"]
 
@@ -39,7 +33,6 @@ def acted_config(repo: Path, args: argparse.Namespace | None = None) -> Config |
     """The config file's apps; without one, the discovered apps, or None when ``args``
     name the one app by ``--path``/``--namespace`` (or discovery finds none). Without
     ``args``: what an earlier call chose. A bad config is a UsageError naming it."""
-    from gitmedic.bot.cli import UsageError
     from gitmedic.reconciler.manifests.app_charts import adopted_config
 
     named = args is not None and (getattr(args, "path", None) or getattr(args, "namespace", None))
@@ -54,8 +47,6 @@ def acted_config(repo: Path, args: argparse.Namespace | None = None) -> Config |
 def acted_apps(config: Config | None, args: argparse.Namespace, repo: Path) -> list[AppConfig]:
     """Every app of ``config``, or the one ``--app`` names (or whose folder is ``--path``);
     without a config, the one app ``--path``/``--namespace`` give (default: the repo)."""
-    from gitmedic.bot.cli import UsageError
-
     path = (getattr(args, "path", None) or "").strip("/")
     name = getattr(args, "app", None) or ""
     if config is None:

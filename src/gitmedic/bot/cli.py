@@ -1,9 +1,10 @@
 """The ``gitmedic`` command line (a contract: users' scripts and CI depend on it).
 
 Start-up time is a feature: ``gitmedic detect`` runs on every pull request, so
-this module imports only argparse; each command imports what it needs when it
-runs, and heavy clients (kubernetes, PyGithub, litellm, FastAPI) only inside the
-commands that use them.
+this module imports only argparse and the exit codes (:mod:`.exits`, which the
+commands share without importing the command line); each command imports what it
+needs when it runs, and heavy clients (kubernetes, PyGithub, litellm, FastAPI) only
+inside the commands that use them.
 """
 
 from __future__ import annotations
@@ -14,14 +15,9 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer killed by it
+from gitmedic.bot.exits import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 
 Command = Callable[[argparse.Namespace], int]
-
-
-class UsageError(Exception):
-    """Bad input from the command line: printed as ``gitmedic: error: ...``, exit 2."""
 
 
 def _detect(args: argparse.Namespace) -> int:
@@ -81,6 +77,12 @@ def _sim_status(args: argparse.Namespace) -> int:
     return run_sim_status(args)
 
 
+def _charts_add(args: argparse.Namespace) -> int:
+    from gitmedic.bot.charts_cmd import run_charts_add
+
+    return run_charts_add(args)
+
+
 def _completion(args: argparse.Namespace) -> int:
     import shtab
 
@@ -98,7 +100,7 @@ def _complete_paths(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 _complete_paths(sub)
-        elif action.dest in {"path", "repo", "app_path", "baseline", "write_baseline"}:
+        elif action.dest in {"path", "repo", "app_path", "baseline", "write_baseline", "packages"}:
             action.complete = _FILES  # type: ignore[attr-defined]
 
 
@@ -208,6 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, help="monitor interval, s (GITMEDIC_INTERVAL, 60)")
     p.add_argument("--path", help="the app's folder when the repo has no .gitmedic/config.yaml")
     p.add_argument("--namespace", help="namespace for objects that name none")
+    p.add_argument(
+        "--shard-leases",
+        metavar="NAMESPACE",
+        help="replicas divide the apps with Leases in this namespace (GITMEDIC_SHARD_LEASES)",
+    )
+    p.add_argument(
+        "--shard-lease-seconds",
+        type=int,
+        help="the Leases' duration (GITMEDIC_SHARD_LEASE_SECONDS, default 15)",
+    )
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("run", help="the whole loop against one manifest repo, every app of it")
@@ -242,6 +254,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="e.g. `source <(gitmedic completion bash)` in ~/.bashrc",
     )
     p.set_defaults(func=_completion)
+
+    p = sub.add_parser("charts", help="the chart cache that renders remote charts offline")
+    charts = p.add_subparsers(dest="charts_command", metavar="SUBCOMMAND")
+    charts.required = True
+    p = charts.add_parser(
+        "add", help="add chart packages (from helm pull) as charts of a declared repository"
+    )
+    p.add_argument(
+        "--repository",
+        required=True,
+        metavar="URL",
+        help="the repository the manifests declare for them (https://... or oci://...)",
+    )
+    p.add_argument("packages", nargs="+", metavar="PACKAGE", help="a chart package (.tgz)")
+    p.set_defaults(func=_charts_add)
 
     p = sub.add_parser("sim", help="the simulated cluster and GitOps engine")
     sim_sub = p.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")

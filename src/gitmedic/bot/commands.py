@@ -22,6 +22,11 @@ name to runner, reply. Rules:
   refusal for lack of permission has the topic of the person instead, so however
   many comments or lines someone without permission posts, one reply answers
   them all.
+- A box ticked on the dashboard issue (:mod:`gitmedic.bot.dashboard_ticks`) is
+  a command too: :func:`answer_requests` runs it with the same permission check
+  (of the person who ticked it), the same runners and the same refusal.
+- ``revert`` passes who asked, where and the words after its name on to the
+  revert PR's body (:mod:`gitmedic.bot.render.revert_asked`).
 - Nothing is echoed raw: a command name is shown only when it is a plain word,
   and every ``@mention`` in a reply but the commenter's is neutralised, so a
   comment cannot make the bot ping a team or hide text in a marker.
@@ -32,15 +37,16 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitmedic.bot.actions import ActionRefused, BotActions
 from gitmedic.bot.command_parse import CommandCall, parse_commands
+from gitmedic.bot.render.revert_asked import Asked
 from gitmedic.bot.render.templates import fill, prose
 from gitmedic.reconciler.forge import BOT_LOGIN, Forge, ForgeError, Permission
 from gitmedic.reconciler.forge_markers import extract_topic
 
-__all__ = ["CommandCall", "CommentEvent", "handle_comment", "parse_commands"]
+__all__ = ["CommandCall", "CommentEvent", "answer_requests", "handle_comment", "parse_commands"]
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +73,10 @@ class CommentEvent:
 class Context:
     forge: Forge
     actions: BotActions
-    number: int
+    number: int  # the PR the command acts on
+    actor: str = ""  # who asked
+    where: str = ""  # where they asked: "in a comment on #7", "on the dashboard"
+    args: str = ""  # the words after the command's name
 
 
 Runner = Callable[[Context], str]
@@ -80,7 +89,7 @@ def _help(ctx: Context) -> str:
 RUNNERS: dict[str, Runner] = {
     "approve": lambda ctx: ctx.actions.approve(ctx.number),
     "merge": lambda ctx: ctx.actions.merge(ctx.number),
-    "revert": lambda ctx: ctx.actions.revert(ctx.number),
+    "revert": lambda ctx: ctx.actions.revert(ctx.number, Asked(ctx.actor, ctx.where, ctx.args)),
     "retry": lambda ctx: ctx.actions.retry(ctx.number),
     "hold": lambda ctx: ctx.actions.hold(ctx.number),
     "unhold": lambda ctx: ctx.actions.unhold(ctx.number),
@@ -118,17 +127,56 @@ def handle_comment(
     if any(c.topic == topic for c in forge.list_comments(event.number)):
         return []  # a re-processed delivery: this comment was answered
     permission = forge.get_permission(event.author)
-    refused = _first_refused(calls, permission)
+    refused = _refused(calls, event.author, permission)
     if refused is not None:
-        topic = refusal_topic(event.author)
-        needed = NEEDS.get(refused, Permission.READ)
-        others = f" The other {len(calls) - 1} commands of the comment did not run either."
-        text = refusal(event.author, refused, needed, permission) + (others * (len(calls) > 1))
-        body = _section(refused, text)
+        topic, body = refusal_topic(event.author), refused
     else:
-        body = _reply(Context(forge, actions, event.number), calls, event, permission)
+        where = f"in a comment on #{event.number}"
+        ctx = Context(forge, actions, event.number, event.author, where)
+        body = _reply(ctx, calls, event, permission)
     forge.ensure_comment(event.number, topic, neutralise_mentions(body, event.author))
     return [topic]
+
+
+def answer_requests(
+    forge: Forge,
+    actions: BotActions,
+    requests: Sequence[tuple[str, int]],
+    actor: str,
+    where: str = "on the dashboard",
+) -> tuple[str | None, str]:
+    """Commands asked outside a comment on their PR (the dashboard's boxes: verb and PR),
+    checked and run exactly as a comment's. Returns the reply, and the refusal topic when
+    ``actor`` may run none of them (``None`` otherwise: the caller names the reply)."""
+    calls = [CommandCall(name, "", 0) for name, _ in requests]
+    permission = forge.get_permission(actor)
+    refused = _refused(calls, actor, permission, "boxes ticked")
+    if refused is not None:
+        return refusal_topic(actor), neutralise_mentions(refused, actor)
+    sections = [
+        _section(name, _run(Context(forge, actions, pr, actor, where), name, permission, True), pr)
+        for name, pr in requests[:MAX_COMMANDS]
+    ]
+    if len(requests) > MAX_COMMANDS:
+        ignored = len(requests) - MAX_COMMANDS
+        sections.append(f"Only the first {MAX_COMMANDS} run at once; {ignored} more were ignored.")
+    return None, neutralise_mentions("\n\n".join(sections), actor)
+
+
+def _refused(
+    calls: Sequence[CommandCall],
+    author: str,
+    permission: Permission,
+    others_are: str = "commands of the comment",
+) -> str | None:
+    """The one refusal when ``author`` may run none of ``calls``; None when they may run some."""
+    refused = _first_refused(calls, permission)
+    if refused is None:
+        return None
+    needed = NEEDS.get(refused, Permission.READ)
+    others = f" The other {len(calls) - 1} {others_are} did not run either."
+    text = refusal(author, refused, needed, permission) + (others * (len(calls) > 1))
+    return _section(refused, text)
 
 
 def _first_refused(calls: Sequence[CommandCall], permission: Permission) -> str | None:
@@ -144,7 +192,8 @@ def _reply(
 ) -> str:
     known = [c for c in calls if c.name in RUNNERS]
     sections = [
-        _section(c.name, _run(ctx, c.name, event, permission)) for c in known[:MAX_COMMANDS]
+        _section(c.name, _run(replace(ctx, args=c.args), c.name, permission, event.is_pull_request))
+        for c in known[:MAX_COMMANDS]
     ]
     if len(known) > MAX_COMMANDS:
         sections.append(
@@ -167,23 +216,24 @@ def _unknown(names: Sequence[str]) -> str:
     return f"{what}{others}. {help_text()}"
 
 
-def _section(name: str, text: str) -> str:
+def _section(name: str, text: str, on: int | None = None) -> str:
     shown = name if _PLAIN_NAME.fullmatch(name) else "…"
-    return f"> /gitmedic {shown}\n\n{text}".rstrip()
+    target = f" on #{on}" if on is not None else ""
+    return f"> /gitmedic {shown}{target}\n\n{text}".rstrip()
 
 
-def _run(ctx: Context, name: str, event: CommentEvent, permission: Permission) -> str:
+def _run(ctx: Context, name: str, permission: Permission, on_pr: bool) -> str:
     needed = NEEDS[name]
     if permission < needed:
-        return refusal(event.author, name, needed, permission)
-    if not event.is_pull_request and name != "help":
-        return f"`/gitmedic {name}` works on pull requests; #{event.number} is an issue."
+        return refusal(ctx.actor, name, needed, permission)
+    if not on_pr and name != "help":
+        return f"`/gitmedic {name}` works on pull requests; #{ctx.number} is an issue."
     try:
         return prose(RUNNERS[name](ctx))
     except ActionRefused as exc:
         return prose(str(exc))
     except ForgeError as exc:
-        log.warning("command %s on #%s failed: %s", name, event.number, exc)
+        log.warning("command %s on #%s failed: %s", name, ctx.number, exc)
         return prose(f"Sorry, `/gitmedic {name}` failed: {exc}")
 
 

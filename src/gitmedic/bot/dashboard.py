@@ -1,15 +1,22 @@
 """The "gitmedic dashboard" issue, Renovate-style: the bot's state at a glance, from the journal.
 
-Sections: incidents (from the journal: every incident of the app with its
-status and attempts; without them, an incident is open until one of its
-transactions commits), transactions in flight, PRs waiting for approval, recent outcomes
-(the last :data:`RECENT` finished transactions with time to resolution and
-tokens) and memory health (the memory guard's review flags, given as input).
+Sections: what a person can do (:mod:`~gitmedic.bot.render.dashboard_controls`:
+``hold``, ``retry`` and ``revert`` boxes beside each transaction in flight or
+recently finished, acted on by :mod:`gitmedic.bot.dashboard_ticks`), incidents
+(from the journal: every incident of the app with its status and attempts;
+without them, an incident is open until one of its transactions commits),
+transactions in flight, PRs waiting for approval, recent outcomes (the last
+:data:`RECENT` finished transactions with time to resolution and tokens) and
+memory health (the memory guard's review flags, given as input).
 
 The body holds only absolute times, never "3 minutes ago", so the same journal
 renders the same body; :class:`DashboardKeeper` then skips the forge call when
 the body is unchanged, and ``ensure_issue`` itself does not rewrite an issue
 whose body hash matches (a restarted keeper costs one call, not an edit).
+That same hash check would leave a box a person ticked ticked, since unticking
+it gives the body gitmedic rendered: an answered tick therefore records which
+edit it answered in the issue's state (``answered``), and a changed state makes
+the forge write the body again, every box unticked.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from gitmedic.bot.render.dashboard_controls import render_actions
 from gitmedic.bot.render.templates import cell, fill
 from gitmedic.reconciler.forge import Forge, Issue
 from gitmedic.reconciler.transaction import IncidentRow, Outcome, Phase, TxnState
@@ -26,6 +34,7 @@ from gitmedic.reconciler.transaction import IncidentRow, Outcome, Phase, TxnStat
 TITLE = "gitmedic dashboard"
 LABELS = ("gitmedic",)
 RECENT = 10
+KIND = "dashboard"  # the issue's state marker names it the dashboard
 
 
 @dataclass(frozen=True)
@@ -41,12 +50,14 @@ def render_dashboard(view: DashboardView) -> str:
     in_flight = [t for t in txns if not t.phase.terminal]
     waiting = [t for t in in_flight if t.phase is Phase.AWAITING_APPROVAL]
     finished = sorted((t for t in txns if t.phase.terminal), key=_ended, reverse=True)
+    recent = finished[:RECENT]
     return fill(
         "dashboard.md",
         summary=(
             f"**{len(open_incidents)}** open incident(s) · **{len(in_flight)}** transaction(s) "
             f"in flight · **{len(waiting)}** PR(s) waiting for approval"
         ),
+        actions=render_actions([*in_flight, *recent]),
         incidents=_incidents_table(open_incidents),
         in_flight=_table(
             ("Transaction", "App", "Phase", "PR", "Attempt", "Since"),
@@ -58,7 +69,7 @@ def render_dashboard(view: DashboardView) -> str:
         ),
         outcomes=_table(
             ("Transaction", "Outcome", "PR", "Strategy", "Time to resolution", "Tokens"),
-            [_outcome_row(t) for t in finished[:RECENT]],
+            [_outcome_row(t) for t in recent],
         ),
         memory="\n".join(f"- :warning: {cell(f)}" for f in view.memory_flags)
         or "All memory checks pass.",
@@ -73,13 +84,18 @@ class DashboardKeeper:
         self._last_digest: str | None = None
         self.issue: Issue | None = None
 
-    def update(self, view: DashboardView) -> bool:
-        """Render and publish; False (and no forge call) when nothing changed."""
+    def update(self, view: DashboardView, answered: str = "") -> bool:
+        """Render and publish; False (and no forge call) when nothing changed.
+
+        ``answered``: the edit whose ticks were just acted on; the body is then
+        written again even when unchanged, so the ticked boxes are cleared."""
         body = render_dashboard(view)
         digest = hashlib.sha256(body.encode()).hexdigest()
-        if digest == self._last_digest:
+        if digest == self._last_digest and not answered:
             return False
-        state = {"kind": "dashboard", "digest": digest[:16]}
+        state = {"kind": KIND, "digest": digest[:16]}
+        if answered:
+            state["answered"] = answered
         self.issue = self.forge.ensure_issue(TITLE, body, LABELS, state)
         self._last_digest = digest
         return True

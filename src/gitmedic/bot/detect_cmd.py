@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmedic.bot.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
+from gitmedic.bot.exits import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding, Resource, Severity, sort_findings
 from gitmedic.detectors.location import finding_location

@@ -28,6 +28,8 @@ EXTRA_OF_MODULE = {
     "prometheus_client": "serve",
     "cel_expr_python": "rules",
     "shtab": "completion",
+    "psycopg": "postgres",
+    "psycopg_binary": "postgres",
 }
 
 # What the bot's memory needs: learned detection rules are CEL. Commands that learn

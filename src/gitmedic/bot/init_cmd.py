@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from gitmedic import __version__
-from gitmedic.bot.cli import EXIT_OK, UsageError
+from gitmedic.bot.exits import EXIT_OK, UsageError
 
 FILES = {
     ".gitmedic/config.yaml": "config.yaml",

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from gitmedic.bot.cli import EXIT_OK, UsageError
+from gitmedic.bot.exits import EXIT_OK, UsageError
 from gitmedic.bot.forges.local import LocalForge, forge_database
 from gitmedic.reconciler.forge import CommitStatus, NotFound, PrFilter, PullRequest
 

@@ -5,21 +5,26 @@ change like any other: a PR (``forge.revert_pr``, idempotent: found again by its
 branch), a gate on the default branch's head, a merge, the sync, and the
 verification that the app is no worse than when the revert was asked for. Only
 three ports differ from :class:`ForgePorts`: the PR is the forge's revert PR
-rather than edits on a branch, the gate judges that PR's head as it is (a revert
-is not rebased), and re-gating keeps the head. Undo is always allowed, so the
-plan auto-merges.
+rather than edits on a branch (its body then replaced by the plan's, which says
+who asked and why: :mod:`gitmedic.bot.render.revert_asked`), the gate judges
+that PR's head as it is (a revert is not rebased), and re-gating keeps the head.
+Undo is always allowed, so the plan auto-merges.
 """
 
 from __future__ import annotations
 
-from gitmedic.reconciler.forge import StatusState
+import contextlib
+
+from gitmedic.reconciler.forge import StatusState, Validation
 from gitmedic.reconciler.transaction import GateResult, OpenedPR, Plan
 from gitmedic.reconciler.transaction.forge_ports import GATE_CONTEXT, ForgePorts
 
 PREFIX = "revert/pr-"
 
 
-def revert_plan(app: str, pr: int, base_sha: str, mu_pre: float, title: str) -> Plan:
+def revert_plan(
+    app: str, pr: int, base_sha: str, mu_pre: float, title: str, body: str = ""
+) -> Plan:
     return Plan(
         txn_id=f"{PREFIX}{pr}",
         app=app,
@@ -33,7 +38,7 @@ def revert_plan(app: str, pr: int, base_sha: str, mu_pre: float, title: str) -> 
         mu_pre=mu_pre,
         targets=(),
         auto_merge=True,
-        body=f"Reverts #{pr} as asked on the PR.",
+        body=body or f"Reverts #{pr} as asked on the PR.",
     )
 
 
@@ -56,6 +61,11 @@ class RevertPorts(ForgePorts):
         if target is None:
             raise ValueError(f"{plan.txn_id} is not a revert plan")
         pr = self.forge.revert_pr(target)
+        # The forge's state marker ("reverts", "merge_sha") is kept: it finds the PR again.
+        # A body the forge refuses leaves its own: the undo never waits on its description.
+        kept = dict(pr.bot_state or {"reverts": target})
+        with contextlib.suppress(Validation):
+            pr = self.forge.ensure_pr(pr.branch, pr.base, pr.title, plan.body, state=kept)
         return OpenedPR(pr.number, pr.head_sha)
 
     def gate(self, plan: Plan, number: int) -> GateResult:

@@ -31,8 +31,10 @@ through the API that makes commits (a PR's branch, a merge, a revert), whose
 commits are fetched, so the gate and the sim read what GitHub holds.
 
 One writer per app: the process takes each app's writer lease in the journal
-(``.git/gitmedic/journal.sqlite``) before it does anything, and leaves an app
-another ``gitmedic run`` holds, saying which process holds it.
+(``.git/gitmedic/journal.sqlite``, or the PostgreSQL database
+``GITMEDIC_JOURNAL_URL`` names: :mod:`gitmedic.bot.journal_url`) before it does
+anything, and leaves an app another ``gitmedic run`` holds, saying which process
+holds it.
 A restarted run first carries on every transaction the journal holds unsettled
 (a run killed mid-transaction), then answers what fires.
 
@@ -52,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmedic.bot.adopted_apps import acted_apps, acted_config
+from gitmedic.bot.exits import UsageError
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.wiring import Cluster
@@ -79,11 +82,12 @@ __all__ = [
 
 
 def run_run(args: argparse.Namespace) -> int:
-    from gitmedic.bot.cli import UsageError
     from gitmedic.bot.extras import MEMORY_ENGINE, require
+    from gitmedic.bot.journal_url import require_driver
     from gitmedic.bot.start_line import check_cluster_for_forge
 
     require(MEMORY_ENGINE)
+    require_driver()
 
     repo = Path(args.repo).resolve()
     if not (repo / ".git").exists():
@@ -94,7 +98,8 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def _check_config(repo: Path) -> None:
-    from gitmedic.reconciler.config import find_config, load_config
+    from gitmedic.reconciler.config import find_config
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     found = find_config(repo)
     if found is not None:
@@ -263,14 +268,14 @@ def build_loop(
     on_event: Callable[[Event], None] | None = None,  # serve's: log, and yield its lock
     view: Callable[[Cluster], Cluster] = lambda cluster: cluster,  # serve's yielding clock
 ) -> Loop:
+    from gitmedic.bot.journal_url import open_journal
     from gitmedic.bot.memory.learned import load_learned
     from gitmedic.detectors.builtin import builtin_registry
-    from gitmedic.reconciler.transaction import Journal
 
     learned = load_learned(config.repo, builtin_registry())
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
-    journal = Journal(state / "journal.sqlite")
+    journal = open_journal(state)  # GITMEDIC_JOURNAL_URL's PostgreSQL, else state's SQLite
     cluster = view(_cluster(config, cluster_kind, _app_config(config), journal))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     return Loop(
@@ -312,7 +317,6 @@ def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[
     """What the other apps of ``app``'s namespace render (bot.loop.siblings). Refuses an
     app whose objects one of them renders too: which one the cluster holds is not in
     Git, so neither could be judged or fixed."""
-    from gitmedic.bot.cli import UsageError
     from gitmedic.bot.loop.siblings import sibling_keys
     from gitmedic.reconciler.manifests.shared_namespace import neighbours
 
@@ -335,7 +339,6 @@ SIM_FAULTS_ENV = "GITMEDIC_SIM_FAULTS"
 def _runtime_faults(cluster: Any, spec: str) -> None:
     """B-class faults the sim of this process shows (``fault:target;...``): the sim lives
     in the process, so a runtime fault of the world it stands for is named here."""
-    from gitmedic.bot.cli import UsageError
     from gitmedic.sim.faults.demand import inject_named
     from gitmedic.sim.faults.edit import FaultNotApplicable
 
@@ -348,8 +351,6 @@ def _runtime_faults(cluster: Any, spec: str) -> None:
 
 
 def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) -> Any:
-    from gitmedic.bot.cli import UsageError
-
     if kind == "sim":
         from gitmedic.bot.loop.known_good import KnownGoodError, known_good
         from gitmedic.bot.loop.sim_cluster import SimCluster
@@ -380,8 +381,6 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
 
 
 def _forge(repo: Path, kind: str) -> Forge:
-    from gitmedic.bot.cli import UsageError
-
     if kind == "local":
         from gitmedic.bot.forges.local import LocalForge
 

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.bot.actions import DetectorRun
 from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.render.revert_asked import Asked
 
 __all__ = ["AppsActions", "app_state_dir"]
 
@@ -49,8 +50,8 @@ class AppsActions:
     def merge(self, pr: int) -> str:
         return self._of_pr(pr).merge(pr)
 
-    def revert(self, pr: int) -> str:
-        return self._of_pr(pr).revert(pr)
+    def revert(self, pr: int, asked: Asked | None = None) -> str:
+        return self._of_pr(pr).revert(pr, asked)
 
     def retry(self, pr: int) -> str:
         return self._of_pr(pr).retry(pr)

@@ -11,13 +11,17 @@ either, the costliest stranger is evicted, never the newcomer (:mod:`.server.adm
 ``GITMEDIC_HEALTH_STALL_INTERVALS`` (``/healthz`` fails after that many monitor
 intervals without progress: :mod:`gitmedic.bot.serve_health`, default 10) and
 ``GITMEDIC_NOTIFY_URL`` (a Slack-compatible webhook told of escalations and
-reverts: :mod:`gitmedic.bot.notify`); the monitor's ``GITMEDIC_FORGE`` (local|github),
-``GITMEDIC_CLUSTER`` (sim|kube) and ``GITMEDIC_INTERVAL`` are read by
-:mod:`gitmedic.bot.serve_wiring`, GitHub's by :mod:`gitmedic.bot.github_env`.
+reverts: :mod:`gitmedic.bot.notify`); ``GITMEDIC_JOURNAL_URL`` (the journal in
+PostgreSQL, for more than one replica: :mod:`gitmedic.bot.journal_url`); the
+monitor's ``GITMEDIC_FORGE`` (local|github), ``GITMEDIC_CLUSTER`` (sim|kube) and
+``GITMEDIC_INTERVAL`` are read by :mod:`gitmedic.bot.serve_wiring`, GitHub's by
+:mod:`gitmedic.bot.github_env`.
 The secret is registered with the redaction registry before anything logs.
 FastAPI and uvicorn are imported here only, so other commands never pay for them.
 
-Plug-in points for ``gitmedic run``: :func:`build_service` takes any
+The settings are read and the service built by :mod:`gitmedic.bot.serve_settings`
+(below this command and :mod:`gitmedic.bot.serve_wiring`, which both use them).
+Plug-in points for ``gitmedic run``: its :func:`build_service` takes any
 :class:`~gitmedic.bot.actions.BotActions` (the transaction engine), and the
 returned service's ``metrics`` are the ones the monitor records into.
 """
@@ -26,145 +30,49 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from gitmedic.bot.actions import BotActions
-from gitmedic.bot.cli import UsageError
-from gitmedic.bot.forges import _git
-from gitmedic.bot.server.handlers import ChangedFiles, Deps
-
-if TYPE_CHECKING:
-    from gitmedic.bot.server.metrics import Metrics
-from gitmedic.bot.server.service import (
-    DEFAULT_IN_FLIGHT_BYTES,
-    DEFAULT_MAX_BODY,
-    DEFAULT_READ_TIMEOUT_S,
-    Service,
-    ServiceConfig,
-)
-from gitmedic.reconciler.forge import Forge
-from gitmedic.reconciler.redact import REGISTRY
+from gitmedic.bot.exits import UsageError
+from gitmedic.bot.serve_settings import settings_from
 
 
-@dataclass(frozen=True)
-class ClientLimits:
-    """What one client may cost before its request is authenticated."""
-
-    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
-    keep_alive_s: int = 5
-    max_connections: int = 64  # requests being received; past it the oldest is evicted
-    in_flight_bytes: int = DEFAULT_IN_FLIGHT_BYTES
-    max_header_bytes: int = 16 * 1024
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> ClientLimits:
-        try:
-            limits = cls(
-                read_timeout_s=float(env.get("GITMEDIC_READ_TIMEOUT_S", cls.read_timeout_s)),
-                keep_alive_s=int(env.get("GITMEDIC_KEEP_ALIVE_S", cls.keep_alive_s)),
-                max_connections=int(env.get("GITMEDIC_MAX_CONNECTIONS", cls.max_connections)),
-                in_flight_bytes=int(env.get("GITMEDIC_IN_FLIGHT_BYTES", cls.in_flight_bytes)),
-            )
-        except ValueError as exc:
-            raise UsageError(f"client limits must be numbers: {exc}") from None
-        if min(limits.read_timeout_s, limits.keep_alive_s) <= 0 or limits.max_connections < 1:
-            raise UsageError(
-                "GITMEDIC_READ_TIMEOUT_S, _KEEP_ALIVE_S and _MAX_CONNECTIONS must be positive"
-            )
-        return limits
+class _Terminated(Exception):
+    """SIGTERM (Kubernetes stopping the pod), after uvicorn's graceful shutdown."""
 
 
-@dataclass(frozen=True)
-class ServeSettings:
-    secret: str
-    state_dir: Path
-    repo: Path
-    host: str = "127.0.0.1"
-    port: int = 8080
-    max_body_bytes: int = DEFAULT_MAX_BODY
-    log_level: str = "info"
-    watch: tuple[str, ...] = ()
-    limits: ClientLimits = ClientLimits()
+@contextmanager
+def _terminated_cleanly() -> Iterator[None]:
+    """uvicorn re-raises the SIGTERM it caught once it has shut down; left to the default
+    action, that kills the process before the monitor stops and the leases are released
+    (the next replica would wait for them to expire). Raised as an exception instead, it
+    unwinds through ``served.running()``, and serve exits 0."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
 
+    def terminated(signum: int, frame: object) -> None:
+        raise _Terminated
 
-def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> ServeSettings:
-    secret = env.get("GITMEDIC_WEBHOOK_SECRET", "")
-    if not secret:
-        raise UsageError("GITMEDIC_WEBHOOK_SECRET is not set: the webhook secret is required")
-    REGISTRY.add(secret)
-
-    def pick(flag: object, name: str, default: str) -> str:
-        return str(flag) if flag is not None else env.get(name, default)
-
+    previous = signal.signal(signal.SIGTERM, terminated)
     try:
-        port = int(pick(args.port, "GITMEDIC_PORT", "8080"))
-        limit = int(pick(args.max_body_bytes, "GITMEDIC_MAX_BODY_BYTES", str(DEFAULT_MAX_BODY)))
-    except ValueError as exc:
-        raise UsageError(f"port and body limit must be integers: {exc}") from None
-    return ServeSettings(
-        secret=secret,
-        state_dir=Path(pick(args.state_dir, "GITMEDIC_STATE_DIR", ".gitmedic-state")),
-        repo=Path(pick(args.repo, "GITMEDIC_REPO", ".")),
-        host=pick(args.host, "GITMEDIC_HOST", "127.0.0.1"),
-        port=port,
-        max_body_bytes=limit,
-        log_level=pick(args.log_level, "GITMEDIC_LOG_LEVEL", "info"),
-        watch=tuple(args.watch or ()),
-        limits=ClientLimits.from_env(env),
-    )
-
-
-def git_changed_files(repo: Path) -> ChangedFiles:
-    """Files a merge commit changed against its first parent (the base before the merge)."""
-
-    def changed(sha: str) -> tuple[str, ...]:
-        text = _git.out(repo, "diff", "--name-only", f"{sha}^1", sha, "--")
-        return tuple(line for line in text.splitlines() if line)
-
-    return changed
-
-
-def watched_paths(repo: Path, extra: tuple[str, ...]) -> tuple[str, ...]:
-    """App folders from ``.gitmedic/config.yaml`` (else of the apps adopted for the repo:
-    :mod:`gitmedic.bot.adopted_apps`) plus ``--watch``; else the whole repo."""
-    from gitmedic.reconciler.config import find_config, load_config
-    from gitmedic.reconciler.manifests.app_charts import adopted_config
-
-    found = find_config(repo)
-    config = load_config(found) if found else adopted_config(repo)
-    paths = tuple(app.path for app in config.apps) if config else ()
-    return (*paths, *extra) or ("",)
-
-
-def build_service(
-    settings: ServeSettings,
-    forge: Forge,
-    actions: BotActions,
-    changed: ChangedFiles,
-    *,
-    repo: Path | None = None,  # the repo read for the config (a clone with --forge github)
-    metrics: Metrics | None = None,  # shared with the monitor (serve_metrics)
-) -> Service:
-    deps = Deps(forge, actions, changed, watched_paths(repo or settings.repo, settings.watch))
-    limits = settings.limits
-    config = ServiceConfig(
-        settings.secret,
-        settings.state_dir,
-        settings.max_body_bytes,
-        read_timeout_s=limits.read_timeout_s,
-    )
-    return Service(config, deps, metrics=metrics)
+        yield
+    except _Terminated:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from gitmedic.bot.extras import MEMORY_ENGINE, require
+    from gitmedic.bot.journal_url import require_driver
 
     require(MEMORY_ENGINE)
+    require_driver()
 
     from gitmedic.bot.github_env import GitHubEnvError
     from gitmedic.bot.serve_wiring import assemble
@@ -185,7 +93,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # A body as large as the limit must always fit, evicting everyone else if need be.
     in_flight = max(limits.in_flight_bytes, settings.max_body_bytes + limits.max_header_bytes)
     protocol = with_limits(limits.read_timeout_s, Admission(limits.max_connections, in_flight))
-    with served.running():
+    with _terminated_cleanly(), served.running():
         uvicorn.run(
             create_app(served.service),
             host=settings.host,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.dashboard_ticks import DashboardDesk
 from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
@@ -43,10 +44,11 @@ from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.notify import Notifier
 from gitmedic.bot.retry_resolve import retry_queued
 from gitmedic.bot.serve_apps import AppsActions, app_state_dir
-from gitmedic.bot.serve_cmd import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_health import DEFAULT_STALL_INTERVALS, Heartbeat
 from gitmedic.bot.serve_lock import SharedLock, YieldingClock
 from gitmedic.bot.serve_metrics import MonitorMetrics
+from gitmedic.bot.serve_settings import ServeSettings, build_service, git_changed_files
+from gitmedic.bot.serve_shards import Shards, shard_settings
 from gitmedic.bot.server.handlers import ChangedFiles
 from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.service import Service
@@ -109,6 +111,7 @@ class Served:
     loops: list[Loop]
     configs: list[LoopConfig] = field(default_factory=list)  # every app's, deployable or not
     broken: dict[str, str] = field(default_factory=dict)  # app -> why it cannot be deployed
+    shards: Shards | None = None  # --shard-leases: the apps this replica holds a Lease of
 
     @property
     def loop(self) -> Loop:
@@ -116,11 +119,15 @@ class Served:
 
     @contextmanager
     def running(self) -> Iterator[Served]:
+        if self.shards:
+            self.shards.start()
         self.monitor.start()
         try:
             yield self
         finally:
             self.monitor.stop()
+            if self.shards:  # after the last step: the others may take the apps at once
+                self.shards.stop()
             for loop in self.loops:
                 loop.lease.release()  # the next serve need not wait for it to expire
 
@@ -138,9 +145,8 @@ def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str
     if note := adopted_note(repo):
         log.info(note)
     apps, broken = served.configs, served.broken
-    log.info(
-        start_line(kind, forge, repo, args.cluster, served.loops, env, apps=apps, broken=broken)
-    )
+    line = start_line(kind, forge, repo, args.cluster, served.loops, env, apps=apps, broken=broken)
+    log.info(f"{line}; {served.shards.describe()}" if served.shards else line)
     return served
 
 
@@ -183,15 +189,48 @@ def wire(
     changed = _fetched(fetch, git_changed_files(repo))
     each = [app.actions for app in apps]
     actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in wired], changed)
+    stepping: list[str] = []  # the app the monitor steps now
+    shards = _shards(args, env, apps, stepping)
 
     def step() -> None:
         for app in apps:
-            app.step(interval)
+            if shards is None or shards.holds(app.loop.config.app):
+                stepping[:] = [app.loop.config.app]
+                try:
+                    app.step(interval)
+                finally:
+                    stepping.clear()
 
-    service = build_service(settings, forge, actions, changed, repo=repo, metrics=metrics)
+    desk = DashboardDesk([(a.loop.txns.view, a.loop.txns.dashboard) for a in apps], lock)
+    service = build_service(
+        settings, forge, actions, changed, repo=repo, metrics=metrics, dashboard=desk
+    )
     service.liveness = heartbeat.stalled
     monitor = MonitorThread(step, interval, lock, heartbeat)
-    return Served(service, monitor, actions, repo, [app.loop for app in apps], configs, broken)
+    loops = [app.loop for app in apps]
+    return Served(service, monitor, actions, repo, loops, configs, broken, shards)
+
+
+def _shards(
+    args: argparse.Namespace, env: Mapping[str, str], apps: list[_App], stepping: list[str]
+) -> Shards | None:
+    """With --shard-leases: the coordinator (first round done), and each loop's writer
+    lease backed by its app's Kubernetes Lease."""
+    from gitmedic.reconciler.leases.app_lease import ShardLease
+    from gitmedic.reconciler.transaction.lease import this_process
+
+    settings = shard_settings(args, env)
+    if settings is None:
+        return None
+    loops = {app.loop.config.app: app.loop for app in apps}
+
+    def busy(app: str) -> bool:  # not handed over mid-step or mid-transaction
+        return app in stepping or bool(loops[app].txns.unsettled())
+
+    shards = Shards.of(settings, list(loops), this_process(), busy)
+    for name, loop in loops.items():
+        loop.lease = ShardLease.of(shards.coordinator, loop.journal, name, loop.config.lock_ttl_s)
+    return shards
 
 
 @dataclass
@@ -205,6 +244,9 @@ class _App:
         try:
             self.loop.step()
             self.actions.work()
+            # Commands and the work above move transactions the loop did not drive: the
+            # dashboard's boxes follow them (no forge call when nothing changed).
+            self.loop.txns.refresh_dashboard()
             self.recorder.after_step(self.loop)
         finally:  # the sim's time runs the interval even after a failed step
             self.clock.elapse(interval)

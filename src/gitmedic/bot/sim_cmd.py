@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from gitmedic.bot.exits import EXIT_OK, UsageError
 from gitmedic.bot.sim_learned import learned_catalog
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.config import CONFIG_PATH
@@ -20,12 +21,8 @@ from gitmedic.sim.health import Status, health_of
 from gitmedic.sim.runtime import Sim, SimState
 from gitmedic.sim.stamps import EPOCH
 
-EXIT_OK, EXIT_ERROR = 0, 2
-
 
 def run_sim_status(args: argparse.Namespace) -> int:
-    from gitmedic.bot.cli import UsageError
-
     path, namespace, deployer = _deployed(args)
     try:
         state = load_desired(path, rev=args.rev, namespace=namespace, deployer=deployer)
@@ -64,7 +61,6 @@ def run_sim_status(args: argparse.Namespace) -> int:
 def _deployed(args: argparse.Namespace) -> tuple[Path, str, str]:
     """What to deploy: PATH in ``--namespace``; with ``--app``, that app of the config of
     the repository holding PATH (its folder, namespace and release)."""
-    from gitmedic.bot.cli import UsageError
     from gitmedic.reconciler.config import ConfigError
     from gitmedic.reconciler.manifests.apps import repo_config, repo_root
 

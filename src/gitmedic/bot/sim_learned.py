@@ -16,7 +16,8 @@ from pathlib import Path
 
 from gitmedic.bot.loop.known_good import KnownGood, KnownGoodError, known_good
 from gitmedic.detectors.snapshot import Snapshot
-from gitmedic.reconciler.config import AppConfig, ConfigError, find_config, load_config
+from gitmedic.reconciler.config import AppConfig, ConfigError, find_config
+from gitmedic.reconciler.manifests.config_file import load_config
 from gitmedic.reconciler.manifests.tree import git_toplevel
 from gitmedic.reconciler.transaction import Journal
 from gitmedic.sim.catalog import ImageCatalog

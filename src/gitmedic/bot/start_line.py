@@ -22,6 +22,8 @@ from typing import Protocol
 
 import yaml
 
+from gitmedic.bot.exits import UsageError
+
 __all__ = ["check_cluster_for_forge", "kube_context", "start_line"]
 
 MAX_WHY = 160  # characters of why an app is not deployable, in the one line
@@ -39,8 +41,6 @@ class _Started(Protocol):
 
 def check_cluster_for_forge(forge: str, cluster: str | None) -> str:
     """The cluster to use: ``kube`` with a real forge (refusing ``sim``), else ``sim``."""
-    from gitmedic.bot.cli import UsageError
-
     if forge == "github":
         if cluster == "sim":
             raise UsageError(

@@ -6,8 +6,8 @@ from collections import Counter
 from itertools import groupby
 
 from gitmedic.detectors.finding import Finding, Severity
+from gitmedic.detectors.finding_field import finding_origin
 from gitmedic.detectors.location import finding_location
-from gitmedic.detectors.origin import finding_origin
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.parse import ManifestError
 

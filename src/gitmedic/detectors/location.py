@@ -1,7 +1,7 @@
 """Where a finding is: the file and line of the field it is about, for every output format.
 
 A finding names an object and, in its params, the field at fault (``params["path"]``,
-or the container, port or env entry they name: :func:`~.origin.finding_path`). Its
+or the container, port or env entry they name: :func:`~.finding_field.finding_path`). Its
 location is, in order:
 
 1. a rendered field's origin: the values line (Helm) or patch line (kustomize) that
@@ -12,7 +12,7 @@ location is, in order:
 
 Params that name a field without a path are read here too (a Service's ``selector``,
 a port's index), for locations only: the responder's notion of the field it edits
-(:func:`~.origin.finding_path`) is left as it is.
+(:func:`~.finding_field.finding_path`) is left as it is.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gitmedic.detectors.finding import Finding
-from gitmedic.detectors.origin import finding_path, origin_of
+from gitmedic.detectors.finding_field import finding_path
+from gitmedic.detectors.origin import origin_of
 
 if TYPE_CHECKING:
     from gitmedic.detectors.snapshot import Obj, Snapshot

@@ -37,6 +37,7 @@ from gitmedic.reconciler import forge_markers as markers
 from gitmedic.reconciler.forge import (
     BOT_LOGIN,
     HeadMoved,
+    Issue,
     MergeMethod,
     NotFound,
     NotMergeable,
@@ -228,6 +229,13 @@ class LocalForge(ItemVerbs):
             self._row(conn, number)
             self._set(conn, number, body=body)
             return self._pr(conn, number)
+
+    def edit_issue_body(self, number: int, body: str) -> Issue:
+        """Replace an issue's body as a person editing it (ticking a box) would."""
+        with self.store.tx() as conn:
+            self._issue(conn, number)
+            conn.execute("UPDATE issues SET body = ? WHERE number = ?", (body, number))
+            return self._issue(conn, number)
 
     # ------------------------------------------------------------------ internals
 

@@ -25,8 +25,7 @@ updates the incident's issue (:mod:`.tell`), closed again when it resolves.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from gitmedic.bot.loop.answer_ports import LoopPorts
 from gitmedic.bot.loop.attempts import Attempts, next_move, proposal_of
 from gitmedic.bot.loop.incidents import incident_of
 from gitmedic.bot.loop.remember import reflect_fix, report_escalation
@@ -43,12 +42,9 @@ from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.repo import ManifestRepo
 from gitmedic.reconciler.transaction import IncidentRow, TxnState
 
-if TYPE_CHECKING:
-    from gitmedic.bot.loop.loop import Loop
-
 
 class Answerer:
-    def __init__(self, loop: Loop, completion: Completion | None) -> None:
+    def __init__(self, loop: LoopPorts, completion: Completion | None) -> None:
         self.loop = loop
         self.completion = completion
 

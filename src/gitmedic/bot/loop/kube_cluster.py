@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +71,8 @@ class KubeCluster:
         if cluster_version() is None:  # recorded once per process (record_version_early)
             record_version(self.api)
         self.watcher, self.engine_name = engine_watcher(engine, env, self.api, app, self.clock)
+        # Flux reports no per-object health: the live workloads say what still rolls out
+        self.rollouts_from_cluster = engine.kind == "flux"
         self.alerts_source = _alerts(oracles, namespace)
         self.denied_kinds: set[str] = set()
         # What the other apps of a shared namespace render: not this app's to see
@@ -108,7 +111,18 @@ class KubeCluster:
         return None
 
     def check(self, sha: str) -> SyncState:
-        return self.watcher.check(sha)
+        state = self.watcher.check(sha)
+        if not self.rollouts_from_cluster or not state.applied:
+            return state
+        from gitmedic.reconciler.live import LiveReadError
+        from gitmedic.reconciler.sync.live_rollouts import with_live_rollouts
+
+        try:
+            snapshot = self.snapshot()
+        except LiveReadError as exc:  # not known to have rolled out: not applied yet
+            message = f"applied; the rollouts could not be read: {exc}"
+            return replace(state, phase=SyncPhase.UNKNOWN, applied=False, message=message)
+        return with_live_rollouts(state, (o.body for o in snapshot))
 
 
 def record_version_early(env: Mapping[str, str]) -> None:

@@ -46,7 +46,7 @@ from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal, LockGrant, Phase, Plan, TxnState
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
-from gitmedic.reconciler.transaction.lease import Lease, this_process
+from gitmedic.reconciler.transaction.lease import Lease, WriterLease, this_process
 
 __all__ = ["Loop", "LoopConfig", "learned_ids"]
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class Loop:
         *,
         completion: Completion | None = None,
         on_event: Callable[[Event], None] = lambda e: None,
-        lease: Lease | None = None,
+        lease: WriterLease | None = None,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -87,7 +87,9 @@ class Loop:
             namer=self.book.name,
             known=learned_ids(self.detectors),
         )
-        self.lease = lease or Lease(journal, config.app, this_process(), config.lock_ttl_s)
+        self.lease: WriterLease = lease or Lease(
+            journal, config.app, this_process(), config.lock_ttl_s
+        )
         self.txns = Transactions(
             config, cluster, forge, journal, self.detectors, on_record=self._recorded
         )

@@ -122,7 +122,10 @@ class Transactions:
     def drive(self, txn_id: str) -> TxnState:
         """Step until settled or waiting for a person, sleeping on the cluster's clock."""
         plan = self.journal.load(txn_id).plan
-        return self.runner.drive(txn_id, self.ports(plan=plan), stop_for_person=True)
+        state = self.runner.drive(txn_id, self.ports(plan=plan), stop_for_person=True)
+        if not state.settled:  # waiting for a person: the dashboard offers hold and retry
+            self.refresh_dashboard()
+        return state
 
     def unsettled(self) -> list[TxnState]:
         return [t for t in self.journal.transactions(app=self.config.app) if not t.settled]

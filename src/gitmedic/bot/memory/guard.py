@@ -83,7 +83,8 @@ def _links(repo: Path) -> list[Problem]:
 
 
 def _check_config(repo: Path, problems: list[Problem]) -> None:
-    from gitmedic.reconciler.config import CONFIG_PATH, ConfigError, load_config
+    from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     if (repo / CONFIG_PATH).is_file():
         try:

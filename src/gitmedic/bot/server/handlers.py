@@ -5,6 +5,8 @@ the log and the delivery record. Each is idempotent: commands skip what they
 already answered, the actions are idempotent verbs.
 
 - ``issue_comment`` (created): comment commands (:mod:`gitmedic.bot.commands`).
+- ``issues`` (edited): a box ticked on the dashboard issue -> the same command
+  (:mod:`gitmedic.bot.dashboard_ticks`); without a dashboard (``deps.dashboard``): nothing.
 - ``pull_request``: closed and merged by a person, touching a watched app's
   paths -> ``watch_merge`` (verify non-regression, offer a revert if it
   regressed). Edited by a person with write access on a gitmedic PR, ticking a
@@ -25,6 +27,7 @@ from typing import Any
 
 from gitmedic.bot.actions import BotActions, DetectorRun
 from gitmedic.bot.commands import CommentEvent, handle_comment
+from gitmedic.bot.dashboard_ticks import DashboardDesk, DashboardEdit, handle_edit
 from gitmedic.bot.render.pr_body import newly_checked
 from gitmedic.reconciler.forge import BOT_LOGIN, Forge, Permission
 
@@ -41,6 +44,7 @@ class Deps:
     changed_files: ChangedFiles
     watched_paths: tuple[str, ...]  # app folders, relative to the repo root
     bot_login: str = BOT_LOGIN
+    dashboard: DashboardDesk | None = None  # serve's apps' dashboards; None: no boxes to act on
 
 
 Handler = Callable[[Payload, Deps], str]
@@ -70,6 +74,22 @@ def on_issue_comment(payload: Payload, deps: Deps) -> str:
     )
     replies = handle_comment(deps.forge, deps.actions, event, deps.bot_login)
     return "commands answered in one reply" if replies else "no command to answer"
+
+
+def on_issues(payload: Payload, deps: Deps) -> str:
+    if payload.get("action") != "edited":
+        return f"issues {payload.get('action')}: nothing to do"
+    if deps.dashboard is None:
+        return "no dashboard is kept here"
+    issue = payload["issue"]
+    edit = DashboardEdit(
+        number=int(issue["number"]),
+        issue_author=_login(issue.get("user")),
+        sender=_login(payload.get("sender")),
+        before=_text((((payload.get("changes") or {}).get("body")) or {}).get("from")),
+        after=str(issue.get("body") or ""),
+    )
+    return handle_edit(deps.forge, deps.actions, deps.dashboard, edit, deps.bot_login)
 
 
 def on_pull_request(payload: Payload, deps: Deps) -> str:
@@ -174,6 +194,7 @@ HANDLERS: dict[str, Handler] = {
     "ping": on_ping,
     "installation": on_installation,
     "issue_comment": on_issue_comment,
+    "issues": on_issues,
     "pull_request": on_pull_request,
     "pull_request_review": on_review,
     "check_suite": on_check,

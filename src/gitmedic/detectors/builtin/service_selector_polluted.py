@@ -22,7 +22,11 @@ and of ``apps/v1`` in two variants of a folder): whichever is applied replaces t
 so no mix and no finding. A headless Service (``clusterIP: None``) over the members
 of one app (StatefulSets that name it their ``serviceName``, or shards and roles that
 run one image under one app name: redis master and replicas, kube-state-metrics
-shards) addresses each pod by its own DNS name and balances nothing: an info.
+shards) addresses each pod by its own DNS name and balances nothing: an info. A
+headless Service that a StatefulSet names as its ``serviceName`` and that also selects
+other workloads (Loki's ``loki-headless`` over the single binary and its gateway) gives
+each StatefulSet pod its DNS name whatever else it selects; only a client resolving the
+Service's own name sees the mix, which the manifests do not show: a warning.
 """
 
 from __future__ import annotations
@@ -59,6 +63,14 @@ MEMBERS = Uncertainty(
     certain_if="the Service load-balances (it has a cluster IP), so requests mix the workloads",
 )
 
+GOVERNING = Uncertainty(
+    id="governing-headless-service",
+    unseen="whether any client resolves the Service's own name: a headless Service that a "
+    "StatefulSet names as its serviceName gives each of its pods a DNS name, whatever else "
+    "the Service selects",
+    certain_if="the Service load-balances (it has a cluster IP), so requests mix the workloads",
+)
+
 SPEC = DetectorSpec(
     id="service-selector-polluted",
     description="A Service's selector matches the pods of more than one workload.",
@@ -70,7 +82,7 @@ SPEC = DetectorSpec(
     ),
     scope=Scope.BOTH,
     playbooks=("service-selector-polluted",),
-    uncertain_when=(VERSIONS, ALTERNATIVES, MEMBERS),
+    uncertain_when=(VERSIONS, ALTERNATIVES, MEMBERS, GOVERNING),
 )
 
 
@@ -112,6 +124,13 @@ def _verdict(
             f"{summary}, members of one app behind a headless Service (each pod addressed "
             "by its own DNS name; nothing load-balances across them)"
         )
+    governed = _governed_by_headless(svc, workloads)
+    if governed:
+        return Severity.WARNING, (
+            f"{summary}, behind the headless Service that {', '.join(governed)} names as its "
+            "serviceName (its pods keep their own DNS names; a mix for clients resolving the "
+            "Service's name)"
+        )
     versions = _versions(workloads)
     if versions:
         return Severity.INFO, (
@@ -145,6 +164,17 @@ def _members_behind_headless(
     )
     one_app = len(images) == 1 and any(_one_value(workloads, key) for key in APP_LABELS)
     return governed or one_app
+
+
+def _governed_by_headless(svc: Obj, workloads: list[Workload]) -> list[str]:
+    """The StatefulSets among ``workloads`` whose serviceName is the headless ``svc``."""
+    if svc.spec.get("clusterIP") != "None":
+        return []
+    return [
+        str(w.ref)
+        for w in workloads
+        if w.ref.kind == "StatefulSet" and w.obj.spec.get("serviceName") == svc.name
+    ]
 
 
 def _versions(workloads: list[Workload]) -> list[str]:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 CONFIG_PATH = ".gitmedic/config.yaml"
+# An app's settings, as written, to the same with what its ``deployed_by`` manifest says.
+Deployer = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
 class ConfigError(Exception):
@@ -240,33 +242,10 @@ def find_config(repo: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def load_config(path: Path) -> Config:
-    from gitmedic.reconciler.manifests.parse import load_strict_yaml
-    from gitmedic.reconciler.repofs import LinkRefused, read_text
-
-    try:
-        data = load_strict_yaml(read_text(*_root_and_name(path)), str(path))
-    except LinkRefused as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    root, _ = _root_and_name(path)
-    return parse_config(data, str(path), read=lambda rel: read_text(root, rel))
-
-
-def _root_and_name(path: Path) -> tuple[Path, str]:
-    """Where links stop being checked: the repo for ``.gitmedic/config.yaml``, else the folder."""
-    if path.parent.name == ".gitmedic":
-        return path.parent.parent, f".gitmedic/{path.name}"
-    return path.parent, path.name
-
-
-def parse_config(
-    data: Any, source: str = CONFIG_PATH, read: Callable[[str], str] | None = None
-) -> Config:
-    """``read`` reads a repo-relative file (for apps ``deployed_by`` a manifest)."""
+def parse_config(data: Any, source: str = CONFIG_PATH, deployed: Deployer | None = None) -> Config:
+    """``deployed`` fills in an app ``deployed_by`` a manifest from that manifest (the
+    manifests layer reads it: :mod:`gitmedic.reconciler.manifests.config_file`); without
+    it such an app is refused."""
     problems = validate(data)
     if problems:
         raise ConfigError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
@@ -275,7 +254,7 @@ def parse_config(
     if duplicates:
         raise ConfigError(f"{source} is invalid:\n  - apps: duplicate names {duplicates}")
     return Config(
-        apps=tuple(_app(a, source, read) for a in data["apps"]),
+        apps=tuple(_app(a, source, deployed) for a in data["apps"]),
         policy=_policy(data.get("policy") or {}),
         llm=LlmConfig(**(data.get("llm") or {})),
         manifests=_manifests(data.get("manifests") or {}),
@@ -303,12 +282,16 @@ def _location(path: Any) -> str:
     return out or "(top level)"
 
 
-def _app(data: Mapping[str, Any], source: str, read: Callable[[str], str] | None) -> AppConfig:
+def _app(data: Mapping[str, Any], source: str, deployed: Deployer | None) -> AppConfig:
     oracles = dict(data.get("oracles") or {})
     alerts = oracles.pop("alerts", None) or {}
     probes = tuple(ProbeConfig(**p) for p in oracles.pop("probes", []))
     if "deployed_by" in data:
-        data = _deployed(data, source, read)
+        if deployed is None:
+            where = f"{source} is invalid:\n  - apps.{data['name']}.deployed_by"
+            file = data["deployed_by"]["file"]
+            raise ConfigError(f"{where}: {file} cannot be read without the repository")
+        data = deployed(data)
     return AppConfig(
         name=data["name"],
         path=data["path"].strip("/"),
@@ -331,33 +314,6 @@ def _helm(data: Mapping[str, Any]) -> HelmConfig:
     given = _tuples(data)
     sources = tuple(ValuesSource(**s) for s in given.pop("sources", ()))
     return HelmConfig(**given, sources=sources)
-
-
-def _deployed(
-    data: Mapping[str, Any], source: str, read: Callable[[str], str] | None
-) -> Mapping[str, Any]:
-    """The app's settings with path, namespace and helm read from its deployer."""
-    from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
-
-    ref = DeployedBy(**data["deployed_by"])
-    where = f"{source} is invalid:\n  - apps.{data['name']}.deployed_by"
-    if read is None:
-        raise ConfigError(f"{where}: {ref.file} cannot be read without the repository")
-    try:
-        found = read_deployer(read, ref.file, ref.name)
-    except DeployerError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    given = data.get("path", "").strip("/")
-    if given and given != found.path:
-        raise ConfigError(f"{where}: {ref.file} deploys chart {found.path}, but path says {given}")
-    namespace = data.get("namespace") or found.namespace or "default"
-    if found.remote is not None:  # the loader renders it from the deployer at ``path``
-        return {**data, "path": found.path, "namespace": namespace}
-    helm = {**(data.get("helm") or {})}
-    helm.setdefault("values", list(found.values))
-    helm.setdefault("release", found.release)
-    helm["sources"] = [dict(vars(s)) for s in found.sources]
-    return {**data, "path": found.path, "namespace": namespace, "helm": helm}
 
 
 def _manifests(data: Mapping[str, Any]) -> ManifestsConfig:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, ConfigError, parse_config
+from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, ConfigError
+from gitmedic.reconciler.manifests.config_file import parse_config
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
 

@@ -14,15 +14,9 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Snapshot
-from gitmedic.reconciler.config import (
-    CONFIG_PATH,
-    AppConfig,
-    Config,
-    ConfigError,
-    find_config,
-    load_config,
-)
+from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, ConfigError, find_config
 from gitmedic.reconciler.manifests.app_charts import chart_spec
+from gitmedic.reconciler.manifests.config_file import load_config
 from gitmedic.reconciler.manifests.duplicates import object_key, unique_objects
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.load import DesiredState, load_desired

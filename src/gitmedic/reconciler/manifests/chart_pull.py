@@ -23,8 +23,12 @@ content-addressed cache (``$GITMEDIC_CHART_CACHE``, else
 ``$XDG_CACHE_HOME/gitmedic/charts``): ``sha256-<digest>/<chart>-<version>.tgz``,
 with a reference per (repository, chart, exact version), so a pinned version
 renders offline once pulled. A constraint (``6.x``, ``>=1.0.0``) is resolved
-against the repository once per process. A pull that fails says which chart,
-from which repository, and how to vendor it.
+against the repository once per process; when the repository cannot be reached
+(no name, no route, refused, timed out: never when it answers with an error or is
+refused by the checks above), it is resolved by helm against the versions of that
+chart from that repository in the cache, pulled before or added by ``gitmedic
+charts add`` (:mod:`.chart_seed`). A pull that fails says which chart, from which
+repository, and how to vendor it or add it to the cache.
 """
 
 from __future__ import annotations
@@ -45,14 +49,28 @@ from urllib.parse import urljoin, urlsplit
 
 import yaml
 
-from gitmedic.reconciler.manifests.helm import HelmError, helm_env, helm_path
+from gitmedic.reconciler.manifests.helm_binary import HelmError, helm_env, helm_path
 
-__all__ = ["ChartPullError", "RemoteChart", "cache_dir", "check_repository", "pull_chart"]
+__all__ = [
+    "ChartPullError",
+    "ChartUnreachable",
+    "RemoteChart",
+    "cache_dir",
+    "check_repository",
+    "pull_chart",
+    "store_package",
+]
 
 PULL_TIMEOUT_S = 120
 MAX_INDEX_BYTES = 64 << 20
 MAX_PACKAGE_BYTES = 64 << 20
-_EXACT = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$")
+EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$")
+# helm pull's words (Go's net package) for a registry it could not reach at all
+_UNREACHABLE = re.compile(
+    r"no such host|connection refused|i/o timeout|network is unreachable|"
+    r"no route to host|TLS handshake timeout|server misbehaving",
+    re.IGNORECASE,
+)
 _pulled: dict[tuple[str, str, str], Path] = {}  # constraints resolved by this process
 # A repository that failed is not asked again for a while: a bisect reads many revisions,
 # and an unreachable registry takes seconds to say so each time.
@@ -62,6 +80,10 @@ _failed: dict[tuple[str, str, str], tuple[float, ChartPullError]] = {}
 
 class ChartPullError(HelmError):
     """The chart cannot be pulled (or may not be); the message names it and says why."""
+
+
+class ChartUnreachable(ChartPullError):
+    """The repository did not answer at all (offline): the cache may hold the chart."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +114,9 @@ class RemoteChart:
         return (
             f"to render without the network, vendor it into the repository (helm pull "
             f"{source}{version} --untar --untardir charts) and render that folder: a Flux "
-            "HelmRelease's chart from a GitRepository, an Argo CD source's path"
+            "HelmRelease's chart from a GitRepository, an Argo CD source's path; or add "
+            f"its package (helm pull {source}{version}) to gitmedic's chart cache: gitmedic "
+            f"charts add --repository {self.repository} {self.chart}-VERSION.tgz"
         )
 
 
@@ -124,8 +148,8 @@ def cache_dir() -> Path:
 def pull_chart(remote: RemoteChart) -> Path:
     """The chart's package in the cache, pulled when it is not there yet."""
     check_repository(remote.repository)
-    key = (remote.repository, remote.chart, remote.version)
-    cached = _pulled.get(key) or (_cached(key) if _EXACT.match(remote.version) else None)
+    key = (_repository_key(remote.repository), remote.chart, remote.version)
+    cached = _pulled.get(key) or (_cached(key) if EXACT_VERSION.match(remote.version) else None)
     if cached is not None and cached.is_file():
         return cached
     failed = _failed.get(key)
@@ -133,11 +157,49 @@ def pull_chart(remote: RemoteChart) -> Path:
         raise failed[1]
     try:
         stored = _pull_and_store(remote, key)
+    except ChartUnreachable as exc:
+        offline = _offline(remote, key)
+        if offline is None:
+            _failed[key] = (time.monotonic(), exc)
+            raise
+        stored = offline
     except ChartPullError as exc:
         _failed[key] = (time.monotonic(), exc)
         raise
     _pulled[key] = stored
     return stored
+
+
+def _repository_key(url: str) -> str:
+    """One spelling of a repository in the cache: with or without its trailing slash."""
+    return url.rstrip("/")
+
+
+def _offline(remote: RemoteChart, key: tuple[str, str, str]) -> Path | None:
+    """The cached version of the chart ``remote.version`` picks, as helm picks it from
+    the repository's index (None: no cached version matches). Only the versions this
+    repository's own chart was stored under count: a cache entry is (repository, chart)."""
+    versions = _cached_versions(key[0], key[1])
+    if not versions:
+        return None
+    entries = [
+        {
+            "apiVersion": "v2",
+            "name": remote.chart,
+            "version": v,
+            "urls": [f"{remote.chart}-{v}.tgz"],
+        }
+        for v in versions
+    ]
+    index = {"apiVersion": "v1", "entries": {remote.chart: entries}}
+    with tempfile.TemporaryDirectory(prefix="gitmedic-offline-") as tmp:
+        home = Path(tmp)
+        _hand_to_helm(remote, index, home)
+        try:
+            version = _resolved(remote, home)
+        except ChartPullError:
+            return None
+    return versions.get(version)
 
 
 def _pull_and_store(remote: RemoteChart, key: tuple[str, str, str]) -> Path:
@@ -219,15 +281,17 @@ def _run(argv: list[str], remote: RemoteChart, home: Path) -> str:
             env=helm_env(home, network=True),
             cwd=home,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except subprocess.TimeoutExpired as exc:
+        reason = f"{remote.describe()} cannot be pulled: {exc}; {remote.vendor_hint()}"
+        raise ChartUnreachable(reason) from None
+    except OSError as exc:
         reason = f"{remote.describe()} cannot be pulled: {exc}; {remote.vendor_hint()}"
         raise ChartPullError(reason) from None
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines() or [f"helm pull exited {proc.returncode}"]
         reason = lines[-1].removeprefix("Error: ")
-        raise ChartPullError(
-            f"{remote.describe()} cannot be pulled: {reason}; {remote.vendor_hint()}"
-        )
+        failure = ChartUnreachable if _UNREACHABLE.search(reason) else ChartPullError
+        raise failure(f"{remote.describe()} cannot be pulled: {reason}; {remote.vendor_hint()}")
     return proc.stdout
 
 
@@ -240,7 +304,12 @@ def _get(remote: RemoteChart, url: str, limit: int) -> bytes:
             data: bytes = answer.read(limit + 1)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise ChartPullError(
+        if isinstance(exc, urllib.error.HTTPError):
+            exc.close()  # the error holds the answer's connection open
+        # an answer (an HTTP error, a redirect refused) is not "offline"; no answer is
+        unreachable = not isinstance(exc, urllib.error.HTTPError) and isinstance(reason, OSError)
+        failure = ChartUnreachable if unreachable else ChartPullError
+        raise failure(
             f"{remote.describe()} cannot be pulled: {url}: {reason}; {remote.vendor_hint()}"
         ) from None
     if len(data) > limit:
@@ -322,15 +391,25 @@ def _check_digest(remote: RemoteChart, package: str, digest: str, index: dict[st
 
 
 def _store(package: Path, digest: str, key: tuple[str, str, str]) -> Path:
+    version = package.name.removeprefix(f"{key[1]}-").removesuffix(".tgz")
+    return store_package(package, digest, (key[0], key[1], version))
+
+
+def store_package(package: Path, digest: str, key: tuple[str, str, str]) -> Path:
+    """``package`` (sha256 ``digest``) in the cache as the chart ``key`` = (repository,
+    chart, exact version), found again by that key and by its (repository, chart)."""
+    repository, chart, version = key
     folder = cache_dir() / f"sha256-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
-    stored = folder / package.name
+    stored = folder / f"{chart}-{version}.tgz"
     if not stored.is_file():
-        part = folder / f".{package.name}.{_writer()}"
+        part = folder / f".{stored.name}.{_writer()}"
         shutil.copyfile(package, part)
         part.replace(stored)
-    version = package.name.removeprefix(f"{key[1]}-").removesuffix(".tgz")
-    _write_ref((key[0], key[1], version), stored)
+    key = (_repository_key(repository), chart, version)
+    _write_ref(key, stored)
+    if EXACT_VERSION.match(version):  # a file name of digits, letters and .+- only
+        _write_ref(key, stored, _versions_folder(key[0], chart) / version)
     return stored
 
 
@@ -345,10 +424,28 @@ def _ref_file(key: tuple[str, str, str]) -> Path:
     return cache_dir() / "refs" / name
 
 
-def _write_ref(key: tuple[str, str, str], stored: Path) -> None:
-    ref = _ref_file(key)
+def _versions_folder(repository: str, chart: str) -> Path:
+    """One file per version of ``chart`` from ``repository`` in the cache."""
+    name = hashlib.sha256(f"{repository}\n{chart}".encode()).hexdigest()
+    return cache_dir() / "versions" / name
+
+
+def _cached_versions(repository: str, chart: str) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    folder = _versions_folder(repository, chart)
+    for ref in sorted(folder.iterdir()) if folder.is_dir() else ():
+        if ref.name.startswith(".") or not EXACT_VERSION.match(ref.name):
+            continue  # a partly written reference, or not one of ours
+        stored = _stored(ref)
+        if stored is not None:
+            found[ref.name] = stored
+    return found
+
+
+def _write_ref(key: tuple[str, str, str], stored: Path, ref: Path | None = None) -> None:
+    ref = ref or _ref_file(key)
     ref.parent.mkdir(parents=True, exist_ok=True)
-    part = ref.with_suffix(f".{_writer()}")
+    part = ref.parent / f".{ref.name}.{_writer()}"  # a version's name has dots of its own
     part.write_text(str(stored.relative_to(cache_dir())))
     part.replace(ref)
 
@@ -356,11 +453,19 @@ def _write_ref(key: tuple[str, str, str], stored: Path) -> None:
 def _cached(key: tuple[str, str, str]) -> Path | None:
     """An exact version pulled before (also written ``v1.2.3`` or ``1.2.3``)."""
     for version in dict.fromkeys([key[2], key[2].removeprefix("v")]):
-        ref = _ref_file((key[0], key[1], version))
-        if ref.is_file():
-            stored = cache_dir() / ref.read_text().strip()
-            if stored.is_file() and stored.parent.parent == cache_dir():
-                return stored
+        stored = _stored(_ref_file((key[0], key[1], version)))
+        if stored is not None:
+            return stored
+    return None
+
+
+def _stored(ref: Path) -> Path | None:
+    """The package a reference names, when it is a package of the cache."""
+    if not ref.is_file():
+        return None
+    stored = cache_dir() / ref.read_text().strip()
+    if stored.is_file() and stored.parent.parent == cache_dir():
+        return stored
     return None
 
 

@@ -53,7 +53,7 @@ _allowed: dict[Path, tuple[tuple[int, int], tuple[ChartRepository, ...]]] = {}
 
 def allowed_repositories(root: Path) -> tuple[ChartRepository, ...]:
     """``manifests.chart_repositories`` of the work tree's config (none without one)."""
-    from gitmedic.reconciler.config import load_config
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     path = root / CONFIG_PATH
     try:

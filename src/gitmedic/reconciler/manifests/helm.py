@@ -18,35 +18,22 @@ values feed which fields is found with one more render (:mod:`.helm_trace`).
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 import yaml
 
 from gitmedic.reconciler.config import ValuesSource
+from gitmedic.reconciler.manifests.chart_pull import RemoteChart
+from gitmedic.reconciler.manifests.helm_binary import HelmError as HelmError
+from gitmedic.reconciler.manifests.helm_binary import helm_env, helm_path
 from gitmedic.reconciler.manifests.parse import ManifestError
 from gitmedic.reconciler.manifests.render_caps import RenderCapError, render_caps, run_capped
 from gitmedic.reconciler.manifests.render_pool import go_env
-from gitmedic.reconciler.manifests.render_sandbox import sandbox_env
 from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
-
-if TYPE_CHECKING:
-    from gitmedic.reconciler.manifests.chart_pull import RemoteChart
-
-INSTALL_HINT = (
-    "helm not found: install helm v3 (go install helm.sh/helm/v3/cmd/helm@v3.22.0, "
-    "or https://helm.sh/docs/intro/install/) or set GITMEDIC_HELM to its path"
-)
-
-
-class HelmError(Exception):
-    """The chart cannot be rendered; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -74,25 +61,11 @@ class ChartSpec:
         return [own, *[v for v in given if v != own]]
 
 
-def helm_path() -> str:
-    given = os.environ.get("GITMEDIC_HELM")
-    if given:
-        if not os.access(given, os.X_OK):
-            raise HelmError(f"GITMEDIC_HELM={given} is not an executable; {INSTALL_HINT}")
-        return given
-    found = shutil.which("helm")
-    if not found:
-        raise HelmError(INSTALL_HINT)
-    return found
-
-
 def remote_dependencies(tree: Tree, spec: ChartSpec) -> list[RemoteChart]:
     """The dependencies to pull: those from a repository that are not vendored under
     ``charts/`` (as ``helm dependency build`` leaves them), each from the repository its
     ``Chart.yaml`` declares. A repository named by an alias of the user's helm config
     (``@stable``) is refused: gitmedic reads no helm config."""
-    from gitmedic.reconciler.manifests.chart_pull import RemoteChart
-
     if spec.remote is not None:
         return []  # a package from a repository carries its dependencies
     out = []
@@ -174,22 +147,6 @@ def helm_template(
         message = stderr.replace(str(root) + "/", "").splitlines()
         raise HelmError(f"helm template failed: {message[0] if message else proc.returncode}")
     return proc.stdout
-
-
-def helm_env(home: Path, *, network: bool = False) -> dict[str, str]:
-    """Only what helm needs (:mod:`.render_sandbox`): no user config, no plugins, no
-    cluster; the machine's proxies only for a pull (``network``), as the user's own helm
-    would use them."""
-    dirs = {
-        "HELM_CACHE_HOME": home / "cache",
-        "HELM_CONFIG_HOME": home / "config",
-        "HELM_DATA_HOME": home / "data",
-        "HELM_PLUGINS": home / "plugins",
-        "HELM_REGISTRY_CONFIG": home / "registry.json",
-        "HELM_REPOSITORY_CONFIG": home / "repositories.yaml",
-        "HELM_REPOSITORY_CACHE": home / "repository",
-    }
-    return {**sandbox_env(home, network=network), **{k: str(v) for k, v in dirs.items()}}
 
 
 def _inside(chart: str, rel: str) -> str:

@@ -299,7 +299,8 @@ _allowed: dict[Path, tuple[tuple[int, int], bool]] = {}
 
 def remote_allowed(root: Path) -> bool:
     """``manifests.allow_remote_bases`` of the work tree's config (False without one)."""
-    from gitmedic.reconciler.config import CONFIG_PATH, ConfigError, load_config
+    from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     path = root / CONFIG_PATH
     try:

@@ -120,7 +120,8 @@ _cached: dict[Path, tuple[tuple[int, int], RenderCaps]] = {}
 def render_caps(root: Path) -> RenderCaps:
     """The caps of the work tree's config (the defaults without one, or with an invalid one:
     ``gitmedic memory check`` says what is wrong with it)."""
-    from gitmedic.reconciler.config import CONFIG_PATH, ConfigError, load_config
+    from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
+    from gitmedic.reconciler.manifests.config_file import load_config
 
     path = root / CONFIG_PATH
     try:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmedic.detectors.finding import Resource
-from gitmedic.detectors.origin import FieldOrigin, finding_path, origin_of
+from gitmedic.detectors.finding_field import finding_path
+from gitmedic.detectors.origin import FieldOrigin, origin_of
 from gitmedic.detectors.snapshot import Obj
 from gitmedic.reconciler.manifests.documents import EditError, same, values_ref
 from gitmedic.reconciler.manifests.edit import Edit

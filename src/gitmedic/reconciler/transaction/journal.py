@@ -1,4 +1,9 @@
-"""The journal: transactions, incidents and the per-application writer lease, in SQLite (WAL).
+"""The journal: transactions, incidents and the per-application writer lease.
+
+It lives in SQLite (WAL), the embedded default, or in PostgreSQL when more than one
+replica shares it (a ``postgresql://`` URL, :mod:`.journal_pg`); both run the same
+SQL through a :class:`~.journal_store.Store` and the same contract suite
+(tests/transaction/test_journal_contract.py).
 
 Records are append-only and keyed by (transaction, sequence number): a second
 writer appending the same step loses with :class:`JournalConflict` instead of
@@ -14,33 +19,15 @@ previous holder for the log.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gitmedic.reconciler.transaction.journal_pg import is_postgres_url
+from gitmedic.reconciler.transaction.journal_store import DuplicateKey, SqliteStore, Store, Tx
 from gitmedic.reconciler.transaction.model import Phase, Plan, Record, TxnState
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS transactions (
-    txn_id TEXT PRIMARY KEY, app TEXT NOT NULL, incident TEXT NOT NULL,
-    attempt INTEGER NOT NULL, plan TEXT NOT NULL, created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS records (
-    txn_id TEXT NOT NULL REFERENCES transactions(txn_id), seq INTEGER NOT NULL,
-    phase TEXT NOT NULL, at REAL NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (txn_id, seq)
-);
-CREATE TABLE IF NOT EXISTS locks (
-    app TEXT PRIMARY KEY, holder TEXT NOT NULL, acquired REAL NOT NULL, expires REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS incidents (
-    id TEXT PRIMARY KEY, app TEXT NOT NULL, status TEXT NOT NULL, opened REAL NOT NULL,
-    data TEXT NOT NULL
-);
-"""
 
 
 class JournalConflict(Exception):
@@ -80,30 +67,39 @@ class IncidentRow:
 
 
 class Journal:
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=30)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-        finally:
-            db.close()
+    """``target``: a SQLite file, or a ``postgresql://`` URL. ``local``: the file for
+    the state beside the journal that stays on this host (serve's pending work); a
+    SQLite journal keeps it in its own file."""
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        try:
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-        finally:
-            db.close()
+    def __init__(self, target: str | Path, *, local: Path | None = None) -> None:
+        self.store: Store
+        if is_postgres_url(target):
+            from gitmedic.reconciler.transaction.journal_pg import PostgresStore
+
+            self.store = PostgresStore(str(target))
+            self._local = local
+        else:
+            sqlite = SqliteStore(Path(target))
+            self.store, self._local = sqlite, local or sqlite.path
+
+    @property
+    def path(self) -> Path:
+        """The local SQLite file for state kept beside the journal (see ``local``)."""
+        if self._local is None:
+            raise ValueError(f"the journal at {self.store.where} has no local file")
+        return self._local
+
+    @property
+    def where(self) -> str:
+        """The file or the URL (its password redacted), for messages."""
+        return self.store.where
+
+    def close(self) -> None:
+        """Let go of the database connection (PostgreSQL's; a SQLite journal holds none)."""
+        self.store.close()
+
+    def _db(self) -> AbstractContextManager[Tx]:
+        return self.store.transaction()
 
     # -- transactions ------------------------------------------------------------------
 
@@ -112,20 +108,21 @@ class Journal:
         data = json.dumps(plan.to_json())
         with self._db() as db:
             db.execute(
-                "INSERT OR IGNORE INTO transactions VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (txn_id) DO NOTHING",
                 (plan.txn_id, plan.app, plan.incident, plan.attempt, data, now),
             )
         return self.load(plan.txn_id)
 
     def load(self, txn_id: str) -> TxnState:
         with self._db() as db:
-            row = db.execute("SELECT plan FROM transactions WHERE txn_id = ?", (txn_id,)).fetchone()
-            if row is None:
+            found = db.execute("SELECT plan FROM transactions WHERE txn_id = ?", (txn_id,))
+            if not found:
                 raise UnknownTransaction(txn_id)
             rows = db.execute(
                 "SELECT seq, phase, at, data FROM records WHERE txn_id = ? ORDER BY seq", (txn_id,)
-            ).fetchall()
-        plan = Plan.from_json(json.loads(row[0]))
+            )
+        plan = Plan.from_json(json.loads(found[0][0]))
         records = [Record(seq, Phase(phase), at, json.loads(data)) for seq, phase, at, data in rows]
         return TxnState.fold(plan, records)
 
@@ -137,7 +134,7 @@ class Journal:
                     "INSERT INTO records VALUES (?, ?, ?, ?, ?)",
                     (txn_id, record.seq, record.phase.value, record.at, data),
                 )
-        except sqlite3.IntegrityError:
+        except DuplicateKey:
             raise JournalConflict(f"step {record.seq} of {txn_id} was already written") from None
 
     def transactions(
@@ -164,16 +161,35 @@ class Journal:
         *,
         dead: Callable[[str], bool] = lambda holder: False,
     ) -> LockGrant:
-        """Take or renew ``app``'s lease; another holder's is taken once expired or ``dead``."""
+        """Take or renew ``app``'s lease; another holder's is taken once expired or ``dead``.
+
+        The row is read locked (``FOR UPDATE``; SQLite's ``BEGIN IMMEDIATE`` already
+        serializes writers) and written only if its holder is still the one read, so
+        of two processes racing for a free or expired lease exactly one gets it: the
+        loser's conditional upsert finds the winner's row and writes nothing.
+        """
         with self._db() as db:
-            row = db.execute("SELECT holder, expires FROM locks WHERE app = ?", (app,)).fetchone()
+            found = db.execute(
+                f"SELECT holder, expires FROM locks WHERE app = ?{self._for_update}", (app,)
+            )
+            row = found[0] if found else None
             if row is not None and row[0] != holder and row[1] > now and not dead(row[0]):
                 return LockGrant(False, row[0], expires=row[1])
-            db.execute(
-                "INSERT OR REPLACE INTO locks VALUES (?, ?, ?, ?)", (app, holder, now, now + ttl_s)
+            written = db.execute(
+                "INSERT INTO locks VALUES (?, ?, ?, ?) ON CONFLICT (app) DO UPDATE SET "
+                "holder = excluded.holder, acquired = excluded.acquired, "
+                "expires = excluded.expires WHERE locks.holder = ? RETURNING holder",
+                (app, holder, now, now + ttl_s, holder if row is None else row[0]),
             )
+            if not written:  # another process wrote the row after we read it: theirs
+                current = db.execute("SELECT holder, expires FROM locks WHERE app = ?", (app,))
+                return LockGrant(False, current[0][0], expires=current[0][1])
         previous = row[0] if row is not None and row[0] != holder else ""
         return LockGrant(True, holder, previous)
+
+    @property
+    def _for_update(self) -> str:
+        return "" if isinstance(self.store, SqliteStore) else " FOR UPDATE"
 
     def release(self, app: str, holder: str) -> None:
         with self._db() as db:
@@ -197,7 +213,9 @@ class Journal:
         data = {"fingerprints": list(row.fingerprints), **row.data}
         with self._db() as db:
             db.execute(
-                "INSERT OR REPLACE INTO incidents VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO incidents VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "app = excluded.app, status = excluded.status, opened = excluded.opened, "
+                "data = excluded.data",
                 (row.id, row.app, row.status, row.opened, json.dumps(data, sort_keys=True)),
             )
 
@@ -216,7 +234,7 @@ class Journal:
                 f"SELECT id, app, status, opened, data FROM incidents WHERE {where} "
                 "ORDER BY opened, id",
                 args,
-            ).fetchall()
+            )
         out = []
         for ident, app, status, opened, text in rows:
             data = json.loads(text)

@@ -8,7 +8,9 @@ host whose process is gone is dead at once, so a restarted ``gitmedic run`` take
 over the lease its SIGKILLed predecessor left without waiting for it to expire;
 a holder on another host (or of another format) is trusted until its lease
 expires. More than one replica on different hosts needs the lease somewhere all
-of them see (see README, "Running more than one replica").
+of them see (see README, "Running more than one replica"): the loop takes any
+:class:`WriterLease`, and ``serve --shard-leases`` gives it one backed by the app's
+Kubernetes Lease (:mod:`gitmedic.reconciler.leases.app_lease`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from gitmedic.reconciler.transaction.journal import Journal, LockGrant
 
@@ -41,6 +44,20 @@ def dead_on_this_host(holder: str, host: str | None = None) -> bool:
     except PermissionError:  # it runs, as another user
         return False
     return False
+
+
+class WriterLease(Protocol):
+    """Who may write an app's journal: the journal's own lease (:class:`Lease`), or one
+    backed by a Kubernetes Lease (:mod:`gitmedic.reconciler.leases.app_lease`)."""
+
+    @property
+    def holder(self) -> str: ...
+
+    def hold(self) -> LockGrant:
+        """Take or renew it; a refused grant names the holder."""
+        ...
+
+    def release(self) -> None: ...
 
 
 @dataclass

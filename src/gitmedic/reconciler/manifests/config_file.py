@@ -1,0 +1,79 @@
+"""``.gitmedic/config.yaml`` read from a repository: strict YAML, then apps filled in
+from the Argo CD Application or Flux HelmRelease that deploys them.
+
+The configuration's model and schema (:mod:`gitmedic.reconciler.config`) sit
+below the manifests; reading an app ``deployed_by`` a manifest needs the manifest
+readers (:mod:`.deployed_by`), so the reading lives here and hands
+:func:`gitmedic.reconciler.config.parse_config` the reader of deployers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from gitmedic.reconciler.config import (
+    CONFIG_PATH,
+    Config,
+    ConfigError,
+    DeployedBy,
+)
+from gitmedic.reconciler.config import (
+    parse_config as parse_settings,
+)
+from gitmedic.reconciler.manifests.deployed_by import DeployerError, read_deployer
+from gitmedic.reconciler.manifests.parse import load_strict_yaml
+from gitmedic.reconciler.repofs import LinkRefused, read_text
+
+
+def load_config(path: Path) -> Config:
+    try:
+        data = load_strict_yaml(read_text(*_root_and_name(path)), str(path))
+    except LinkRefused as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    root, _ = _root_and_name(path)
+    return parse_config(data, str(path), read=lambda rel: read_text(root, rel))
+
+
+def parse_config(
+    data: Any, source: str = CONFIG_PATH, read: Callable[[str], str] | None = None
+) -> Config:
+    """``read`` reads a repo-relative file (for apps ``deployed_by`` a manifest)."""
+    if read is None:  # an app deployed_by a manifest is then refused
+        return parse_settings(data, source)
+    return parse_settings(data, source, lambda app: _deployed(app, source, read))
+
+
+def _root_and_name(path: Path) -> tuple[Path, str]:
+    """Where links stop being checked: the repo for ``.gitmedic/config.yaml``, else the folder."""
+    if path.parent.name == ".gitmedic":
+        return path.parent.parent, f".gitmedic/{path.name}"
+    return path.parent, path.name
+
+
+def _deployed(
+    data: Mapping[str, Any], source: str, read: Callable[[str], str]
+) -> Mapping[str, Any]:
+    """The app's settings with path, namespace and helm read from its deployer."""
+    ref = DeployedBy(**data["deployed_by"])
+    where = f"{source} is invalid:\n  - apps.{data['name']}.deployed_by"
+    try:
+        found = read_deployer(read, ref.file, ref.name)
+    except DeployerError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    given = data.get("path", "").strip("/")
+    if given and given != found.path:
+        raise ConfigError(f"{where}: {ref.file} deploys chart {found.path}, but path says {given}")
+    namespace = data.get("namespace") or found.namespace or "default"
+    if found.remote is not None:  # the loader renders it from the deployer at ``path``
+        return {**data, "path": found.path, "namespace": namespace}
+    helm = {**(data.get("helm") or {})}
+    helm.setdefault("values", list(found.values))
+    helm.setdefault("release", found.release)
+    helm["sources"] = [dict(vars(s)) for s in found.sources]
+    return {**data, "path": found.path, "namespace": namespace, "helm": helm}

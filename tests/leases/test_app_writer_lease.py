@@ -1,0 +1,52 @@
+"""An app's writer lease backed by its Kubernetes Lease: refused (naming the holder)
+unless this replica holds the app's Lease; held, it fences the journal's row, taken
+at once from whoever wrote it last."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitmedic.reconciler.leases.app_lease import ShardLease
+from gitmedic.reconciler.leases.elector import Timing
+from gitmedic.reconciler.leases.shards import ShardCoordinator
+from gitmedic.reconciler.transaction import Journal
+from gitmedic.reconciler.transaction.lease import Lease, WriterLease
+from tests.leases.fake_leases import Clock, FakeLeases
+
+
+def coordinators(clock: Clock) -> tuple[ShardCoordinator, ShardCoordinator]:
+    api = FakeLeases()
+    a, b = (
+        ShardCoordinator(api, ["shop", "blog"], h, group="g", timing=Timing.of(15), clock=clock)
+        for h in ("host:1:a", "host:2:b")
+    )
+    for _ in range(8):
+        a.tick()
+        b.tick()
+        clock.advance(3)
+    return a, b
+
+
+def test_only_the_replica_holding_the_apps_lease_writes_and_it_fences_the_journal(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    a, b = coordinators(clock)
+    owner, other = (a, b) if a.holds("shop") else (b, a)
+    journal = Journal(tmp_path / "journal.sqlite")
+    stale = Lease(journal, "shop", "elsewhere:9:dead", ttl_s=3600, clock=clock)
+    assert stale.hold().acquired  # a writer row that would not expire for an hour
+    mine: WriterLease = ShardLease.of(owner, journal, "shop", 120)
+    theirs: WriterLease = ShardLease.of(other, journal, "shop", 120)
+    refused = theirs.hold()
+    assert not refused.acquired and refused.holder == owner.holder
+    grant = mine.hold()
+    assert grant.acquired and grant.taken_over_from == "elsewhere:9:dead"
+    assert not stale.hold().acquired  # the row is the owner's now
+
+
+def test_an_app_whose_lease_nobody_holds_yet_is_refused_saying_so(tmp_path: Path) -> None:
+    clock = Clock()
+    lone = ShardCoordinator(FakeLeases(), ["shop"], "h", group="g", clock=clock)
+    grant = ShardLease.of(lone, Journal(tmp_path / "j.sqlite"), "shop", 120).hold()
+    assert not grant.acquired and grant.holder == "no replica yet (its Lease is free)"

@@ -1,0 +1,261 @@
+"""The journal's contract, run on both of its databases: the embedded SQLite file and a real
+PostgreSQL (tests/support/postgres.py; that half is integration and skips, saying why, when
+no server can be had). Every test takes ``target``, a SQLite path or a PostgreSQL URL, and
+opens it as many times as it needs processes or replicas: each ``Journal`` is its own
+connection."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gitmedic.reconciler.clock import FakeClock
+from gitmedic.reconciler.transaction import (
+    IncidentRow,
+    Journal,
+    JournalConflict,
+    MachineConfig,
+    Outcome,
+    Phase,
+    Record,
+    Runner,
+)
+from gitmedic.reconciler.transaction.journal import UnknownTransaction
+from tests.transaction.fakes import World, plan
+
+Target = Path | str
+
+# 2026's epoch seconds with milliseconds: PostgreSQL's 4-byte REAL would round them
+# to 128 s, so a lease would expire minutes early or late.
+EPOCH = 1_795_000_000.125
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> Target:
+    if request.param == "sqlite":
+        return tmp_path / "journal.sqlite"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+# -- transactions -----------------------------------------------------------------------
+
+
+def test_each_step_is_resumed_by_a_fresh_process(target: Target) -> None:
+    clock = FakeClock(EPOCH)
+    world = World(clock, mu_after_fix=30.0)
+    Journal(target).create(plan(), clock.now())
+    for _ in range(200):
+        journal = Journal(target)  # a new process each step: nothing but the journal survives
+        advanced = Runner(journal, clock, MachineConfig()).step("inc-1/1", world)
+        state = advanced.state
+        if state.settled:
+            break
+        clock.sleep(advanced.wait_s)
+    assert state.outcome is Outcome.REVERTED
+    assert world.calls.count("open_pr") == 1 and world.calls.count("open_revert") == 1
+    assert world.calls.count("merge:1") == 1 and world.calls.count("merge:2") == 1
+    assert [r.seq for r in state.records] == list(range(1, len(state.records) + 1))
+
+
+def test_creating_twice_is_idempotent_and_unknown_ids_are_named(target: Target) -> None:
+    journal = Journal(target)
+    first = journal.create(plan(), EPOCH)
+    again = Journal(target).create(plan(mu_pre=99.0), EPOCH + 1)
+    assert again.plan == first.plan and again.plan.mu_pre == 10.0
+    with pytest.raises(UnknownTransaction, match="no transaction 'nope'"):
+        journal.load("nope")
+
+
+def test_a_second_writer_of_the_same_step_loses_and_history_is_not_forked(target: Target) -> None:
+    one, two = Journal(target), Journal(target)
+    one.create(plan(), EPOCH)
+    one.append("inc-1/1", Record(1, Phase.PR_OPENED, EPOCH + 1, {"pr": 1}))
+    with pytest.raises(JournalConflict, match="step 1 of inc-1/1 was already written"):
+        two.append("inc-1/1", Record(1, Phase.PR_OPENED, EPOCH + 2, {"pr": 2}))
+    two.append("inc-1/1", Record(2, Phase.GATED, EPOCH + 3, {"gate": "ok"}))
+    state = one.load("inc-1/1")
+    assert state.pr == 1 and [r.seq for r in state.records] == [1, 2]
+    assert state.records[0].at == EPOCH + 1, "times keep their precision"
+
+
+def test_transactions_are_listed_by_app_and_incident_oldest_first(target: Target) -> None:
+    journal = Journal(target)
+    second = replace(plan(), txn_id="inc-1/2", attempt=2)
+    other = replace(plan(), txn_id="inc-9/1", app="cart", incident="inc-9")
+    journal.create(second, EPOCH + 10)
+    journal.create(plan(), EPOCH)
+    journal.create(other, EPOCH + 5)
+    assert [t.plan.txn_id for t in journal.transactions()] == ["inc-1/1", "inc-9/1", "inc-1/2"]
+    assert [t.plan.txn_id for t in journal.transactions(app="shop")] == ["inc-1/1", "inc-1/2"]
+    assert [t.plan.txn_id for t in journal.transactions(incident="inc-9")] == ["inc-9/1"]
+
+
+# -- incidents --------------------------------------------------------------------------
+
+
+def test_an_incident_is_one_row_updated_in_place_and_found_by_status(target: Target) -> None:
+    journal = Journal(target)
+    row = IncidentRow("inc-1", "shop", "open", EPOCH, ("fp-a", "fp-b"), {"findings": [1]})
+    journal.save_incident(row)
+    Journal(target).save_incident(replace(row, status="resolved"))
+    journal.save_incident(IncidentRow("inc-2", "shop", "open", EPOCH + 1))
+    noted = journal.note_memory("inc-1", "opened", pr=7)
+    assert noted.data["memory"] == {"step": "opened", "pr": 7}
+    found = journal.incident("inc-1")
+    assert found is not None and found.status == "resolved" and found.opened == EPOCH
+    assert found.fingerprints == ("fp-a", "fp-b") and found.data["findings"] == [1]
+    assert [r.id for r in journal.incidents("shop")] == ["inc-1", "inc-2"]
+    assert [r.id for r in journal.incidents("shop", status="open")] == ["inc-2"]
+    assert journal.incident("nope") is None
+    with pytest.raises(UnknownTransaction):
+        journal.note_memory("nope", "opened")
+
+
+# -- the writer lease -------------------------------------------------------------------
+
+
+def test_lease_grant_renew_takeover_and_expiry_under_two_holders(target: Target) -> None:
+    a, b = Journal(target), Journal(target)  # two replicas, two connections
+    assert a.acquire("shop", "bot-a", now=EPOCH, ttl_s=60).acquired
+    refused = b.acquire("shop", "bot-b", now=EPOCH + 30, ttl_s=60)
+    assert not refused.acquired and refused.holder == "bot-a" and refused.expires == EPOCH + 60
+    renewed = a.acquire("shop", "bot-a", now=EPOCH + 40, ttl_s=60)
+    assert renewed.acquired and renewed.taken_over_from == "", "renewal by the holder"
+    still = b.acquire("shop", "bot-b", now=EPOCH + 99, ttl_s=60)
+    assert not still.acquired and still.expires == EPOCH + 100, "the renewal moved the expiry"
+    taken = b.acquire("shop", "bot-b", now=EPOCH + 100.5, ttl_s=60)
+    assert taken.acquired and taken.taken_over_from == "bot-a"
+    assert not a.acquire("shop", "bot-a", now=EPOCH + 101, ttl_s=60).acquired
+    assert a.acquire("cart", "bot-a", now=EPOCH + 101, ttl_s=60).acquired, "one lease per app"
+    a.release("shop", "bot-a")  # not the holder: nothing released
+    assert not a.acquire("shop", "bot-c", now=EPOCH + 102, ttl_s=60).acquired
+    b.release("shop", "bot-b")
+    assert a.acquire("shop", "bot-c", now=EPOCH + 102, ttl_s=60).acquired
+
+
+def test_a_dead_holder_is_replaced_at_once_a_live_one_is_not(target: Target) -> None:
+    journal = Journal(target)
+    assert journal.acquire("shop", "gone", now=EPOCH, ttl_s=3600).acquired
+    live = journal.acquire("shop", "bot-b", now=EPOCH + 1, ttl_s=60, dead=lambda h: False)
+    assert not live.acquired
+    taken = journal.acquire("shop", "bot-b", now=EPOCH + 1, ttl_s=60, dead=lambda h: h == "gone")
+    assert taken.acquired and taken.taken_over_from == "gone"
+
+
+def test_two_connections_racing_for_one_lease_exactly_one_wins(target: Target) -> None:
+    """Many rounds of two replicas asking at the same instant for a free lease and for an
+    expired one: never both, never neither."""
+    journals = [Journal(target), Journal(target)]
+    for n in range(12):
+        if n % 2:  # an expired holder to take over from
+            journals[0].acquire(f"app-{n}", "old", now=EPOCH, ttl_s=1)
+        grants = _race(journals, f"app-{n}")
+        assert sorted(grants.values()) == [False, True], f"round {n}: {grants}"
+
+
+def _race(journals: list[Journal], app: str) -> dict[str, bool]:
+    """Each journal asks for ``app``'s lease at once, from its own thread: who got it."""
+    start = threading.Barrier(len(journals))
+    grants: dict[str, bool] = {}
+
+    def ask(journal: Journal, holder: str) -> None:
+        start.wait()
+        grants[holder] = journal.acquire(app, holder, now=EPOCH + 10, ttl_s=60).acquired
+
+    threads = [threading.Thread(target=ask, args=(j, f"bot-{i}")) for i, j in enumerate(journals)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return grants
+
+
+def test_a_lease_read_by_one_replica_is_not_taken_by_another_before_it_writes(
+    target: Target,
+) -> None:
+    """Replica A has read the lease (its holder dead) and not written it yet; replica B asks
+    meanwhile. B must wait for A's write and then see A's lease: were the row not locked
+    between A's read and write, B would take the lease too and both would act."""
+    a, b = Journal(target), Journal(target)
+    assert a.acquire("shop", "gone", now=EPOCH, ttl_s=3600).acquired
+    b_done = threading.Event()
+    b_grant: list[bool] = []
+
+    def b_asks() -> None:
+        b_grant.append(b.acquire("shop", "bot-b", now=EPOCH + 1, ttl_s=60, dead=dead).acquired)
+        b_done.set()
+
+    def a_judges(holder: str) -> bool:
+        # A is between its read and its write: start B, give it time to go through if it can
+        threading.Thread(target=b_asks, daemon=True).start()
+        assert not b_done.wait(timeout=1.0), "B was granted while A held the row"
+        return holder == "gone"
+
+    dead = lambda holder: holder == "gone"  # noqa: E731
+    a_grant = a.acquire("shop", "bot-a", now=EPOCH + 1, ttl_s=60, dead=a_judges)
+    assert a_grant.acquired and a_grant.taken_over_from == "gone"
+    assert b_done.wait(timeout=60)
+    assert b_grant == [False]
+
+
+# -- crash safety -----------------------------------------------------------------------
+
+KILLED_MID_WRITE = """
+import os, signal, sys
+from gitmedic.reconciler.transaction import Journal
+target = sys.argv[1]
+journal = Journal(target)
+with journal._db() as db:
+    db.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?)", ("inc-1/1", 2, "pr-opened", 1.0, "{}"))
+    db.execute("INSERT INTO locks VALUES (?, ?, ?, ?)", ("cart", "killed", 0.0, 9e12))
+    os.kill(os.getpid(), signal.SIGKILL)  # inside the transaction: nothing of it may stay
+"""
+
+
+def test_a_process_killed_inside_a_write_leaves_nothing_of_it(target: Target) -> None:
+    journal = Journal(target)
+    journal.create(plan(), EPOCH)
+    journal.append("inc-1/1", Record(1, Phase.PR_OPENED, EPOCH, {"pr": 1}))
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_WRITE, str(target)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr
+    after = Journal(target)
+    assert [r.seq for r in after.load("inc-1/1").records] == [1]
+    after.append("inc-1/1", Record(2, Phase.GATED, EPOCH + 1, {"gate": json.dumps("ok")}))
+    assert after.acquire("cart", "bot-a", now=EPOCH, ttl_s=60).acquired, "no lease was left"
+
+
+@pytest.mark.integration
+def test_a_postgresql_connection_lost_fails_that_operation_and_the_next_reconnects(
+    postgres_url: str,
+) -> None:
+    import psycopg
+
+    from gitmedic.reconciler.transaction.journal_store import JournalUnavailable
+
+    journal = Journal(postgres_url)
+    journal.create(plan(), EPOCH)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        # the server ends every other session on the database (a failover, a restart)
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(JournalUnavailable) as lost:
+        journal.append("inc-1/1", Record(1, Phase.PR_OPENED, EPOCH, {"pr": 1}))
+    password = postgres_url.split(":")[2].split("@")[0]
+    assert password not in str(lost.value) and "****" in str(lost.value)
+    journal.append("inc-1/1", Record(1, Phase.PR_OPENED, EPOCH, {"pr": 1}))
+    assert journal.load("inc-1/1").pr == 1

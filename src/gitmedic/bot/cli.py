@@ -140,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rev", help="read PATH at this git revision (no checkout)")
     p.add_argument("--namespace", default=None, help="namespace for objects that name none")
     p.add_argument(
+        "--app", metavar="NAME", help="only this app of the config (one release of a shared file)"
+    )
+    p.add_argument(
         "--format",
         choices=("text", "json", "sarif", "github"),
         default="text",
@@ -294,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="manifest file, folder or repo")
     p.add_argument("--rev", help="deploy PATH at this git revision (no checkout)")
     p.add_argument("--namespace", default=None, help="namespace for objects that name none")
+    p.add_argument(
+        "--app", metavar="NAME", help="the app of the config at PATH (one release of a file)"
+    )
     p.add_argument("--seconds", type=float, default=600.0, help="simulated seconds to run")
     p.add_argument("--seed", type=int, default=0, help="seed of the sim's randomness")
     p.add_argument(

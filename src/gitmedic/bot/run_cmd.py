@@ -239,6 +239,7 @@ def _loop_config(
         repo=repo,
         path=app.path.strip("/").removeprefix("."),
         namespace=app.namespace,
+        deployer=app.deployer,
         attempts=config.attempts if config else 3,
         sync_timeout_s=app.engine.sync_timeout_s,
         window_s=app.oracles.window_s,
@@ -362,6 +363,7 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
             config.repo,
             config.path,
             config.namespace,
+            deployer=config.deployer,
             history_rev=good.history_rev,
             known_good=good.revisions,
         )

@@ -95,6 +95,7 @@ class Transactions:
             self.detectors,
             checks,
             announced=self.announced,
+            deployer=cfg.deployer,
         )
         if plan is not None and plan.strategy == MEMORY:
             return MemoryPorts(ports, cfg.repo)
@@ -179,7 +180,9 @@ class Transactions:
             baselines=checks.baselines(),
             firing=firing,
             revert_auto_merge=cfg.policy.reverts_at_once,
-            preexisting=preexisting(cfg.repo, cfg.path, cfg.namespace, self.detectors, proposal),
+            preexisting=preexisting(
+                cfg.repo, cfg.path, cfg.namespace, self.detectors, proposal, cfg.deployer
+            ),
         )
         self.journal.create(plan, now)
         return plan

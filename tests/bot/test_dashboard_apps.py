@@ -160,5 +160,6 @@ def test_thirty_apps_with_long_histories_stay_under_githubs_limit() -> None:
     body = render_board(views)
     assert len(body) <= MAX_BODY
     assert "## App app-0" in body and "Left out to fit GitHub's size limit" in body
+    assert "`app-19` and 10 more." in body  # the head names 20 apps, however many there are
     shown = set(ticked(body))
     assert shown and shown <= offered(t for v in views for t in v.transactions)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from gitmedic.bot.render.dashboard_apps import AppSection, fit_sections
+from gitmedic.bot.render.dashboard_apps import NAMED, AppSection, fit_sections
 from gitmedic.bot.render.dashboard_controls import render_actions
 from gitmedic.bot.render.templates import cell, fill
 from gitmedic.bot.render.untrusted import untrusted
@@ -69,7 +69,8 @@ def render_board(views: Sequence[DashboardView]) -> str:
         "dashboard_apps.md",
         summary=f"**{len(views)}** apps: "
         + _summary(*(sum(c[i] for c in counts) for i in range(3))),
-        apps=", ".join(f"`{untrusted(v.app)}`" for v in views),
+        apps=", ".join(f"`{untrusted(v.app)}`" for v in views[:NAMED])
+        + (f" and {len(views) - NAMED} more" if len(views) > NAMED else ""),
     )
     return fit_sections(head, sections)
 

@@ -17,7 +17,11 @@ reported. Load on a shared machine moves wall time more than CPU time; the
 verdict is on CPU time, and both are shown.
 
     GOBIN=$(mktemp -d) go install github.com/yannh/kubeconform/cmd/kubeconform@latest
-    python bench/schema_speed.py [--runs 7] [--kubeconform PATH] [--write]
+    python bench/schema_speed.py [--runs 7] [--kubeconform PATH] [--before SRC] [--write]
+
+``--before SRC`` adds the same detect with another ``src`` folder on ``PYTHONPATH``
+(``git archive main src | tar -x -C DIR`` makes one), interleaved with the rest: a
+change's before and after measured in one run, under the same load.
 
 ``--write`` replaces this benchmark's section of bench/RESULTS.md. Exits 1 when
 detect costs more than 1.5 times the parse.
@@ -106,7 +110,9 @@ def gitmedic() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "gitmedic"]
 
 
-def commands(stream: Path, kubeconform: str | None, tmp: Path) -> dict[str, list[str]]:
+def commands(
+    stream: Path, kubeconform: str | None, tmp: Path, before: Path | None = None
+) -> dict[str, list[str]]:
     detect = [*gitmedic(), "detect", str(stream), "--namespace", NAMESPACE, "--format", "json"]
     out = {
         "detect": detect,
@@ -114,6 +120,8 @@ def commands(stream: Path, kubeconform: str | None, tmp: Path) -> dict[str, list
         "detect without schema": [*detect, *without_schema()],
         "parse": [sys.executable, "-c", PARSE, str(stream)],
     }
+    if before is not None:
+        out[f"detect, {before} (before)"] = ["env", f"PYTHONPATH={before}", *detect]
     if kubeconform:
         location = kubeconform_schemas(stream, tmp)
         out["kubeconform"] = [kubeconform, "-strict", "-summary", "-schema-location", location,
@@ -188,6 +196,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--kubeconform", default=shutil.which("kubeconform"))
+    parser.add_argument("--before", type=Path, help="a src folder to time detect from too")
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gitmedic-schema-bench-") as tmp:
@@ -195,7 +204,7 @@ def main() -> int:
         findings = verified(stream)
         schemas = Path(tmp) / "schemas"
         schemas.mkdir()
-        times = medians(commands(stream, args.kubeconform, schemas), args.runs)
+        times = medians(commands(stream, args.kubeconform, schemas, args.before), args.runs)
     section = report(times, args.objects, args.runs, findings)
     print(section)
     if args.write:

@@ -15,8 +15,11 @@ the same tree. Each repository is checked from its root, as a new user would:
 
 CPU time is user + system of the process and everything it waited for (helm,
 kubectl), from ``getrusage(RUSAGE_CHILDREN)``, so machine load moves it less than
-wall time. Each command runs once untimed, then ``--runs`` times interleaved;
-medians are reported. Exits 1 when a ratio passes 2.0.
+wall time. gitmedic runs through a two-line launcher that, as it exits, reports its
+own CPU apart from its children's (the renderers and git), and ``gitmedic detect
+--list`` is timed too: the start-up any detect pays. Each command runs once
+untimed, then ``--runs`` times interleaved; medians are reported. Exits 1 when a
+ratio passes 2.0.
 
     .venv/bin/python bench/whole_repo.py --kubeconform /path/to/kubeconform [--runs 3] \
         [REPO ...]   # default: the two repos of /work/shared/data/gitops-repos
@@ -49,8 +52,23 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gitmed
 _DEFS = "/api/_definitions.json#/$defs/"
 
 
-def cpu_run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
-    """(CPU s, wall s, stdout) of one run, children included."""
+# gitmedic's CLI, then its own and its children's CPU (user + system) on stderr's last line.
+SPLIT = (
+    "import json, resource, sys\n"
+    "from gitmedic.bot.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "finally:\n"
+    "    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, "
+    "resource.RUSAGE_CHILDREN))\n"
+    "    sys.stderr.write('\\n' + json.dumps({'self': own.ru_utime + own.ru_stime, "
+    "'children': kids.ru_utime + kids.ru_stime}) + '\\n')\n"
+    "sys.exit(code)\n"
+)
+
+
+def cpu_run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str, str]:
+    """(CPU s, wall s, stdout, stderr) of one run, children included."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
@@ -59,7 +77,7 @@ def cpu_run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, floa
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode not in (0, 1, 2):  # 2: detect's errors, counted in the table
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    return cpu, wall, proc.stdout
+    return cpu, wall, proc.stdout, proc.stderr
 
 
 def standalone_schemas() -> Path:
@@ -112,7 +130,7 @@ def helm_env() -> dict[str, str]:
 def measure(repo: Path, kubeconform: str, schemas: Path, runs: int) -> dict[str, Any]:
     env = helm_env()
     commands = {
-        "gitmedic": [*gitmedic_cmd(), "detect", ".", "--format", "json"],
+        "gitmedic": [sys.executable, "-c", SPLIT, "detect", ".", "--format", "json"],
         "kubeconform": [
             kubeconform,
             "-strict",
@@ -124,21 +142,28 @@ def measure(repo: Path, kubeconform: str, schemas: Path, runs: int) -> dict[str,
             f"{schemas}/{{{{ .ResourceKind }}}}{{{{ .KindSuffix }}}}.json",
             ".",
         ],
+        "start-up": [*gitmedic_cmd(), "detect", "--list"],
     }
     outputs = {name: cpu_run(cmd, repo, env)[2] for name, cmd in commands.items()}  # warm-up
     cpu: dict[str, list[float]] = {n: [] for n in commands}
     wall: dict[str, list[float]] = {n: [] for n in commands}
+    split: dict[str, list[float]] = {"self": [], "children": []}
     for _ in range(runs):
         for name, cmd in commands.items():
-            c, w, _ = cpu_run(cmd, repo, env)
+            c, w, _, err = cpu_run(cmd, repo, env)
             cpu[name].append(c)
             wall[name].append(w)
+            if name == "gitmedic":
+                own = json.loads(err.rstrip().rpartition("\n")[2])
+                for part in split:
+                    split[part].append(own[part])
     report = json.loads(outputs["gitmedic"])
     summary = json.loads(outputs["kubeconform"]).get("summary", {})
     return {
         "repo": repo.name,
         "cpu": {n: statistics.median(v) for n, v in cpu.items()},
         "wall": {n: statistics.median(v) for n, v in wall.items()},
+        "split": {n: statistics.median(v) for n, v in split.items()},
         "findings": len(report["findings"]),
         "errors": len(report["errors"]),
         "kubeconform": summary,
@@ -164,6 +189,22 @@ def table(rows: list[dict[str, Any]], runs: int, load: str) -> str:
             f" {wall_ratio:.1f}x | {r['findings']} / {r['errors']} | {kc.get('valid', '?')} valid,"
             f" {kc.get('invalid', '?')} invalid,"
             f" {kc.get('errors', '?')} errors, {kc.get('skipped', '?')} skipped |"
+        )
+    lines += [
+        "",
+        "Where gitmedic's CPU goes (medians; renderers = its child processes: kubectl"
+        " kustomize, helm, git):",
+        "",
+        "| repo | gitmedic's own Python CPU s | renderers CPU s | renderers / kubeconform |"
+        " `detect --list` (start-up) CPU s | start-up / kubeconform |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        peer = max(r["cpu"]["kubeconform"], 1e-3)
+        lines.append(
+            f"| {r['repo']} | {r['split']['self']:.2f} | {r['split']['children']:.2f} |"
+            f" {r['split']['children'] / peer:.1f}x | {r['cpu']['start-up']:.2f} |"
+            f" {r['cpu']['start-up'] / peer:.1f}x |"
         )
     return "\n".join(lines)
 

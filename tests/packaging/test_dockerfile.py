@@ -1,9 +1,10 @@
 """The Dockerfile, read structurally (no container engine runs in CI here).
 
 What is checked is what a platform team's admission policy and the chart rely
-on: several stages, a final stage without build tools that runs as a numeric
-non-root user, `gitmedic serve` as the entrypoint, the state directory a
-volume, and nothing written outside it and /tmp (the chart's read-only root).
+on: several stages (helm built in its own, gitmedic's venv in another), a final
+stage without build tools or Go that runs as a numeric non-root user, `gitmedic
+serve` as the entrypoint, the state directory a volume, and nothing written
+outside it and /tmp (the chart's read-only root).
 """
 
 from __future__ import annotations
@@ -53,14 +54,19 @@ def _env(stage: Stage) -> dict[str, str]:
 
 
 def test_multi_stage_and_the_final_stage_has_no_build_tools() -> None:
-    build, final = stages()
-    assert build.name == "build" and final.name == ""
-    assert build.base == final.base == "${PYTHON_IMAGE}"
+    tools, build, final = stages()
+    assert (tools.name, build.name, final.name) == ("tools", "build", "")
+    assert tools.base == build.base == final.base == "${PYTHON_IMAGE}"
     run = " ".join(final.all("RUN"))
     assert "--no-install-recommends git ca-certificates" in run
     assert "python3 -m pip uninstall --yes --quiet pip setuptools wheel" in run
     assert not [tool for tool in BUILD_TOOLS if tool in run]
-    assert final.all("COPY") == ["--from=build /opt/gitmedic /opt/gitmedic"]
+    # only helm's binary from the tools stage (no Go toolchain), and the venv
+    assert final.all("COPY") == [
+        "--from=tools /opt/tools/helm /usr/local/bin/helm",
+        "--from=build /opt/gitmedic /opt/gitmedic",
+    ]
+    assert "rm -rf /tmp/gopath /tmp/gocache /opt/go" in " ".join(tools.all("RUN"))
     assert "pip uninstall --yes pip setuptools" in " ".join(build.all("RUN"))
 
 
@@ -80,7 +86,7 @@ def test_the_state_directory_is_a_volume_and_nothing_else_is_written() -> None:
     assert json.loads(volume) == [env["GITMEDIC_STATE_DIR"]]
     assert env["HOME"] == env["GITMEDIC_STATE_DIR"]
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
-    assert "compileall" in " ".join(stages()[0].all("RUN"))
+    assert "compileall" in " ".join(stages()[1].all("RUN"))
 
 
 def test_the_chart_runs_the_image_as_it_is_built() -> None:
@@ -95,8 +101,17 @@ def test_the_chart_runs_the_image_as_it_is_built() -> None:
 
 
 def test_the_build_context_is_only_what_the_build_copies() -> None:
-    ignored = (ROOT / ".dockerignore").read_text().splitlines()
-    assert ignored[1] == "*"
+    ignored = [
+        line for line in (ROOT / ".dockerignore").read_text().splitlines() if line[:1] != "#"
+    ]
+    assert ignored[0] == "*"
     kept = {line[1:].rstrip("/") for line in ignored if line.startswith("!")}
-    copied = {src for arg in stages()[0].all("COPY") for src in arg.split()[:-1]} | {"src"}
-    assert kept == {"pyproject.toml", "README.md", "LICENSE", "src"} == copied
+    copied = {
+        src
+        for stage in stages()
+        for arg in stage.all("COPY")
+        if not arg.startswith("--from=")
+        for src in arg.split()[:-1]
+    }
+    helpers = {"tools/image/go_toolchain.py", "tools/image/extras_requirements.py"}
+    assert kept == {"pyproject.toml", "README.md", "LICENSE", "src"} | helpers == copied

@@ -4,7 +4,9 @@ The clone gets a tag nobody would push (v9.8.7), so the test proves the version
 comes from the tag, not from a file: the wheel and sdist are 9.8.7, the installed
 CLI says so, the chart package is 9.8.7 with appVersion 9.8.7, and SHA256SUMS
 matches every file. The release workflow runs the same script, and actionlint
-holds it (tests/packaging/test_action.py lints every workflow).
+holds it (tests/packaging/test_action.py lints every workflow). The image archives
+are left out here (GITMEDIC_RELEASE_IMAGE=0): tests/packaging/test_image.py runs the
+dry run with them where buildah is.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ def test_a_tagged_dry_run_builds_every_artefact_at_the_tags_version(tmp_path: Pa
     env = {
         **os.environ,
         "PYTHON": sys.executable,
+        "GITMEDIC_RELEASE_IMAGE": "0",
         "PATH": f"{Path(tool_path('helm')).parent}:{os.environ['PATH']}",
     }
     env.pop("SETUPTOOLS_SCM_PRETEND_VERSION", None)

@@ -25,6 +25,7 @@ from tests.realkube.tools import (
     cache_key,
     find_tools,
 )
+from tests.support.postgres import POSTGRES_KEY_FILES
 
 pytestmark = pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="needs dpkg-deb")
 # the build fetches nothing on a machine with its own (as it should): those two tests
@@ -90,11 +91,16 @@ esac
 
 
 def k8s_built(tools: Path) -> Path:
-    """A complete Kubernetes group (stand-in binaries), as a warm machine has."""
+    """A complete Kubernetes group (stand-in binaries), as a warm machine has, and
+    PostgreSQL already fetched (its fetch is the journal's, tested on its own): what
+    these tests see fetched is Debian's etcd and redis-server alone."""
     k8s = tools / f"kube-k8s-{cache_key(K8S_KEY_FILES)}"
     for name in K8S_BINARIES:
         executable(k8s / "bin" / name, "#!/bin/sh\n")
     (k8s / ".complete").touch()
+    postgres = tools / f"kube-postgres-{cache_key(POSTGRES_KEY_FILES)}"
+    postgres.mkdir(parents=True)
+    (postgres / ".complete").touch()
     return k8s
 
 

@@ -31,3 +31,26 @@ def test_env_lists_at_any_depth_in_document_order() -> None:
 def test_an_env_list_inside_an_env_item_is_not_walked_twice() -> None:
     body = {"kind": "Pod", "env": [_env("SECRET_KEY", "0nly-once")], "spec": {"env": "text"}}
     assert list(object_credentials(body)) == ["0nly-once"]
+
+
+def test_one_walk_finds_env_and_argv_lists_nested_in_each_other() -> None:
+    """env lists and command/args lists are found in one walk; each kind is still looked
+    for inside the other (a custom resource may nest them either way), in document order."""
+    body: dict[str, Any] = {
+        "kind": "Workflow",
+        "spec": {
+            "args": ["--token", "argv-t0ken", {"env": [_env("INNER_PASSWORD", "1nner-pass")]}],
+            "env": [{"name": "X", "value": "plain", "command": ["--password=in-env-p4ss"]}],
+            "steps": [{"env": [_env("DB_SECRET", "st3p-secret")], "command": ["--pw", "st3p-pw"]}],
+        },
+    }
+    # env values first (the spec's own list, then those below it), then argv values; a
+    # "--password=v" item is found as a flag and again as text: repeats are allowed.
+    assert list(object_credentials(body)) == [
+        "1nner-pass",
+        "st3p-secret",
+        "argv-t0ken",
+        "in-env-p4ss",
+        "in-env-p4ss",
+        "st3p-pw",
+    ]

@@ -7,8 +7,10 @@
 # - the wheel and sdist (python -m build), versioned by the git tag (setuptools-scm);
 # - the Helm chart package, its version and appVersion that same version in SemVer
 #   (0.2.1.dev3+g1a2b3c4 -> 0.2.1-dev.3+g1a2b3c4);
-# - the image as an OCI archive, when buildah is installed (tools/image/build.sh);
-#   otherwise the run says it skipped it, and the workflow (where buildah is) builds it;
+# - the image as OCI archives, when buildah is installed (tools/image/build.sh): the
+#   default image and the -llm variant with the model client; otherwise (or with
+#   GITMEDIC_RELEASE_IMAGE=0) the run says it skipped them, and the workflow (where
+#   buildah is) builds them;
 # - SHA256SUMS over all of them.
 # Python comes from .venv (make's), helm from the pinned tools (.ci/tools.sh).
 set -euo pipefail
@@ -31,10 +33,14 @@ helm_dir=$("$ROOT/.ci/tools.sh" helm)
 "$helm_dir/helm" package charts/gitmedic --version "$semver" --app-version "$version" \
     --destination "$OUT" >/dev/null
 
-if command -v buildah >/dev/null; then
-    tag="localhost/gitmedic:${version//+/-}"
-    tools/image/build.sh "$tag"
-    buildah push --quiet "$tag" "oci-archive:$OUT/gitmedic-image-$semver.oci.tar"
+if [ "${GITMEDIC_RELEASE_IMAGE:-1}" = 0 ]; then
+    echo "release-dry-run: image SKIPPED: GITMEDIC_RELEASE_IMAGE=0"
+elif command -v buildah >/dev/null; then
+    for variant in "" -llm; do
+        tag="localhost/gitmedic:${version//+/-}$variant"
+        tools/image/build.sh ${variant:+--llm} "$tag"
+        buildah push --quiet "$tag" "oci-archive:$OUT/gitmedic-image-$semver$variant.oci.tar"
+    done
 else
     echo "release-dry-run: image SKIPPED: buildah is not installed (the release workflow has it)"
 fi

@@ -104,14 +104,34 @@ def _complete_paths(parser: argparse.ArgumentParser) -> None:
             action.complete = _FILES  # type: ignore[attr-defined]
 
 
+class _VersionAction(argparse.Action):
+    """argparse's ``version`` action, but the version is looked up only when asked for
+    (the lookup imports importlib.metadata: start-up time every other command saves)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from gitmedic import __version__
+
+        parser._print_message(f"gitmedic {__version__}\n", sys.stdout)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gitmedic",
         description="An SRE bot for GitOps apps: detects faults, fixes them by pull request.",
     )
-    from gitmedic import __version__
-
-    parser.add_argument("--version", action="version", version=f"gitmedic {__version__}")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show program's version number and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -119,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="manifest file, folder or repo")
     p.add_argument("--rev", help="read PATH at this git revision (no checkout)")
     p.add_argument("--namespace", default=None, help="namespace for objects that name none")
+    p.add_argument(
+        "--app", metavar="NAME", help="only this app of the config (one release of a shared file)"
+    )
     p.add_argument(
         "--format",
         choices=("text", "json", "sarif", "github"),
@@ -274,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="manifest file, folder or repo")
     p.add_argument("--rev", help="deploy PATH at this git revision (no checkout)")
     p.add_argument("--namespace", default=None, help="namespace for objects that name none")
+    p.add_argument(
+        "--app", metavar="NAME", help="the app of the config at PATH (one release of a file)"
+    )
     p.add_argument("--seconds", type=float, default=600.0, help="simulated seconds to run")
     p.add_argument("--seed", type=int, default=0, help="seed of the sim's randomness")
     p.add_argument(

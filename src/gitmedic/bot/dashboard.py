@@ -9,6 +9,12 @@ transactions in flight, PRs waiting for approval, recent outcomes (the last
 :data:`RECENT` finished transactions with time to resolution and tokens) and
 memory health (the memory guard's review flags, given as input).
 
+A repository of several apps gets one issue with a section per app
+(:func:`render_board`, capped by :mod:`~gitmedic.bot.render.dashboard_apps`), as
+Renovate keeps one Dependency Dashboard per repository: the apps' loops share one
+keeper (:func:`DashboardKeeper.join`), which renders every app's view on each
+write, so no app's write hides another's transactions or boxes.
+
 The body holds only absolute times, never "3 minutes ago", so the same journal
 renders the same body; :class:`DashboardKeeper` then skips the forge call when
 the body is unchanged, and ``ensure_issue`` itself does not rewrite an issue
@@ -22,12 +28,14 @@ the forge write the body again, every box unticked.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from gitmedic.bot.render.dashboard_apps import NAMED, AppSection, fit_sections
 from gitmedic.bot.render.dashboard_controls import render_actions
 from gitmedic.bot.render.templates import cell, fill
+from gitmedic.bot.render.untrusted import untrusted
 from gitmedic.reconciler.forge import Forge, Issue
 from gitmedic.reconciler.transaction import IncidentRow, Outcome, Phase, TxnState
 
@@ -42,21 +50,67 @@ class DashboardView:
     transactions: tuple[TxnState, ...]
     memory_flags: tuple[str, ...] = ()
     incidents: tuple[IncidentRow, ...] = ()  # the journal's, when the caller keeps them
+    app: str = ""  # its section's name when the issue holds several apps
 
 
 def render_dashboard(view: DashboardView) -> str:
+    """One app's dashboard: the whole issue of a repository of one app."""
+    return fill("dashboard.md", **_fields(view))
+
+
+def render_board(views: Sequence[DashboardView]) -> str:
+    """The issue of every app: one app's dashboard as it is, several apps in sections."""
+    if len(views) == 1:
+        return render_dashboard(views[0])
+    each = [_fields(v) for v in views]
+    sections = [_section(v, f) for v, f in zip(views, each, strict=True)]
+    counts = [_counts(v) for v in views]
+    head = fill(
+        "dashboard_apps.md",
+        summary=f"**{len(views)}** apps: "
+        + _summary(*(sum(c[i] for c in counts) for i in range(3))),
+        apps=", ".join(f"`{untrusted(v.app)}`" for v in views[:NAMED])
+        + (f" and {len(views) - NAMED} more" if len(views) > NAMED else ""),
+    )
+    return fit_sections(head, sections)
+
+
+def _section(view: DashboardView, fields: dict[str, str]) -> AppSection:
+    app = untrusted(view.app)
+    short = fill(
+        "dashboard_app_short.md", app=app, summary=fields["summary"], actions=fields["actions"]
+    )
+    return AppSection(view.app, fill("dashboard_app.md", app=app, **fields), short)
+
+
+def _counts(view: DashboardView) -> tuple[int, int, int]:
+    """Open incidents, transactions in flight and PRs waiting for approval."""
+    txns = view.transactions
+    incidents = _incident_rows(view) if view.incidents else _open_incidents(txns)
+    in_flight = [t for t in txns if not t.phase.terminal]
+    return (
+        len(incidents),
+        len(in_flight),
+        sum(t.phase is Phase.AWAITING_APPROVAL for t in in_flight),
+    )
+
+
+def _summary(incidents: int, in_flight: int, waiting: int) -> str:
+    return (
+        f"**{incidents}** open incident(s) · **{in_flight}** transaction(s) "
+        f"in flight · **{waiting}** PR(s) waiting for approval"
+    )
+
+
+def _fields(view: DashboardView) -> dict[str, str]:
     txns = view.transactions
     open_incidents = _incident_rows(view) if view.incidents else _open_incidents(txns)
     in_flight = [t for t in txns if not t.phase.terminal]
     waiting = [t for t in in_flight if t.phase is Phase.AWAITING_APPROVAL]
     finished = sorted((t for t in txns if t.phase.terminal), key=_ended, reverse=True)
     recent = finished[:RECENT]
-    return fill(
-        "dashboard.md",
-        summary=(
-            f"**{len(open_incidents)}** open incident(s) · **{len(in_flight)}** transaction(s) "
-            f"in flight · **{len(waiting)}** PR(s) waiting for approval"
-        ),
+    return dict(
+        summary=_summary(len(open_incidents), len(in_flight), len(waiting)),
         actions=render_actions([*in_flight, *recent]),
         incidents=_incidents_table(open_incidents),
         in_flight=_table(
@@ -83,13 +137,26 @@ class DashboardKeeper:
         self.forge = forge
         self._last_digest: str | None = None
         self.issue: Issue | None = None
+        self.views: list[Callable[[], DashboardView]] = []  # the apps it shows, in order
+
+    def join(self, view: Callable[[], DashboardView]) -> None:
+        """One more app on this dashboard: :meth:`refresh` renders its view too."""
+        self.views.append(view)
+
+    def refresh(self, answered: str = "") -> bool:
+        """Every joined app's view as its journal is now, published (see :meth:`update`)."""
+        return self.update_all([view() for view in self.views], answered)
 
     def update(self, view: DashboardView, answered: str = "") -> bool:
         """Render and publish; False (and no forge call) when nothing changed.
 
         ``answered``: the edit whose ticks were just acted on; the body is then
         written again even when unchanged, so the ticked boxes are cleared."""
-        body = render_dashboard(view)
+        return self.update_all([view], answered)
+
+    def update_all(self, views: Sequence[DashboardView], answered: str = "") -> bool:
+        """:meth:`update` of the issue of several apps, a section each."""
+        body = render_board(views)
         digest = hashlib.sha256(body.encode()).hexdigest()
         if digest == self._last_digest and not answered:
             return False

@@ -67,10 +67,14 @@ class DashboardDesk:
             return frozenset().union(*(offered(view().transactions) for view, _ in self.dashboards))
 
     def answered(self, edit: str) -> None:
-        """Every dashboard written again from its journal, the boxes of ``edit`` cleared."""
+        """Every dashboard written again from its journals, the boxes of ``edit`` cleared
+        (a dashboard the apps share, once, with every app's section)."""
         with self.lock:
+            views: dict[int, tuple[DashboardKeeper, list[DashboardView]]] = {}
             for view, keeper in self.dashboards:
-                keeper.update(view(), answered=edit)
+                views.setdefault(id(keeper), (keeper, []))[1].append(view())
+            for keeper, shown in views.values():
+                keeper.update_all(shown, answered=edit)
 
 
 def handle_edit(

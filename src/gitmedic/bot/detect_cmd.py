@@ -209,6 +209,7 @@ def _desired(
             rev=args.rev,
             namespace=args.namespace,
             kubernetes_version=args.kubernetes_version,
+            app=getattr(args, "app", None),
         )
     except (LoadFailure, ConfigError, SchemaVersionError) as exc:
         raise UsageError(str(exc)) from None

@@ -57,6 +57,7 @@ from gitmedic.bot.adopted_apps import acted_apps, acted_config
 from gitmedic.bot.exits import UsageError
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
+from gitmedic.bot.loop.transact import share_dashboard
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import (
@@ -154,6 +155,7 @@ def _loops(
         except ManifestLoadError as exc:
             broken[config.app] = str(exc)
             print(f"gitmedic: {config.app}: cannot deploy it: {exc}", file=sys.stderr)
+    share_dashboard([loop.txns for loop in loops])  # one issue, a section per app
     return loops, broken
 
 
@@ -239,6 +241,7 @@ def _loop_config(
         repo=repo,
         path=app.path.strip("/").removeprefix("."),
         namespace=app.namespace,
+        deployer=app.deployer,
         attempts=config.attempts if config else 3,
         sync_timeout_s=app.engine.sync_timeout_s,
         window_s=app.oracles.window_s,
@@ -362,6 +365,7 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
             config.repo,
             config.path,
             config.namespace,
+            deployer=config.deployer,
             history_rev=good.history_rev,
             known_good=good.revisions,
         )

@@ -40,6 +40,7 @@ from gitmedic.bot.dashboard_ticks import DashboardDesk
 from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
+from gitmedic.bot.loop.transact import share_dashboard
 from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.notify import Notifier
 from gitmedic.bot.retry_resolve import retry_queued
@@ -201,6 +202,7 @@ def wire(
                 finally:
                     stepping.clear()
 
+    share_dashboard([a.loop.txns for a in apps])  # one issue, a section per app
     desk = DashboardDesk([(a.loop.txns.view, a.loop.txns.dashboard) for a in apps], lock)
     service = build_service(
         settings, forge, actions, changed, repo=repo, metrics=metrics, dashboard=desk

@@ -23,10 +23,9 @@ from gitmedic.sim.stamps import EPOCH
 
 
 def run_sim_status(args: argparse.Namespace) -> int:
-    path = Path(args.path)
-    namespace = args.namespace or "default"
+    path, namespace, deployer = _deployed(args)
     try:
-        state = load_desired(path, rev=args.rev, namespace=namespace)
+        state = load_desired(path, rev=args.rev, namespace=namespace, deployer=deployer)
     except LoadFailure as exc:
         raise UsageError(str(exc)) from None
     if state.errors:
@@ -36,7 +35,7 @@ def run_sim_status(args: argparse.Namespace) -> int:
         raise UsageError(f"--seconds must be >= 0, not {args.seconds}")
     try:
         catalog, learned = learned_catalog(
-            path, args.rev, namespace, state.snapshot, list(args.allow_image)
+            path, args.rev, namespace, state.snapshot, list(args.allow_image), deployer
         )
     except ValueError as exc:
         raise UsageError(f"{CONFIG_PATH}: {exc}") from None
@@ -57,6 +56,28 @@ def run_sim_status(args: argparse.Namespace) -> int:
     else:
         print(render(result))
     return EXIT_OK
+
+
+def _deployed(args: argparse.Namespace) -> tuple[Path, str, str]:
+    """What to deploy: PATH in ``--namespace``; with ``--app``, that app of the config of
+    the repository holding PATH (its folder, namespace and release)."""
+    from gitmedic.reconciler.config import ConfigError
+    from gitmedic.reconciler.manifests.apps import repo_config, repo_root
+
+    if not getattr(args, "app", None):
+        return Path(args.path), args.namespace or "default", ""
+    try:
+        config = repo_config(args.path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    apps = config.apps if config is not None else ()
+    found = [a for a in apps if a.name == args.app]
+    if not found:
+        known = ", ".join(a.name for a in apps) or "none"
+        raise UsageError(f"--app {args.app}: {CONFIG_PATH} has no such app (its apps: {known})")
+    app = found[0]
+    root = repo_root(Path(args.path).absolute())
+    return root / app.path, args.namespace or app.namespace, app.deployer
 
 
 def render(state: SimState) -> str:

@@ -29,25 +29,37 @@ JOURNAL = Path(".git") / "gitmedic" / "journal.sqlite"
 
 
 def learned_catalog(
-    path: Path, rev: str | None, namespace: str, current: Snapshot, allow: Sequence[str]
+    path: Path,
+    rev: str | None,
+    namespace: str,
+    current: Snapshot,
+    allow: Sequence[str],
+    deployer: str = "",
 ) -> tuple[ImageCatalog, str]:
-    """The catalogue the loop's sim would use for the app at ``path``, and where it is from.
-    ValueError when the app's configured known-good names no commit."""
+    """The catalogue the loop's sim would use for the app at ``path`` (the release
+    ``deployer`` there), and where it is from. ValueError when the app's configured
+    known-good names no commit."""
     root = git_toplevel(path.absolute())
-    app = _app(root, path, namespace) if root is not None else None
+    app = _app(root, path, namespace, deployer) if root is not None else None
     if root is None or app is None:
-        catalog = baseline_catalog(path, rev, namespace=namespace, current=current, allow=allow)
+        catalog = baseline_catalog(
+            path, rev, namespace=namespace, current=current, allow=allow, deployer=deployer
+        )
         return catalog, f"the history before {rev or 'HEAD'} ({path} is no app of its config)"
     good = _known_good(root, app)
     if good.revisions:
-        catalog = healthy_catalog(path, good.revisions, namespace=namespace, allow=allow)
+        catalog = healthy_catalog(
+            path, good.revisions, namespace=namespace, allow=allow, deployer=deployer
+        )
         return catalog, f"{good.source}, as gitmedic run learns it for app {app.name}"
     before = good.history_rev or rev
-    catalog = baseline_catalog(path, before, namespace=namespace, current=current, allow=allow)
+    catalog = baseline_catalog(
+        path, before, namespace=namespace, current=current, allow=allow, deployer=deployer
+    )
     return catalog, f"the history before {before or 'HEAD'}, as for app {app.name}"
 
 
-def _app(root: Path, path: Path, namespace: str) -> AppConfig | None:
+def _app(root: Path, path: Path, namespace: str, deployer: str) -> AppConfig | None:
     config_file = find_config(root)
     if config_file is None:
         return None
@@ -57,7 +69,13 @@ def _app(root: Path, path: Path, namespace: str) -> AppConfig | None:
         return None  # detect and run say what is wrong with it
     rel = path.resolve().relative_to(root.resolve()).as_posix()
     rel = "" if rel == "." else rel
-    found = [a for a in config.apps if a.path.strip("/") == rel and a.namespace == namespace]
+    found = [
+        a
+        for a in config.apps
+        if a.path.strip("/") == rel
+        and a.namespace == namespace
+        and (not deployer or a.deployer == deployer)
+    ]
     return found[0] if len(found) == 1 else None
 
 

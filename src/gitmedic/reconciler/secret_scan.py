@@ -19,8 +19,10 @@ plugin reads ``secret: frontend-tls`` as a credential, which would mask
 resource names (issue 22). Structure covers what they would find.
 
 The library imports ``requests`` (about 0.1 s), so it is loaded on the first
-scan, not when the CLI starts. It is an optional dependency (the ``llm``,
-``github`` and ``serve`` extras install it; a detect-only install stays light):
+scan that needs it, not when the CLI starts: a text that none of the plugins' regexes
+could match (:mod:`.secret_prefilter`, exact) loads nothing. It is an optional
+dependency (the ``llm``, ``github`` and ``serve`` extras install it; a detect-only
+install stays light):
 without it a scan finds nothing more than the structural layers do, and the
 model's provider call, where free text matters most, refuses to start
 (:func:`require`).
@@ -34,25 +36,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-# module:class of each detect-secrets plugin used; an entry that no longer exists
-# upstream is an ImportError at the first scan (loud), never a silently smaller set.
-PLUGINS: tuple[str, ...] = (
-    "artifactory:ArtifactoryDetector",
-    "aws:AWSKeyDetector",
-    "azure_storage_key:AzureStorageKeyDetector",
-    "basic_auth:BasicAuthDetector",
-    "discord:DiscordBotTokenDetector",
-    "github_token:GitHubTokenDetector",
-    "jwt:JwtTokenDetector",
-    "mailchimp:MailchimpDetector",
-    "npm:NpmDetector",
-    "private_key:PrivateKeyDetector",
-    "sendgrid:SendGridDetector",
-    "slack:SlackDetector",
-    "square_oauth:SquareOAuthDetector",
-    "stripe:StripeDetector",
-    "twilio:TwilioKeyDetector",
-)
+from gitmedic.reconciler.secret_prefilter import MODULE, PLUGINS, may_hold
+
 _CHUNK = 100_000  # a longer text is scanned in overlapping pieces: the regexes stay linear
 
 
@@ -67,7 +52,7 @@ def detected(text: str) -> tuple[str, ...]:
     Their false-positive filters (an ``example.com`` on the line) are left out with
     it: for a scrubber a masked example costs less than a shown key.
     """
-    if not text:
+    if not text or not may_hold(text):  # no plugin regex can match: none is loaded
         return ()
     found: dict[str, None] = {}
     for chunk in _chunks(text):
@@ -85,9 +70,6 @@ def _chunks(text: str) -> Iterator[str]:
     step = _CHUNK // 2  # overlapping: a token across a cut is whole in one of them
     for start in range(0, len(text) - step, step):
         yield text[start : start + _CHUNK]
-
-
-MODULE = "detect_secrets"
 
 
 def available() -> bool:

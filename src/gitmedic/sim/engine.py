@@ -260,6 +260,7 @@ class GitSource:
     path: Path
     namespace: str = "default"
     branch: str | None = None
+    deployer: str = ""  # the app is this release at ``path`` (AppConfig.deployer)
 
     def head(self) -> str:
         branch = self.branch or self._default_branch()
@@ -280,7 +281,9 @@ class GitSource:
         from gitmedic.reconciler.manifests.load import LoadFailure, load_desired
 
         try:
-            state = load_desired(self.path, rev=revision, namespace=self.namespace)
+            state = load_desired(
+                self.path, rev=revision, namespace=self.namespace, deployer=self.deployer
+            )
         except LoadFailure as exc:
             raise ManifestLoadError(str(exc)) from None
         if state.errors:

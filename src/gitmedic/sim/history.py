@@ -46,6 +46,7 @@ def baseline_catalog(
     allow: Iterable[str] = (),
     depth: int = 20,
     healthy: bool = False,
+    deployer: str = "",
 ) -> ImageCatalog:
     """What ran before ``rev``; with ``healthy`` (the caller knows ``rev`` ran well, e.g.
     the revision a cluster was running), ``current`` is the first and best evidence:
@@ -53,7 +54,7 @@ def baseline_catalog(
     reverted commit of the history tried."""
     earlier = _earlier(path, rev, depth, namespace)
     helm = _current_chart(path, namespace)
-    snapshots = [_desired(path, r, namespace, helm) for r in earlier]
+    snapshots = [_desired(path, r, namespace, helm, deployer) for r in earlier]
     if healthy:
         snapshots.insert(0, current)
     # the registry: the history up to the newest revision taken as having run
@@ -65,29 +66,37 @@ def baseline_catalog(
 
 
 def healthy_catalog(
-    path: Path, revs: Sequence[str], *, namespace: str, allow: Iterable[str] = ()
+    path: Path,
+    revs: Sequence[str],
+    *,
+    namespace: str,
+    allow: Iterable[str] = (),
+    deployer: str = "",
 ) -> ImageCatalog:
     """What ran in ``revs`` (each known healthy; the first is the best evidence of what a
     workload is expected to run)."""
     if not revs:
         raise ValueError("a healthy catalogue needs at least one revision")
     helm = _current_chart(path, namespace)
-    snapshots = [_desired(path, r, namespace, helm) for r in revs]
+    snapshots = [_desired(path, r, namespace, helm, deployer) for r in revs]
     catalog = ImageCatalog.from_snapshots(snapshots, allow)
     defined = _defined(path, None).with_baseline(snapshots)
     return catalog.with_registry(_registry(path, revs, None, namespace)).with_defined(defined)
 
 
-def _desired(path: Path, rev: str, namespace: str, helm: Mapping[str, ChartSpec]) -> Snapshot:
+def _desired(
+    path: Path, rev: str, namespace: str, helm: Mapping[str, ChartSpec], deployer: str
+) -> Snapshot:
     """The app at ``rev`` as it is configured now: a chart rendered with the values files
     the app names today, even at a commit before ``.gitmedic/config.yaml`` named them
     (else its ``values.yaml`` alone: another environment, taken for this one's past).
-    Where those files did not exist yet, the chart as that commit configured it."""
+    Where those files did not exist yet, the chart as that commit configured it.
+    ``deployer``: the app is that one release at ``path``, its neighbours none of its past."""
     if helm:
-        state = load_desired(path, rev=rev, namespace=namespace, helm=helm)
+        state = load_desired(path, rev=rev, namespace=namespace, helm=helm, deployer=deployer)
         if not state.errors:
             return state.snapshot
-    return load_desired(path, rev=rev, namespace=namespace).snapshot
+    return load_desired(path, rev=rev, namespace=namespace, deployer=deployer).snapshot
 
 
 def _current_chart(path: Path, namespace: str) -> dict[str, ChartSpec]:

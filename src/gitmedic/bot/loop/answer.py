@@ -163,7 +163,7 @@ class Answerer:
         if not caused:
             return None
         cfg = self.loop.config
-        repo = ManifestRepo(cfg.repo, cfg.path, cfg.namespace)
+        repo = ManifestRepo(cfg.repo, cfg.path, cfg.namespace, deployer=cfg.deployer)
         responder = Responder(
             repo, detectors=Registry(self.loop.detectors), playbooks=_all_playbooks(repo)
         )
@@ -178,7 +178,7 @@ class Answerer:
 
     def _propose(self, incident: Incident, attempts: Attempts) -> Proposal:
         cfg = self.loop.config
-        repo = ManifestRepo(cfg.repo, cfg.path, cfg.namespace)
+        repo = ManifestRepo(cfg.repo, cfg.path, cfg.namespace, deployer=cfg.deployer)
         failed = attempts.failed_playbooks
         books: list[Playbook] = [p for p in _all_playbooks(repo) if p.id not in failed]
         feedback = attempts.feedback

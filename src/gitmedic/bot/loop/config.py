@@ -14,6 +14,8 @@ class LoopConfig:
     repo: Path
     path: str = ""
     namespace: str = "default"
+    # the HelmRelease or Application the app is, among others at ``path`` (AppConfig.deployer)
+    deployer: str = ""
     interval_s: float = 10.0
     debounce_s: float = 30.0
     attempts: int = 3

@@ -61,8 +61,9 @@ def reflect_fix(
     the fix) reflection can learn the lesson of the undone attempts.
     """
     where = config.repo / config.path if config.path else config.repo
-    before = load_desired(where, rev=state.plan.base_sha, namespace=config.namespace).snapshot
-    after = load_desired(where, rev=state.merge_sha, namespace=config.namespace).snapshot
+    ns, deployer = config.namespace, config.deployer
+    before = load_desired(where, rev=state.plan.base_sha, namespace=ns, deployer=deployer).snapshot
+    after = load_desired(where, rev=state.merge_sha, namespace=ns, deployer=deployer).snapshot
     inp = ReflectionInput(
         incident=incident.id,
         app=config.app,

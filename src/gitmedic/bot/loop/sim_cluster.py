@@ -81,12 +81,15 @@ class SimCluster:
         warm_up_s: float = 120.0,
         history_rev: str | None = None,  # learn from the history before this (default: rev)
         known_good: Sequence[str] = (),  # revisions that ran healthy: learn from these only
+        deployer: str = "",  # the app is this release at ``path`` (AppConfig.deployer)
     ) -> None:
         where = repo / path if path else repo
         self.namespace = namespace
-        source = GitSource(where, namespace)
+        source = GitSource(where, namespace, deployer=deployer)
         if known_good:
-            catalog = healthy_catalog(where, known_good, namespace=namespace, allow=allow_images)
+            catalog = healthy_catalog(
+                where, known_good, namespace=namespace, allow=allow_images, deployer=deployer
+            )
         else:
             catalog = _history_catalog(source, baseline_rev, history_rev, allow_images)
         clock = FakeClock(EPOCH)
@@ -135,4 +138,5 @@ def _history_catalog(
         current=source.desired(rev),
         allow=list(allow),
         healthy=baseline_rev is not None,  # the caller's word: the cluster ran it well
+        deployer=source.deployer,
     )

@@ -44,7 +44,12 @@ def fix_targets(incident: Incident, preexisting: frozenset[str]) -> tuple[str, .
 
 
 def preexisting(
-    repo: Path, app_path: str, namespace: str, detectors: Sequence[Detector], proposal: Proposal
+    repo: Path,
+    app_path: str,
+    namespace: str,
+    detectors: Sequence[Detector],
+    proposal: Proposal,
+    deployer: str = "",
 ) -> frozenset[str]:
     """Fingerprints of the desired state's findings both just before the proposal's
     introducing commit and at the app's first commit: what the app has had all along."""
@@ -55,8 +60,8 @@ def preexisting(
     first = _rev(repo, "log", "--reverse", "--format=%H", sha, "--", app_path or ".")
     if not before or not first:
         return frozenset()  # the first commit: nothing came before it
-    found = _findings(repo, app_path, namespace, detectors, before)
-    return found & _findings(repo, app_path, namespace, detectors, first.split()[0])
+    app = (repo, app_path, namespace, deployer)
+    return _findings(app, detectors, before) & _findings(app, detectors, first.split()[0])
 
 
 def _rev(repo: Path, *args: str) -> str:
@@ -65,10 +70,11 @@ def _rev(repo: Path, *args: str) -> str:
 
 
 def _findings(
-    repo: Path, app_path: str, namespace: str, detectors: Sequence[Detector], rev: str
+    app: tuple[Path, str, str, str], detectors: Sequence[Detector], rev: str
 ) -> frozenset[str]:
+    repo, app_path, namespace, deployer = app
     where = repo / app_path if app_path else repo
-    state = load_desired(where, rev=rev, namespace=namespace)
+    state = load_desired(where, rev=rev, namespace=namespace, deployer=deployer)
     if state.errors:
         return frozenset()  # what did not load cannot vouch for anything
     return frozenset(f.fingerprint for f in run_detectors(detectors, state.snapshot).findings)

@@ -61,6 +61,7 @@ class Transactions:
         )
         self.runner = Runner(journal, cluster.clock, machine, on_record=on_record)
         self.dashboard = DashboardKeeper(forge)
+        self.dashboard.join(self.view)
 
     # -- ports -----------------------------------------------------------------------
 
@@ -95,6 +96,7 @@ class Transactions:
             self.detectors,
             checks,
             announced=self.announced,
+            deployer=cfg.deployer,
         )
         if plan is not None and plan.strategy == MEMORY:
             return MemoryPorts(ports, cfg.repo)
@@ -107,13 +109,15 @@ class Transactions:
         self.refresh_dashboard()
 
     def refresh_dashboard(self) -> None:
-        """The dashboard issue as the journal is now (no forge call when unchanged)."""
-        self.dashboard.update(self.view())
+        """The dashboard issue as the journals are now (no forge call when unchanged)."""
+        self.dashboard.refresh()
 
     def view(self) -> DashboardView:
         app = self.config.app
         return DashboardView(
-            tuple(self.journal.transactions(app=app)), incidents=tuple(self.journal.incidents(app))
+            tuple(self.journal.transactions(app=app)),
+            incidents=tuple(self.journal.incidents(app)),
+            app=app,
         )
 
     # -- driving ---------------------------------------------------------------------
@@ -179,7 +183,9 @@ class Transactions:
             baselines=checks.baselines(),
             firing=firing,
             revert_auto_merge=cfg.policy.reverts_at_once,
-            preexisting=preexisting(cfg.repo, cfg.path, cfg.namespace, self.detectors, proposal),
+            preexisting=preexisting(
+                cfg.repo, cfg.path, cfg.namespace, self.detectors, proposal, cfg.deployer
+            ),
         )
         self.journal.create(plan, now)
         return plan
@@ -202,3 +208,14 @@ class Transactions:
         )
         self.journal.create(plan, now)
         return plan
+
+
+def share_dashboard(apps: Sequence[Transactions]) -> None:
+    """The apps of one repository on one dashboard issue, a section each: every app's
+    write renders all of them, so none hides another's transactions or boxes."""
+    if not apps:
+        return
+    keeper = apps[0].dashboard
+    for txns in apps[1:]:
+        keeper.join(txns.view)
+        txns.dashboard = keeper

@@ -194,9 +194,14 @@ def build_ports(
     checks: Checks,
     *,
     announced: Callable[[TxnState], None] = lambda state: None,
+    deployer: str = "",
 ) -> ForgePorts:
+    """``deployer``: the app is this release at ``app_path``; the gate renders it alone."""
     where = repo / app_path if app_path else repo
-    gate = Gate(lambda rev: load_desired(where, rev=rev, namespace=namespace), detectors)
+    gate = Gate(
+        lambda rev: load_desired(where, rev=rev, namespace=namespace, deployer=deployer),
+        detectors,
+    )
     verifier = OracleVerifier(
         lambda: checks.oracles,
         cluster.clock,

@@ -126,14 +126,26 @@ class DesiredStates:
         """The state at ``rev`` with some files' contents replaced (re-parsed; a rendered
         app, kustomize or Helm, is rendered again: an edited patch changes its output)."""
         sha = self.resolve(rev)
-        if contents and sha is not None and _rendered(self._app_files(sha)):
-            state = render_with(self.repo.root, sha, self.repo.path, self.repo.namespace, contents)
+        if contents and sha is not None and self._renders(self._app_files(sha)):
+            state = render_with(
+                self.repo.root,
+                sha,
+                self.repo.path,
+                self.repo.namespace,
+                contents,
+                deployer=self.repo.deployer,
+            )
             objects = [*state.snapshot, *self.context]
             schema = state.snapshot.schema
             return Snapshot(objects, mode=Mode.DESIRED, revision=f"{rev}+edits", schema=schema)
         base = [o for o in self.at(rev) if o.source is None or o.source.file not in contents]
         extra = [o for file, text in sorted(contents.items()) for o in self._parse(text, file)]
         return Snapshot([*base, *extra], mode=Mode.DESIRED, revision=f"{rev}+edits")
+
+    def _renders(self, files: Mapping[str, str]) -> bool:
+        """Is the app rendered (kustomize, Helm, or a release's chart from a repository),
+        not read file by file? A release's chart is rendered only by the loader."""
+        return bool(self.repo.deployer) or _rendered(files)
 
     def findings_of(self, snapshot: Snapshot) -> tuple[Finding, ...]:
         return run_detectors(self.detectors, snapshot).findings
@@ -142,9 +154,10 @@ class DesiredStates:
 
     def _render(self, sha: str) -> Snapshot:
         files = self._app_files(sha)
-        if _rendered(files):
+        if self._renders(files):
             ns = self.repo.namespace
-            state = load_desired(self.repo.root / self.repo.path, rev=sha, namespace=ns)
+            where = self.repo.root / self.repo.path
+            state = load_desired(where, rev=sha, namespace=ns, deployer=self.repo.deployer)
             # with the loader's schema check, as :meth:`with_files` has it: a finding only
             # one of them can see (a custom kind's "not validated") reads as new to a fix
             rendered = [*state.snapshot, *self.context]

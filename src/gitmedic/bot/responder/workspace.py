@@ -50,7 +50,9 @@ class _Overlay(ManifestRepo):
     """The repo, with some work-tree files read from memory instead."""
 
     def __init__(self, repo: ManifestRepo, contents: Mapping[str, str]) -> None:
-        super().__init__(repo.root, repo.path, repo.namespace, repo.git.identity)
+        super().__init__(
+            repo.root, repo.path, repo.namespace, repo.git.identity, deployer=repo.deployer
+        )
         self._contents = contents
 
     def read(self, file: str, rev: str | None = None) -> str:

@@ -101,6 +101,14 @@ class AppConfig:
     sim: SimConfig = field(default_factory=SimConfig)
     cluster: str = ""  # set: the cluster it runs on; apps of two clusters share no object
 
+    @property
+    def deployer(self) -> str:
+        """The HelmRelease or Argo CD Application this app is, when its chart comes from a
+        repository: ``path`` is then the deployer's folder, which may hold other releases
+        in the same namespace (gitops-istio's three), so ``path`` and ``namespace`` alone
+        do not name the app; every reader renders only this one. '' for any other app."""
+        return self.deployed_by.name if self.deployed_by and self.helm is None else ""
+
 
 @dataclass(frozen=True)
 class PolicyRule:

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Snapshot
-from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, find_config
+from gitmedic.reconciler.config import CONFIG_PATH, AppConfig, Config, ConfigError, find_config
 from gitmedic.reconciler.manifests.app_charts import chart_spec
 from gitmedic.reconciler.manifests.config_file import load_config
 from gitmedic.reconciler.manifests.duplicates import object_key, unique_objects
@@ -57,15 +57,19 @@ def load_apps_each(
     rev: str | None = None,
     namespace: str | None = None,
     kubernetes_version: str | None = None,
+    app: str | None = None,
 ) -> tuple[DesiredState, list[DesiredState]]:
     """The apps PATH covers merged (for reporting), and each app's own state: detectors
     evaluate each app on its own, so one object two environments render (a base both
     overlays include, a cluster-scoped object) is no "defined twice" and each copy is
-    judged with its own app's objects."""
+    judged with its own app's objects. ``app``: only the app of that name (ConfigError
+    when the config has none, or PATH does not cover it)."""
     path = Path(path).absolute()
     root = repo_root(path)
     config_file = find_config(root)
     default_ns = namespace or "default"
+    if app is not None and config_file is None:
+        raise ConfigError(f"--app {app}: {root} has no {CONFIG_PATH} naming apps")
     if config_file is None:
         alone = load_desired(
             path, rev=rev, namespace=default_ns, kubernetes_version=kubernetes_version
@@ -73,11 +77,13 @@ def load_apps_each(
         return alone, [alone]
     rel = PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
     config = load_config(config_file)
-    chosen = [(app, part) for app in config.apps if (part := _overlap(app, rel))]
-    if any(app.namespace == namespace for app, _ in chosen):
+    chosen = [(a, part) for a in config.apps if (part := _overlap(a, rel))]
+    if app is not None:
+        chosen = _named(config, chosen, app, str(rel))
+    if any(a.namespace == namespace for a, _ in chosen):
         # the environment of that namespace, not every app of the path forced into it (two
         # environments of one chart would then render the same objects twice)
-        chosen = [(app, part) for app, part in chosen if app.namespace == namespace]
+        chosen = [(a, part) for a, part in chosen if a.namespace == namespace]
     if not chosen:
         alone = load_desired(
             path, rev=rev, namespace=default_ns, kubernetes_version=kubernetes_version
@@ -87,15 +93,29 @@ def load_apps_each(
         load_desired(
             root / part,
             rev=rev,
-            namespace=namespace or app.namespace,
+            namespace=namespace or a.namespace,
             kubernetes_version=kubernetes_version,
-            helm=_chart(app, namespace or app.namespace),
+            helm=_chart(a, namespace or a.namespace),
+            deployer=a.deployer,
         )
-        for app, part in chosen
+        for a, part in chosen
     ]
-    apps = [app for app, _ in chosen]
+    apps = [a for a, _ in chosen]
     merged = _merge(states, _collisions(apps, states, namespace), [a.path for a in apps])
     return merged, states
+
+
+def _named(
+    config: Config, chosen: list[tuple[AppConfig, str]], name: str, rel: str
+) -> list[tuple[AppConfig, str]]:
+    """The one app ``--app`` names, of those PATH covers."""
+    named = [(a, part) for a, part in chosen if a.name == name]
+    if named:
+        return named
+    if any(a.name == name for a in config.apps):
+        raise ConfigError(f"--app {name}: the app is not under {rel or '.'}")
+    known = ", ".join(a.name for a in config.apps)
+    raise ConfigError(f"--app {name}: {CONFIG_PATH} has no such app (its apps: {known})")
 
 
 def _chart(app: AppConfig, namespace: str) -> dict[str, ChartSpec]:

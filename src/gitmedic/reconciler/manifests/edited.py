@@ -19,7 +19,12 @@ __all__ = ["render_with"]
 
 
 def render_with(
-    root: Path, rev: str, app_path: str, namespace: str, contents: Mapping[str, str]
+    root: Path,
+    rev: str,
+    app_path: str,
+    namespace: str,
+    contents: Mapping[str, str],
+    deployer: str = "",
 ) -> DesiredState:
     with GitTree(root, rev).materialize("") as folder:
         for file, text in contents.items():
@@ -29,6 +34,6 @@ def render_with(
             target = folder / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-        state = load_tree(FsTree(folder), app_path, namespace)
+        state = load_tree(FsTree(folder), app_path, namespace, deployer=deployer)
     state.snapshot.revision = f"{rev}+edits"
     return state

@@ -34,6 +34,7 @@ class Environment:
     name: str
     snapshot: Snapshot
     files: frozenset[str]  # every file its objects and fields are rendered from
+    deployer: str = ""  # the release it is, among others of its file (AppConfig.deployer)
 
     def differs(self, obj: Obj, path: FieldPath) -> bool:
         """Does ``path`` of this environment's twin of ``obj`` render to another value?"""
@@ -45,31 +46,35 @@ class Environment:
         return a[0] != b[0] or not same(a[1], b[1])
 
 
-_CACHE: dict[tuple[str, str, str, str], tuple[Environment, ...]] = {}
+_CACHE: dict[tuple[str, str, str, str, str], tuple[Environment, ...]] = {}
 
 
-def other_environments(root: Path, app_path: str, namespace: str, head: str) -> list[Environment]:
-    """The repo's configured apps other than the one at ``app_path`` in ``namespace``."""
-    key = (str(root), app_path, namespace, head)
+def other_environments(
+    root: Path, app_path: str, namespace: str, head: str, deployer: str = ""
+) -> list[Environment]:
+    """The repo's configured apps other than the one at ``app_path`` in ``namespace``
+    (and, for a release, named ``deployer``: its neighbours in one file are others)."""
+    key = (str(root), app_path, namespace, head, deployer)
     if key not in _CACHE:
-        _CACHE[key] = tuple(_load(root, app_path, namespace))
+        _CACHE[key] = tuple(_load(root, app_path, namespace, deployer))
     return list(_CACHE[key])
 
 
-def _load(root: Path, app_path: str, namespace: str) -> list[Environment]:
+def _load(root: Path, app_path: str, namespace: str, deployer: str) -> list[Environment]:
     try:
         config = tree_config(FsTree(root))
     except (ConfigError, LoadFailure):
         return []
     out = []
     for app in config.apps if config else ():
-        if (app.path, app.namespace) == (app_path, namespace):
+        if (app.path, app.namespace, app.deployer) == (app_path, namespace, deployer):
             continue
         try:
-            state = load_desired(root / app.path, namespace=app.namespace)
+            state = load_desired(root / app.path, namespace=app.namespace, deployer=app.deployer)
         except LoadFailure:
             continue
-        out.append(Environment(app.name, state.snapshot, _files(state.snapshot)))
+        files = _files(state.snapshot)
+        out.append(Environment(app.name, state.snapshot, files, app.deployer))
     return out
 
 

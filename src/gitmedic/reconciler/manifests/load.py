@@ -114,10 +114,13 @@ def load_desired(
     namespace: str = "default",
     kubernetes_version: str | None = None,
     helm: Mapping[str, ChartSpec] | None = None,
+    deployer: str = "",
 ) -> DesiredState:
-    """``helm``: chart folder -> how its app renders it (values files, release, namespace)."""
+    """``helm``: chart folder -> how its app renders it (values files, release, namespace).
+    ``deployer``: the app is this one HelmRelease or Application at ``path``
+    (:attr:`~gitmedic.reconciler.config.AppConfig.deployer`): only its chart is rendered."""
     tree, rel = open_tree(path, rev)
-    return load_tree(tree, rel, namespace, kubernetes_version, helm)
+    return load_tree(tree, rel, namespace, kubernetes_version, helm, deployer)
 
 
 def load_tree(
@@ -126,6 +129,7 @@ def load_tree(
     namespace: str = "default",
     kubernetes_version: str | None = None,
     helm: Mapping[str, ChartSpec] | None = None,
+    deployer: str = "",
 ) -> DesiredState:
     """The desired state of ``rel`` in ``tree`` (see :func:`load_desired`)."""
     state = DesiredState(Snapshot((), mode=Mode.DESIRED, revision=tree.revision))
@@ -136,9 +140,11 @@ def load_tree(
         parts = [part]
     else:
         parts = _load_dir(tree, rel, namespace, state, helm or {})
-    only = _own_deployers(tree, rel, namespace)
+    only = frozenset({deployer}) if deployer else _own_deployers(tree, rel, namespace)
     for part in parts:  # a HelmRelease's or Application's chart is its app's
         _load_deployed_charts(tree, part.objects, state, only)
+    if deployer and not any(_is_deployer(o, deployer) for part in parts for o in part.objects):
+        state.errors.append(ManifestError(rel or ".", 0, _NO_DEPLOYER.format(deployer, rel or ".")))
     _cap_apps(tree, rel, parts, state)
     settled = settle(parts)
     state.findings.extend(settled.findings)
@@ -269,6 +275,16 @@ def _own_deployers(tree: Tree, rel: str, namespace: str) -> frozenset[str] | Non
     apps = [a for a in config.apps if (a.path, a.namespace) == (rel, namespace)] if config else []
     names = {a.deployed_by.name if a.deployed_by else "" for a in apps}
     return frozenset(names) if names and "" not in names else None
+
+
+_NO_DEPLOYER = (
+    "no HelmRelease or Argo CD Application {} in {}: the app's deployed_by names a "
+    "release this path does not deploy, so nothing of it could be rendered"
+)
+
+
+def _is_deployer(obj: Obj, name: str) -> bool:
+    return obj.kind in ("HelmRelease", "Application") and obj.name == name
 
 
 def _load_deployed_charts(

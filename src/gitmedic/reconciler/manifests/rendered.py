@@ -182,7 +182,9 @@ def own_environment(repo: ManifestRepo, obj: Obj, path: Path, files: Sequence[st
     """Refuses an edit of ``files`` that another environment renders ``path`` from, unless
     it has the same value there."""
     head = repo.git.rev_parse("HEAD")
-    others = other_environments(repo.root, repo.path, repo.namespace, head)
+    others = other_environments(repo.root, repo.path, repo.namespace, head, repo.deployer)
+    if _in_own_release(repo, obj, path):  # the other releases of its file render none of it
+        others = [e for e in others if not e.deployer or e.deployer == repo.deployer]
     for file in files:
         differ = sorted(e.name for e in others if file in e.files and e.differs(obj, path))
         if differ:
@@ -192,6 +194,21 @@ def own_environment(repo: ManifestRepo, obj: Obj, path: Path, files: Sequence[st
                 "this environment must not change them; fix it in its own overlay patch or "
                 "values file"
             )
+
+
+def _in_own_release(repo: ManifestRepo, obj: Obj, path: Path) -> bool:
+    """Is ``path`` of ``obj`` set by the values of the app's own release (its HelmRelease's or
+    Application's inline values)? Then an edit there changes that release's render alone,
+    though other releases are declared in the same file (gitops-istio's three)."""
+    if not repo.deployer or obj.source is None:
+        return False
+    origin = origin_of(obj.source.origins, format_path(indexed(obj.body, path)))
+    holder = origin.holder if origin is not None else None
+    return (
+        holder is not None
+        and holder.kind in ("HelmRelease", "Application")
+        and holder.name == repo.deployer
+    )
 
 
 def _declared(repo: ManifestRepo, obj: Obj, targets: list[Target]) -> list[Target]:

@@ -61,24 +61,29 @@ class ManifestRepo:
         path: str = "",
         namespace: str = "default",
         identity: Identity = BOT,
+        deployer: str = "",
     ) -> None:
         self.root = Path(root).resolve()
         self.path = path
         self.namespace = namespace
+        self.deployer = deployer  # the app is this release at ``path`` (AppConfig.deployer)
         self.git = Git(self.root, identity)
         self._rendered_files: dict[str, list[str]] = {}
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], namespace: str = "default") -> ManifestRepo:
+    def open(
+        cls, path: str | os.PathLike[str], namespace: str = "default", deployer: str = ""
+    ) -> ManifestRepo:
         p = Path(path).resolve()
         root = git_toplevel(p) if p.exists() else None
         if root is None:
             raise LoadFailure(f"{path}: not inside a git work tree")
         rel = p.relative_to(root.resolve()).as_posix()
-        return cls(root, "" if rel == "." else rel, namespace)
+        return cls(root, "" if rel == "." else rel, namespace, deployer=deployer)
 
     def desired(self, rev: str | None = None) -> DesiredState:
-        return load_desired(self.root / self.path, rev=rev, namespace=self.namespace)
+        where = self.root / self.path
+        return load_desired(where, rev=rev, namespace=self.namespace, deployer=self.deployer)
 
     def history_paths(self) -> list[str]:
         """The paths whose commits change the app: its folder, and for a Helm app the

@@ -90,7 +90,8 @@ def _together(a: AppConfig, b: AppConfig) -> bool:
 
 def _rendered(root: Path, app: AppConfig) -> list[Obj]:
     try:
-        return list(load_desired(root / app.path, namespace=app.namespace).snapshot)
+        state = load_desired(root / app.path, namespace=app.namespace, deployer=app.deployer)
+        return list(state.snapshot)
     except LoadFailure:
         return []  # an app that does not load says so when it runs
 

@@ -85,9 +85,9 @@ def settle(parts: Iterable[Part]) -> Settled:
         firsts.append((part, first))
     _across(firsts, findings)
     combined: dict[Key, Obj] = {}
-    for objs in kept_parts:
-        for obj in objs:
-            combined.setdefault(object_key(obj), obj)
+    for _, first in firsts:  # each app's keys as computed above: an object's key once
+        for key, obj in first.items():
+            combined.setdefault(key, obj)
     variants = [_variant(objs) for objs in findings.values()]
     return Settled(kept_parts, list(combined.values()), variants)
 

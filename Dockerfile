@@ -59,7 +59,7 @@ RUN if [ -n "$BUILD_CA" ]; then export SSL_CERT_FILE="$BUILD_CA"; fi \
  && /opt/tools/helm version --short
 
 FROM ${PYTHON_IMAGE} AS build
-ARG GITMEDIC_EXTRAS=rules,kustomize,kube,github,serve,completion
+ARG GITMEDIC_EXTRAS=rules,kustomize,kube,github,serve,completion,postgres
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
 # The extras' dependencies first, read from pyproject.toml alone: this layer is reused

@@ -46,7 +46,7 @@ KEYRING=${GITMEDIC_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gp
 RECORDED=$ROOT/tools/image/base-packages.txt
 # helm's version in the image is the one the tests run (.ci/tools.txt)
 HELM_VERSION=$(awk '$1 == "helm" {print $2}' "$ROOT/.ci/tools.txt")
-EXTRAS=rules,kustomize,kube,github,serve,completion
+EXTRAS=rules,kustomize,kube,github,serve,completion,postgres
 SUFFIX=
 if [ "${1:-}" = --llm ]; then
   EXTRAS=all SUFFIX=-llm

@@ -21,13 +21,17 @@ def run_charts_add(args: argparse.Namespace) -> int:
         cache_dir,
         check_repository,
     )
-    from gitmedic.reconciler.manifests.chart_seed import add_package, chart_identity
+    from gitmedic.reconciler.manifests.chart_seed import (
+        add_package,
+        chart_identity,
+        read_package,
+    )
 
     packages = [Path(p) for p in args.packages]
     try:
         check_repository(args.repository)
         for package in packages:  # every one is a chart before the cache changes
-            chart_identity(_read(package), str(package))
+            chart_identity(read_package(package), str(package))
         added = [add_package(package, args.repository) for package in packages]
     except ChartPullError as exc:
         raise UsageError(str(exc)) from None
@@ -38,16 +42,3 @@ def run_charts_add(args: argparse.Namespace) -> int:
         print(f"added chart {a.chart} {a.version} from {a.repository} (sha256:{a.digest})")
     print(f"{len(added)} package{'s' * (len(added) != 1)} in {cache_dir()}")
     return EXIT_OK
-
-
-def _read(package: Path) -> bytes:
-    from gitmedic.reconciler.manifests.chart_pull import MAX_PACKAGE_BYTES
-
-    try:
-        with package.open("rb") as f:
-            data = f.read(MAX_PACKAGE_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"{package}: cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_PACKAGE_BYTES:
-        raise UsageError(f"{package} is larger than {MAX_PACKAGE_BYTES >> 20} MB")
-    return data

@@ -50,6 +50,15 @@ class Added:
 def add_package(package: Path, repository: str) -> Added:
     """``package`` in the cache as its chart's version from ``repository``."""
     check_repository(repository)
+    data = read_package(package)
+    chart, version = chart_identity(data, str(package))
+    digest = hashlib.sha256(data).hexdigest()
+    stored = store_package(package, digest, (repository, chart, version))
+    return Added(repository.rstrip("/"), chart, version, digest, stored)
+
+
+def read_package(package: Path) -> bytes:
+    """The bytes of a package file, at most the cap a pulled package has."""
     try:
         with package.open("rb") as f:
             data = f.read(MAX_PACKAGE_BYTES + 1)
@@ -57,10 +66,7 @@ def add_package(package: Path, repository: str) -> Added:
         raise ChartPullError(f"{package}: cannot be read: {exc.strerror or exc}") from None
     if len(data) > MAX_PACKAGE_BYTES:
         raise ChartPullError(f"{package} is larger than {MAX_PACKAGE_BYTES >> 20} MB")
-    chart, version = chart_identity(data, str(package))
-    digest = hashlib.sha256(data).hexdigest()
-    stored = store_package(package, digest, (repository, chart, version))
-    return Added(repository.rstrip("/"), chart, version, digest, stored)
+    return data
 
 
 def chart_identity(data: bytes, name: str) -> tuple[str, str]:

@@ -22,6 +22,7 @@ EXTRAS = {
     "github",
     "llm",
     "serve",
+    "postgres",
     "all",
     "dev",
 }
@@ -38,6 +39,7 @@ HEAVY = {
     "boto3",
     "tokenizers",
     "cel-expr-python",
+    "psycopg",
 }
 
 

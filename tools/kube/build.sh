@@ -255,10 +255,10 @@ fetch_postgres() {
     find "$work"/root/usr/lib/*-linux-gnu -maxdepth 1 -name '*.so*' \
         -exec cp -L {} "$postgres_dir.partial/lib/" \;
     rm -rf "$work"
-    local bin
+    local bin bins
+    bins=("$postgres_dir.partial"/usr/lib/postgresql/*/bin)  # one major version: postgres.txt
     for bin in postgres initdb pg_ctl; do
-        LD_LIBRARY_PATH="$postgres_dir.partial/lib" \
-            "$postgres_dir.partial"/usr/lib/postgresql/*/bin/$bin --version >/dev/null || {
+        LD_LIBRARY_PATH="$postgres_dir.partial/lib" "${bins[0]}/$bin" --version >/dev/null || {
             echo "kube tools: Debian's $bin does not run from $postgres_dir.partial" >&2
             return 1
         }

@@ -58,7 +58,6 @@ from gitmedic.bot.exits import UsageError
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.transact import share_dashboard
-from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import (
     CONFIG_PATH,
@@ -268,7 +267,6 @@ def build_loop(
     *,
     quiet: bool,
     on_event: Callable[[Event], None] | None = None,  # serve's: log, and yield its lock
-    view: Callable[[Cluster], Cluster] = lambda cluster: cluster,  # serve's yielding clock
 ) -> Loop:
     from gitmedic.bot.journal_url import open_journal
     from gitmedic.bot.memory.learned import load_learned
@@ -278,7 +276,7 @@ def build_loop(
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
     journal = open_journal(state)  # GITMEDIC_JOURNAL_URL's PostgreSQL, else state's SQLite
-    cluster = view(_cluster(config, cluster_kind, _app_config(config), journal))
+    cluster = _cluster(config, cluster_kind, _app_config(config), journal)
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     return Loop(
         config,

@@ -63,7 +63,8 @@ def argv(repo: Path) -> list[str]:
 
 
 def env(kill_at: str = "") -> dict[str, str]:
-    found = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOOK), str(ROOT)])}
+    # src first: the subprocess runs this tree's code whichever install the venv holds.
+    found = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOOK), str(ROOT / "src"), str(ROOT)])}
     found.pop("GITMEDIC_TEST_KILL_AT", None)
     if kill_at:
         found["GITMEDIC_TEST_KILL_AT"] = kill_at

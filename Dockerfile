@@ -122,7 +122,7 @@ LABEL org.opencontainers.image.title="gitmedic" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${GITMEDIC_VERSION}" \
       org.opencontainers.image.revision="${GITMEDIC_REVISION}"
-# git without perl (47 MB): Debian's git depends on perl for a few scripted commands
+# git without perl (48 MB): Debian's git depends on perl for a few scripted commands
 # (send-email, svn, cvs*, archimport, instaweb) that gitmedic never runs; every
 # command it runs is built into git or a shell script (tests/packaging/test_image.py
 # runs them in the built image). perl is removed in the step that installs it, so no

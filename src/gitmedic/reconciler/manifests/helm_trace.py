@@ -29,6 +29,7 @@ from gitmedic.detectors.origin import FieldOrigin
 from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.helm_parameters import read_parameters
 from gitmedic.reconciler.manifests.paths import format_path
+from gitmedic.reconciler.manifests.yaml_loader import safe_node_and_data
 
 Key = tuple[str, ...]
 _MARK = re.compile(r"gmv(\d+)z")
@@ -48,8 +49,7 @@ class ValuesLayer:
 
 
 def read_layer(file: str, text: str) -> ValuesLayer:
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
-    data = yaml.safe_load(text) if node is not None else None
+    node, data = safe_node_and_data(text)
     lines: dict[Key, int] = {}
     if isinstance(node, yaml.MappingNode):
         _key_lines(node, (), lines)

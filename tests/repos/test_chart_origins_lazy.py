@@ -1,9 +1,10 @@
-"""A chart's marked render (the values line of each field) runs only when a reader needs it.
+"""In ``detect``, a chart's marked render (the values line of each field) runs only when needed.
 
 The render that maps fields to values lines is a second ``helm template`` per chart;
-a run whose findings name no field of a chart's objects never reads those lines, so
-it never pays the render. When a finding does, the line is the one the eager render
-gave. Units count renders through the module's ``helm_template``, replaced by a
+a detect whose findings name no field of a chart's objects never reads those lines,
+so it never pays the render. When a finding does, the line is the one the eager render
+gave. Outside ``origins_on_demand`` (the bot, which edits the tree it loaded) the
+render still runs at load. Units count renders through the module's ``helm_template``, replaced by a
 renderer that substitutes ``{{ .Values.KEY }}`` (helm itself is the integration
 tier's); the real command's are counted by a ``GITMEDIC_HELM`` wrapper that logs
 each invocation.
@@ -23,7 +24,8 @@ import yaml
 
 from gitmedic.detectors.origin import origin_of
 from gitmedic.reconciler.manifests import helm_render
-from gitmedic.reconciler.manifests.load import load_desired
+from gitmedic.reconciler.manifests.helm_render import origins_on_demand
+from gitmedic.reconciler.manifests.load import DesiredState, load_desired
 from tests.manifests.helpers import commit_all, init_repo, write
 from tests.repos.conftest import gitmedic
 
@@ -84,6 +86,11 @@ def substitute(tree: Any, spec: Any, values: list[Path], _: Any, root: Path, *re
     return "".join(docs)
 
 
+def on_demand(folder: Path) -> DesiredState:
+    with origins_on_demand():
+        return load_desired(folder)
+
+
 @pytest.fixture
 def renders(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The values files of each render the loader runs, in order."""
@@ -100,7 +107,7 @@ def renders(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 def test_loading_a_chart_runs_one_render_and_reading_origins_runs_the_marked_one_once(
     tmp_path: Path, renders: list[list[str]]
 ) -> None:
-    state = load_desired(chart(tmp_path))
+    state = on_demand(chart(tmp_path))
     objects = list(state.snapshot)
     assert {o.kind for o in objects} == {"Deployment", "Service"}
     assert renders == [["values.yaml"]]  # loaded, bodies and template lines read: no trace
@@ -118,11 +125,23 @@ def test_loading_a_chart_runs_one_render_and_reading_origins_runs_the_marked_one
     assert len(renders) == 2  # one marked render per chart, whichever object asks
 
 
+def test_charts_rendered_side_by_side_wait_too(tmp_path: Path, renders: list[list[str]]) -> None:
+    """The render pool's threads see ``origins_on_demand`` (each job runs in a copy of
+    the caller's context)."""
+    write(
+        tmp_path / "repo",
+        {f"{app}/{name}": text for app in ("api", "web") for name, text in CHART.items()},
+    )
+    state = on_demand(tmp_path / "repo")
+    assert not state.errors and list(state.snapshot)
+    assert renders == [["values.yaml"], ["values.yaml"]]
+
+
 def test_two_loads_of_one_chart_compare_equal_without_the_marked_render(
     tmp_path: Path, renders: list[list[str]]
 ) -> None:
     folder = chart(tmp_path)
-    first, second = (list(load_desired(folder).snapshot) for _ in range(2))
+    first, second = (list(on_demand(folder).snapshot) for _ in range(2))
     assert first == second
     assert renders == [["values.yaml"], ["values.yaml"]]
 
@@ -131,13 +150,28 @@ def test_a_chart_changed_after_loading_gives_no_origins_rather_than_other_lines(
     tmp_path: Path, renders: list[list[str]]
 ) -> None:
     folder = chart(tmp_path)
-    state = load_desired(folder)
+    state = on_demand(folder)
     values = folder / "values.yaml"
     values.write_text("# a line more\n" + values.read_text())
     deployment = state.snapshot.get("Deployment", "default", "web")
     assert deployment is not None and deployment.source is not None
     assert tuple(deployment.source.origins) == ()  # the template line stands, not line 3
     assert renders == [["values.yaml"]]
+
+
+def test_outside_detect_the_marked_render_runs_at_load_with_the_same_lines(
+    tmp_path: Path, renders: list[list[str]]
+) -> None:
+    folder = chart(tmp_path)
+    state = load_desired(folder)  # as the bot loads: it edits the tree afterwards
+    assert renders == [["values.yaml"], ["marked-values.yaml"]]
+    values = folder / "values.yaml"
+    values.write_text("# a line more\n" + values.read_text())  # the bot's edit
+    deployment = state.snapshot.get("Deployment", "default", "web")
+    assert deployment is not None and deployment.source is not None
+    origin = origin_of(deployment.source.origins, LIMIT)
+    assert origin is not None and (origin.file, origin.line) == ("values.yaml", 2)
+    assert len(renders) == 2
 
 
 def logging_helm(tmp_path: Path) -> tuple[dict[str, str], Path]:

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -43,14 +44,32 @@ from gitmedic.reconciler.manifests.tree import FsTree, LoadFailure, Tree
 
 _SOURCE = re.compile(r"^# Source: [^/\n]+/(.+)$", re.MULTILINE)
 
-__all__ = ["render_chart"]
+__all__ = ["origins_on_demand", "render_chart"]
+
+_ON_DEMAND: ContextVar[bool] = ContextVar("gitmedic_origins_on_demand", default=False)
+
+
+@contextmanager
+def origins_on_demand() -> Iterator[None]:
+    """Within it, a chart's marked render waits for the first reader of its objects'
+    origins (:class:`_MarkedTrace`): for a command that reads the tree once and exits
+    (``detect``), where most runs read none. Outside it the render runs with the chart's
+    own, as the bot needs: it edits the working tree it loaded, and a later render
+    would read the edited templates (the trace then gives no origins rather than
+    wrong lines, but the bot would lose a values line it had before)."""
+    token = _ON_DEMAND.set(True)
+    try:
+        yield
+    finally:
+        _ON_DEMAND.reset(token)
 
 
 def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rendered:
     """A chart of the repository, or (``spec.remote``) one pulled from its repository: its
     objects are then located in the file that deploys it (``spec.chart``). Which values
-    line feeds which field is found by a second, marked render, run only when a reader
-    first asks an object for its origins (:class:`_MarkedTrace`)."""
+    line feeds which field is found by a second, marked render (:class:`_MarkedTrace`),
+    run after this one, or within :func:`origins_on_demand` when a reader first asks an
+    object for its origins."""
     chart_file = spec.chart if spec.remote else str(PurePosixPath(spec.chart, "Chart.yaml"))
     out = Rendered(chart_file)
     try:
@@ -71,6 +90,8 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
         out.errors.append(ManifestError(chart_file, _chart_line(tree, spec), str(exc)))
         return out
     trace = _MarkedTrace(tree, spec, layers, kube_version, package, dependencies)
+    if not _ON_DEMAND.get():
+        trace.origins(("", ""))  # now, beside the chart's own render
     for body, source in _objects(tree, spec, stream, out):
         identity = _identity(body)
         lazy = LazyOrigins(partial(trace.origins, identity), (trace.key, identity))

@@ -174,7 +174,12 @@ def render_script(repo: Path, helm: str) -> str:
 
 
 def measure(
-    repo: Path, kubeconform: str, kube_score: str | None, schemas: Path, runs: int
+    repo: Path,
+    kubeconform: str,
+    kube_score: str | None,
+    schemas: Path,
+    runs: int,
+    before: Path | None = None,
 ) -> dict[str, Any]:
     from gitmedic.reconciler.manifests.render_caps import RenderCaps
     from gitmedic.reconciler.manifests.render_pool import go_env
@@ -215,14 +220,18 @@ def measure(
         "-c",
         f"export {go}; {rendered} | {validate}",
     ]
+    envs = {name: env for name in commands}
+    if before is not None:  # the same detect from another source tree, interleaved
+        commands["gitmedic before"] = commands["gitmedic"]
+        envs["gitmedic before"] = {**env, "PYTHONPATH": str(before)}
     EMPTY.mkdir(parents=True, exist_ok=True)
-    outputs = {name: cpu_run(cmd, repo, env)[2] for name, cmd in commands.items()}  # warm-up
+    outputs = {name: cpu_run(cmd, repo, envs[name])[2] for name, cmd in commands.items()}
     cpu: dict[str, list[float]] = {n: [] for n in commands}
     wall: dict[str, list[float]] = {n: [] for n in commands}
     split: dict[str, list[float]] = {"self": [], "children": []}
     for _ in range(runs):
         for name, cmd in commands.items():
-            c, w, _, err = cpu_run(cmd, repo, env)
+            c, w, _, err = cpu_run(cmd, repo, envs[name])
             cpu[name].append(c)
             wall[name].append(w)
             if name == "gitmedic":
@@ -242,6 +251,7 @@ def measure(
         "kubeconform": summary,
         "piped": piped,
         "peers": [n for n in commands if n not in ("gitmedic", "start-up")],
+        "before": json.loads(outputs["gitmedic before"]) if before else None,
         "plan": [len(part) for part in peer_plan(repo)],
     }
 
@@ -272,7 +282,7 @@ def table(rows: list[dict[str, Any]], runs: int, load: str) -> str:
     for r in rows:
         lines.append(
             f"| {r['repo']} | {' / '.join(map(str, r['plan']))} |"
-            f" {r['findings']} / {r['errors']} | {_summary(r['kubeconform'])} |"
+            f" {r['findings']} / {r['errors']}{_before(r)} | {_summary(r['kubeconform'])} |"
             f" {_summary(r['piped'])} |"
         )
     lines += [
@@ -291,6 +301,11 @@ def table(rows: list[dict[str, Any]], runs: int, load: str) -> str:
     return "\n".join(lines)
 
 
+def _before(r: dict[str, Any]) -> str:
+    b = r.get("before")
+    return f" (before: {len(b['findings'])} / {len(b['errors'])})" if b else ""
+
+
 def _summary(kc: dict[str, Any]) -> str:
     return (
         f"{kc.get('valid', '?')} valid, {kc.get('invalid', '?')} invalid,"
@@ -304,11 +319,12 @@ def main() -> int:
     parser.add_argument("--kubeconform", default=os.environ.get("KUBECONFORM", "kubeconform"))
     parser.add_argument("--kube-score", default=str(KUBE_SCORE) if KUBE_SCORE.exists() else None)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--before", type=Path, help="a src folder to time detect from too")
     args = parser.parse_args()
     schemas = standalone_schemas()
     before = os.getloadavg()
     rows = [
-        measure(r.resolve(), args.kubeconform, args.kube_score, schemas, args.runs)
+        measure(r.resolve(), args.kubeconform, args.kube_score, schemas, args.runs, args.before)
         for r in args.repos
     ]
     after = os.getloadavg()

@@ -59,7 +59,9 @@ def run_detect(args: argparse.Namespace) -> int:
         for det in _registry(args.detector, None, detectors, args.exclude):
             print(f"{det.id:34} {det.spec.scope.value:8} {det.spec.description}")
         return EXIT_OK
-    with _without_cyclic_gc():
+    from gitmedic.reconciler.manifests.tree import one_toplevel_per_folder
+
+    with _without_cyclic_gc(), one_toplevel_per_folder():
         report = collect(args)
     if args.write_baseline:
         return _write_baseline(report, Path(args.write_baseline))

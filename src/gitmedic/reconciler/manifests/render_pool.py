@@ -17,6 +17,7 @@ on still fits. A user's own ``GOGC`` or ``GOMEMLIMIT`` is kept.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
@@ -44,5 +45,7 @@ def render_each(tree: Tree, jobs: Sequence[Callable[[], T]]) -> list[T]:
     from concurrent.futures import ThreadPoolExecutor  # here: a single file renders nothing
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="render") as pool:
-        futures = [pool.submit(job) for job in jobs]
+        # each job in a copy of the caller's context: its settings (context variables,
+        # such as helm_render.origins_on_demand) hold in the workers as in the caller
+        futures = [pool.submit(contextvars.copy_context().run, job) for job in jobs]
         return [f.result() for f in futures]

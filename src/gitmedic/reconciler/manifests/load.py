@@ -30,6 +30,11 @@ from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
 from gitmedic.reconciler.manifests.app_charts import configured_chart, tree_config
 from gitmedic.reconciler.manifests.chart_sources import allowed_repositories, deployed_charts
 from gitmedic.reconciler.manifests.field_lines import FileFields
+from gitmedic.reconciler.manifests.flux_substitute import (
+    SubstitutedTree,
+    substituted_tree,
+    unknown_variables,
+)
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
 from gitmedic.reconciler.manifests.kube_version import render_version
@@ -132,6 +137,7 @@ def load_tree(
     deployer: str = "",
 ) -> DesiredState:
     """The desired state of ``rel`` in ``tree`` (see :func:`load_desired`)."""
+    tree = substituted_tree(tree)  # what Flux applies after its build (postBuild)
     state = DesiredState(Snapshot((), mode=Mode.DESIRED, revision=tree.revision))
     state.kubernetes_version = kubernetes_version
     if tree.is_file(rel):
@@ -145,6 +151,8 @@ def load_tree(
         _load_deployed_charts(tree, part.objects, state, only)
     if deployer and not any(_is_deployer(o, deployer) for part in parts for o in part.objects):
         state.errors.append(ManifestError(rel or ".", 0, _NO_DEPLOYER.format(deployer, rel or ".")))
+    if isinstance(tree, SubstitutedTree):
+        state.errors.extend(unknown_variables(tree))
     _cap_apps(tree, rel, parts, state)
     settled = settle(parts)
     state.findings.extend(settled.findings)
@@ -164,6 +172,10 @@ def load_tree(
     # one deployer seen by two apps is one error
     state.errors = sorted(set(state.errors), key=lambda e: (e.file, e.line, e.message))
     return state
+
+
+def _flux_built(tree: Tree, body: dict[str, object], root: str) -> dict[str, object]:
+    return tree.rendered(body, root) if isinstance(tree, SubstitutedTree) else body
 
 
 def _cap_apps(tree: Tree, rel: str, parts: list[Part], state: DesiredState) -> None:
@@ -213,7 +225,9 @@ def _load_dir(
         rendered = next(renders)
         state.errors.extend(rendered.errors)
         state.files.append(rendered.file)
-        objs = [_to_obj(p.body, p.source, namespace) for p in rendered.objects]
+        objs = [
+            _to_obj(_flux_built(tree, p.body, root), p.source, namespace) for p in rendered.objects
+        ]
         parts.append(Part(root, objs))
     for chart, spec in specs:
         part = Part(chart)

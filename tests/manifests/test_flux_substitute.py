@@ -13,6 +13,7 @@ from gitmedic.reconciler.manifests.flux_substitute import (
     envsubst,
     post_builds,
     substitute_documents,
+    substituted_tree,
 )
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.tree import FsTree
@@ -118,15 +119,19 @@ def config_map(name: str, data: str, kind: str = "ConfigMap") -> str:
 
 
 def loaded(tmp_path: Path, post: str, *extra: tuple[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The ConfigMap of ``app/`` as loaded ({} when it is not judged), and the errors."""
     repo = write(
         init_repo(tmp_path / "repo"),
         {"clusters/k.yaml": KUSTOMIZATION.format(post=post), "app/cm.yaml": APP, **dict(extra)},
     )
     state = load_desired(repo / "app")
+    errors = [f"{e.file}:{e.line}: {e.message}" for e in state.errors]
+    if not list(state.snapshot):
+        return {}, errors
     (obj,) = list(state.snapshot)
     data = obj.body["data"]
     assert isinstance(data, dict)
-    return data, [f"{e.file}:{e.line}: {e.message}" for e in state.errors]
+    return data, errors
 
 
 def test_sources_in_order_then_inline_wins(tmp_path: Path) -> None:
@@ -161,16 +166,18 @@ def test_an_unreadable_source_is_said_and_its_variables_stay(
       - {{kind: ConfigMap, name: one}}
       - {source}"""
     sealed = config_map("sealed", "data: {second: ENC}\nsops: {version: 3.8.1}\n", "Secret")
-    data, errors = loaded(
-        tmp_path,
-        post,
+    extra = (
         ("clusters/one.yaml", config_map("one", "data: {first: a}\n")),
         ("clusters/sealed.yaml", sealed),
     )
-    assert data == {"first": "a", "second": "${second}", "inline": "${inline:=none}"}
-    (error,) = errors
-    assert error.startswith("clusters/k.yaml:1: Flux Kustomization flux-system/app ")
-    assert "${inline}, ${second} in app/cm.yaml" in error and why in error
+    data, errors = loaded(tmp_path, post, *extra)
+    assert data == {}, "an app holding an unknown ${var} is not judged: no false critical"
+    unjudged, said = sorted(errors)
+    assert said.startswith("clusters/k.yaml:1: Flux Kustomization flux-system/app ")
+    assert "${inline}, ${second} in app/cm.yaml" in said and why in said
+    assert unjudged.startswith("app:0: the app at app holds Flux variables gitmedic cannot")
+    tree = substituted_tree(FsTree(tmp_path / "repo"))
+    assert tree.read_text("app/cm.yaml") == APP.replace('"${first}"', '"a"'), "the rest as written"
 
 
 def test_the_source_nearest_the_kustomization_is_read(tmp_path: Path) -> None:

@@ -121,6 +121,7 @@ def istio_repo(tmp_path: Path, url: str) -> Path:
     assert init.rc == 0, init.err
     for app in RELEASES:
         assert f"  {app}: deployed by " in init.out, init.out
+    assert f"renders chart istiod {VERSION} from HelmRepository" in init.out, init.out
     commit_all(repo, "gitmedic init")
     return repo
 

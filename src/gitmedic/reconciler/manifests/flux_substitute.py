@@ -37,7 +37,7 @@ import base64
 import binascii
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +46,8 @@ from typing import Any
 import yaml
 
 from gitmedic.reconciler.manifests.parse import ManifestError
-from gitmedic.reconciler.manifests.tree import GitTree, LoadFailure, Tree
+from gitmedic.reconciler.manifests.tree import FsTree, GitTree, LoadFailure, Tree
+from gitmedic.reconciler.manifests.variants import Part
 
 __all__ = [
     "DISABLED",
@@ -55,6 +56,7 @@ __all__ = [
     "envsubst",
     "post_builds",
     "substitute_documents",
+    "substituted_reader",
     "substituted_tree",
     "unknown_variables",
 ]
@@ -157,6 +159,20 @@ def substituted_tree(tree: Tree) -> Tree:
         return tree
     builds = post_builds(tree)
     return SubstitutedTree(tree, builds) if builds else tree
+
+
+def substituted_reader(root: Path) -> Callable[[str], str]:
+    """A reader of the work tree at ``root`` (repo-relative names; OSError when a file
+    cannot be read) giving each file as Flux applies it."""
+    tree = substituted_tree(FsTree(root))
+
+    def read(rel: str) -> str:
+        try:
+            return tree.read_text(rel)
+        except LoadFailure as exc:
+            raise OSError(str(exc)) from None
+
+    return read
 
 
 @dataclass
@@ -435,16 +451,34 @@ def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def unknown_variables(tree: SubstitutedTree) -> list[ManifestError]:
+def unknown_variables(tree: SubstitutedTree, parts: Sequence[Part]) -> list[ManifestError]:
     """What the loader says of the variables left as written: one error per
-    Kustomization and file, naming the sources it could not read and the variables."""
-    return [
-        ManifestError(
-            build.file,
-            build.line,
-            f"{build.where()} substitutes {', '.join('${' + n + '}' for n in names)} in "
-            f"{rel} from {'; '.join(build.unread)}: gitmedic cannot read it, so "
-            f"{rel} is read with them as written, not as Flux applies it",
+    Kustomization and file, naming the sources it could not read and the variables; and
+    the apps holding them are not judged (a literal ``${var}`` read as a ConfigMap's name
+    would make a false critical, and so would leaving that object out of its app)."""
+    errors: list[ManifestError] = []
+    held: set[str] = set()
+    for build, rel, names in tree.unknown():
+        held.add(rel)
+        errors.append(
+            ManifestError(
+                build.file,
+                build.line,
+                f"{build.where()} substitutes {', '.join('${' + n + '}' for n in names)} in "
+                f"{rel} from {'; '.join(build.unread)}, which gitmedic cannot read",
+            )
         )
-        for build, rel, names in tree.unknown()
-    ]
+    for part in parts:
+        files = {o.source.file for o in part.objects if o.source is not None}
+        if part.objects and (part.root in held or files & held):
+            where = part.root or ", ".join(sorted(files & held))
+            errors.append(
+                ManifestError(
+                    where,
+                    0,
+                    f"the app at {where} holds Flux variables gitmedic cannot read: none of "
+                    "its objects is judged",
+                )
+            )
+            part.objects.clear()
+    return errors

@@ -152,7 +152,7 @@ def load_tree(
     if deployer and not any(_is_deployer(o, deployer) for part in parts for o in part.objects):
         state.errors.append(ManifestError(rel or ".", 0, _NO_DEPLOYER.format(deployer, rel or ".")))
     if isinstance(tree, SubstitutedTree):
-        state.errors.extend(unknown_variables(tree))
+        state.errors.extend(unknown_variables(tree, parts))
     _cap_apps(tree, rel, parts, state)
     settled = settle(parts)
     state.findings.extend(settled.findings)

@@ -207,3 +207,35 @@ def test_a_revision_is_read_as_flux_built_it(tmp_path: Path) -> None:
     assert obj.source is not None and obj.source.line == 1
     (build,) = post_builds(FsTree(repo))
     assert build.path == "app" and dict(build.variables) == {"first": "1"}
+
+
+OTHER_REPO = """apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: team, namespace: flux-system}
+spec: {url: https://example.com/team/other.git}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "extra"),
+    [
+        ("sourceRef: {kind: GitRepository, name: team}", OTHER_REPO),  # another repository
+        ("sourceRef: {kind: OCIRepository, name: flux-system}", ""),  # an artifact
+        ("", ""),  # no sourceRef: a kustomize patch of a Kustomization, not a deployer
+    ],
+)
+def test_a_kustomization_not_deploying_this_checkout_substitutes_nothing_here(
+    tmp_path: Path, source: str, extra: str
+) -> None:
+    repo = init_repo(tmp_path / "repo")
+    kustomization = KUSTOMIZATION.format(post="    substitute: {first: '1'}").replace(
+        "  sourceRef: {kind: GitRepository, name: flux-system}", f"  {source}"
+    )
+    write(repo, {"clusters/k.yaml": kustomization, "clusters/git.yaml": extra, "app/cm.yaml": APP})
+    assert post_builds(FsTree(repo)) == []
+    (obj,) = list(load_desired(repo / "app").snapshot)
+    assert obj.body["data"] == {
+        "first": "${first}",
+        "second": "${second}",
+        "inline": "${inline:=none}",
+    }

@@ -145,6 +145,8 @@ def post_builds(tree: Tree) -> list[PostBuild]:
 def _post_builds(tree: Tree) -> list[PostBuild]:
     files = [f for f in _yaml_files(tree) if _has(tree, f, "postBuild")]
     found = [(f, line, d) for f in files for line, d in _documents(tree, f) if _is_post(d)]
+    others = _other_repositories(tree, {_source_name(d) for _, _, d in found})
+    found = [(f, line, d) for f, line, d in found if _source_name(d) not in others]
     if not found:
         return []
     wanted = {str(_map(s).get("name") or "") for _, _, d in found for s in _sources(d)}
@@ -409,14 +411,39 @@ def _documents(tree: Tree, rel: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _is_post(doc: dict[str, Any]) -> bool:
+    """A Flux Kustomization of a Git source substituting after its build (one with no
+    ``sourceRef`` is a kustomize patch of one, not a deployer)."""
     group = str(doc.get("apiVersion") or "").split("/")[0]
     spec = _map(doc.get("spec"))
     ref = _map(spec.get("sourceRef"))
     return (
         (group, doc.get("kind")) == _KUSTOMIZE
-        and ref.get("kind") in ("GitRepository", None)
+        and ref.get("kind") == "GitRepository"
         and bool(_map(spec.get("postBuild")))
     )
+
+
+def _source_name(doc: dict[str, Any]) -> str:
+    return str(_map(_map(doc.get("spec")).get("sourceRef")).get("name") or "")
+
+
+def _other_repositories(tree: Tree, names: set[str]) -> set[str]:
+    """Which of ``names`` the repository declares as a GitRepository of another URL than
+    ``flux-system``'s (this checkout, as bootstrap made it): their paths are not ours."""
+    names = names - {"flux-system", ""}
+    if not names:
+        return set()
+    urls: dict[str, str] = {}
+    for f in _yaml_files(tree):
+        if not _has(tree, f, "GitRepository"):
+            continue
+        for _, doc in _documents(tree, f):
+            group = str(doc.get("apiVersion") or "").split("/")[0]
+            if doc.get("kind") == "GitRepository" and group == "source.toolkit.fluxcd.io":
+                name = str(_map(doc.get("metadata")).get("name") or "")
+                urls[name] = str(_map(doc.get("spec")).get("url") or "").removesuffix(".git")
+    home = urls.get("flux-system")
+    return {n for n in names if n in urls and (home is None or urls[n] != home)}
 
 
 def _sources(doc: dict[str, Any]) -> Iterable[Any]:

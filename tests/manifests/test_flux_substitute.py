@@ -239,3 +239,22 @@ def test_a_kustomization_not_deploying_this_checkout_substitutes_nothing_here(
         "second": "${second}",
         "inline": "${inline:=none}",
     }
+
+
+def test_a_kustomize_root_s_objects_are_substituted_after_the_build(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    post = "    substitute: {first: '1', second: two}"
+    write(
+        repo,
+        {
+            "clusters/k.yaml": KUSTOMIZATION.format(post=post),
+            "app/kustomization.yaml": "resources: [cm.yaml]\ncommonLabels: {tier: '${second}'}\n",
+            "app/cm.yaml": APP,
+        },
+    )
+    (obj,) = list(load_desired(repo / "app").snapshot)
+    # kustomize's output drops the quotes of "${first}", so Flux reads 1 as a number
+    # (fluxcd/kustomize-controller#1129 documents it): what Flux applies, not what was meant
+    assert obj.body["data"] == {"first": 1, "second": "two", "inline": "none"}
+    assert obj.body["metadata"]["labels"] == {"tier": "two"}  # type: ignore[index]
+    assert obj.source is not None and (obj.source.file, obj.source.line) == ("app/cm.yaml", 1)

@@ -28,7 +28,11 @@ which Kustomization, source and variables (a guess would be a false finding).
 
 The substitution is done on each document's text, line for line, so the loader, the
 chart renderer and the deployer readers all see what Flux applies, at the lines the
-team wrote.
+team wrote. A kustomize root's build output is substituted as Flux does it (kustomize
+drops the quotes of ``"${n}"``, so ``n: "1"`` becomes the number 1, as in Flux); a file
+Flux builds without a kustomization of its own is substituted as written, quotes kept:
+there a number Flux would apply as a number stays the string written (never a finding
+Flux would not have, at worst one missed).
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ __all__ = [
     "PostBuild",
     "SubstitutedTree",
     "envsubst",
+    "flux_built",
     "post_builds",
     "substitute_documents",
     "substituted_reader",
@@ -218,23 +223,17 @@ class SubstitutedTree:
             self.notes.setdefault((build.where(), rel), set()).update(unknown)
         return out
 
-    def rendered(self, body: dict[str, Any], root: str) -> dict[str, Any]:
-        """An object a kustomize root rendered, substituted as Flux does after the build
-        (its YAML, substituted, read back); kept as rendered when nothing applies."""
+    def built(self, text: str, root: str) -> str:
+        """A kustomize root's build output, substituted as Flux does after the build (on
+        the YAML kustomize wrote, so a quoted ``"${n}"`` stays a string, a plain one is
+        read as what it becomes)."""
         build = self._build_of(root + "/") if root else self._build_of("")
-        if build is None:
-            return body
-        text = yaml.safe_dump(body, sort_keys=False)
-        if "${" not in text:
-            return body
+        if build is None or "${" not in text:
+            return text
         out, unknown = substitute_documents(text, build)
         if unknown:
             self.notes.setdefault((build.where(), root or "."), set()).update(unknown)
-        try:
-            read = yaml.safe_load(out)
-        except yaml.YAMLError:
-            return body  # Flux's build would fail here too; the object stays as written
-        return read if isinstance(read, dict) and "metadata" in read else body
+        return out
 
     def unknown(self) -> list[tuple[PostBuild, str, list[str]]]:
         """What was left as written: (Kustomization, file, variables), each once."""
@@ -476,6 +475,11 @@ def _flat(value: Any) -> str:
 
 def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def flux_built(tree: Tree, text: str, root: str) -> str:
+    """``text``, the build output of the kustomize root ``root``, as Flux applies it."""
+    return tree.built(text, root) if isinstance(tree, SubstitutedTree) else text
 
 
 def unknown_variables(tree: SubstitutedTree, parts: Sequence[Part]) -> list[ManifestError]:

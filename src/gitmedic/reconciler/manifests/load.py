@@ -174,10 +174,6 @@ def load_tree(
     return state
 
 
-def _flux_built(tree: Tree, body: dict[str, object], root: str) -> dict[str, object]:
-    return tree.rendered(body, root) if isinstance(tree, SubstitutedTree) else body
-
-
 def _cap_apps(tree: Tree, rel: str, parts: list[Part], state: DesiredState) -> None:
     """The object cap per app, all its files and renders together (each render is capped
     on its own as it streams, :mod:`.render_caps`): an app over it is an error and none
@@ -225,9 +221,7 @@ def _load_dir(
         rendered = next(renders)
         state.errors.extend(rendered.errors)
         state.files.append(rendered.file)
-        objs = [
-            _to_obj(_flux_built(tree, p.body, root), p.source, namespace) for p in rendered.objects
-        ]
+        objs = [_to_obj(p.body, p.source, namespace) for p in rendered.objects]
         parts.append(Part(root, objs))
     for chart, spec in specs:
         part = Part(chart)

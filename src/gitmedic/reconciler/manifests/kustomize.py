@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.snapshot import Source
+from gitmedic.reconciler.manifests.flux_substitute import flux_built
 from gitmedic.reconciler.manifests.kustomize_errors import build_error, output_errors
 from gitmedic.reconciler.manifests.kustomize_refs import (
     KUSTOMIZATION_FILES,
@@ -120,7 +121,7 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
             return out
         traced = trace(tree, root)
         origins: dict[tuple[str, str], Source] | None = None  # read only when needed
-    parsed = parse_text(proc.stdout, kfile)
+    parsed = parse_text(flux_built(tree, proc.stdout, root), kfile)  # Flux's postBuild
     out.errors.extend(output_errors(tree, root, kfile, parsed.errors))
     for p in parsed.objects:
         ident = (str(p.body.get("kind")), object_name(p.body["metadata"]))

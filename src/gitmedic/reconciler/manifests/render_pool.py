@@ -40,7 +40,7 @@ def go_env(env: Mapping[str, str], memory_mib: int) -> dict[str, str]:
 def render_each(tree: Tree, jobs: Sequence[Callable[[], T]]) -> list[T]:
     """Each job's result, in the jobs' order; side by side when ``tree`` allows it."""
     workers = min(len(jobs), os.cpu_count() or 1)
-    if workers < 2 or not isinstance(tree, FsTree):
+    if workers < 2 or not isinstance(getattr(tree, "inner", tree), FsTree):  # (substituted)
         return [job() for job in jobs]
     from concurrent.futures import ThreadPoolExecutor  # here: a single file renders nothing
 

@@ -12,11 +12,12 @@ A fault is committed into an app the replica ``a`` holds. ``a`` runs with the cr
 tests' hook (``tests/support/killhook``) set to *stop* (SIGSTOP) right after the
 journal records the fix's merge: its transaction is then merged and not verified
 yet. The test reads that from the shared journal, SIGKILLs ``a``, and checks that
-another replica takes the app's Lease within the lease duration (plus rounds), says
-it resumes that very transaction at ``merged``, verifies the deployed fix and
-commits it; and, on the forge and in the journal: one PR per attempt and one
-attempt, no merge without its verification, the outcome comment once, the fault
-fixed on ``main`` with no other app touched.
+another replica takes the app's Lease within the lease duration (plus rounds): ``b``,
+which served every app before the others started (so its loop had resumed the
+journal once already), says it resumes that very transaction at ``merged``,
+verifies the deployed fix and commits it; and, on the forge and in the journal: one
+PR per attempt and one attempt, no merge without its verification, the outcome
+comment once, the fault fixed on ``main`` with no other app touched.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from tests.realkube.conftest import REALKUBE
 from tests.realkube.control_plane import ControlPlane
 from tests.realkube.processes import stop_recorded
 from tests.realkube.shard_replicas import Replicas, shares, until
-from tests.support.postgres import PostgresServer
 from tests.support.tools import ROOT
 
 pytestmark = REALKUBE
@@ -66,7 +66,7 @@ def in_flight(journal: Journal, app: str) -> list[TxnState]:
 
 
 def test_a_holder_killed_mid_transaction_is_resumed_by_another_from_the_shared_journal(
-    lease_plane: ControlPlane, tmp_path: Path, postgres_server: PostgresServer, postgres_url: str
+    lease_plane: ControlPlane, tmp_path: Path, postgres_url: str
 ) -> None:
     namespace = f"t-pg-{os.getpid()}"
     lease_plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])

@@ -78,6 +78,8 @@ class Journal:
 
             self.store = PostgresStore(str(target))
             self._local = local
+            if local is not None:  # made as a SQLite journal's folder is (serve's per app)
+                local.parent.mkdir(parents=True, exist_ok=True)
         else:
             sqlite = SqliteStore(Path(target))
             self.store, self._local = sqlite, local or sqlite.path

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,7 +147,7 @@ def read_live(
         if namespace and call.cluster_scoped:
             continue
         try:
-            objects.extend(_obj(item, call) for item in _list_all(api_client, call, namespace))
+            objects.extend(obj_of(item, call) for item in _list_all(api_client, call, namespace))
         except ListDenied as refused:
             if not call.optional:
                 raise
@@ -184,11 +184,20 @@ class _ContinueExpired(Exception):
     """The continue token's revision was compacted away (HTTP 410 on a later page)."""
 
 
-def _list_all(api: Any, call: ListCall, namespace: str | None) -> list[Mapping[str, Any]]:
-    """Every item of one kind, from one list (pages of one revision)."""
+@dataclass(frozen=True)
+class Listed:
+    """Every item of one kind, and the revision they are at (a watch starts from it)."""
+
+    items: list[Mapping[str, Any]]
+    resource_version: str
+
+
+def list_kind(api: Any, call: ListCall, namespace: str | None) -> Listed | None:
+    """One kind from one list (pages of one revision); None when the cluster does not
+    serve its API group. Errors as :func:`read_live`'s (a 403 is :class:`ListDenied`)."""
     for _ in range(RELISTS + 1):
         try:
-            return [item for page in _pages(api, call, namespace) for item in page]
+            return _one_list(api, call, namespace)
         except _ContinueExpired:
             continue
     raise LiveReadError(
@@ -197,20 +206,28 @@ def _list_all(api: Any, call: ListCall, namespace: str | None) -> list[Mapping[s
     )
 
 
-def _pages(api: Any, call: ListCall, namespace: str | None) -> Iterator[list[Mapping[str, Any]]]:
-    token = ""
+def _list_all(api: Any, call: ListCall, namespace: str | None) -> list[Mapping[str, Any]]:
+    listed = list_kind(api, call, namespace)
+    return listed.items if listed is not None else []
+
+
+def _one_list(api: Any, call: ListCall, namespace: str | None) -> Listed | None:
+    token, version = "", ""
+    items: list[Mapping[str, Any]] = []
     while True:
         query: list[tuple[str, object]] = [("limit", PAGE_SIZE)]
         if token:
             query.append(("continue", token))
         page = _get_list(api, call, call.path(namespace), query)
         if page is None:
-            return
-        yield [item for item in page.get("items") or () if isinstance(item, Mapping)]
+            return None
+        items.extend(item for item in page.get("items") or () if isinstance(item, Mapping))
         metadata = page.get("metadata")
-        token = str(metadata.get("continue") or "") if isinstance(metadata, Mapping) else ""
+        meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else {}
+        version = version or str(meta.get("resourceVersion") or "")
+        token = str(meta.get("continue") or "")
         if not token:
-            return
+            return Listed(items, version)
 
 
 def _get_list(
@@ -273,7 +290,8 @@ def _short(exc: BaseException) -> str:
     return (text[0] if text else type(exc).__name__)[:300]
 
 
-def _obj(item: Mapping[str, Any], call: ListCall) -> Obj:
+def obj_of(item: Mapping[str, Any], call: ListCall) -> Obj:
+    """One listed (or watched) item as the snapshot's object, with its apiVersion and kind."""
     metadata = item.get("metadata")
     meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else {}
     if call.metadata_only:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gitmedic.reconciler.live import Listed, ListCall, ListDenied, LiveReadError
+from gitmedic.reconciler.live import ListCall, ListDenied, Listed, LiveReadError
 from gitmedic.reconciler.live_cache import WATCHED, LiveCache
 from gitmedic.reconciler.live_watch import WatchGone
 

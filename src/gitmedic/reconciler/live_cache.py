@@ -353,10 +353,8 @@ class LiveCache:
 
 
 def kube_cache(api: Any, namespaces: Iterable[str]) -> LiveCache:
-    """A started cache over a real cluster; ``api`` is its own ``ApiClient`` (each watch
-    holds a connection: the pool is sized for all of them)."""
+    """A started cache over a real cluster; ``api`` is its own ``ApiClient``, whose pool
+    has room for a connection per stream (all kinds, and per namespace if it falls back)."""
     namespaces = frozenset(namespaces)
-    api.rest_client.pool_manager.connection_pool_kw["maxsize"] = len(WATCHED) * (
-        1 + len(namespaces)
-    )
-    return LiveCache(KubeTransport(api), namespaces).start()
+    streams = len(WATCHED) * (1 + len(namespaces))
+    return LiveCache(KubeTransport(api, streams=streams), namespaces).start()

@@ -49,8 +49,15 @@ Event = Mapping[str, Any]  # {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "ob
 class KubeTransport:
     """Lists and watches over one ``ApiClient``; :meth:`close` ends every open watch."""
 
-    def __init__(self, api: Any, *, watch_timeout_s: int = WATCH_TIMEOUT_S) -> None:
+    def __init__(
+        self, api: Any, *, watch_timeout_s: int = WATCH_TIMEOUT_S, streams: int = 0
+    ) -> None:
         self.api = api
+        if streams:  # each open watch holds a connection: a pool with room for them all
+            pool = api.rest_client.pool_manager
+            pool.connection_pool_kw["maxsize"] = max(
+                streams, pool.connection_pool_kw.get("maxsize") or 0
+            )
         self.watch_timeout_s = watch_timeout_s
         self._open: set[Any] = set()
         self._lock = threading.Lock()

@@ -11,8 +11,12 @@ answers that revision is gone: the cache lists the kind again and sees the new o
 
 from __future__ import annotations
 
+import sqlite3
+import ssl
+import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,9 +26,11 @@ import pytest
 from gitmedic.reconciler.live import ListCall, LiveReadError, connect
 from gitmedic.reconciler.live_cache import WATCHED, LiveCache
 from gitmedic.reconciler.live_watch import KubeTransport
+from gitmedic.sim.faults.git import commit_all
+from tests.bot.test_run_every_app import WEB, repo_of
 from tests.realkube.conftest import REALKUBE
 from tests.realkube.control_plane import UNCACHED_PLURAL, ControlPlane, start_api_server
-from tests.realkube.processes import Processes, stop_recorded
+from tests.realkube.processes import Processes, free_port, stop_recorded
 from tests.realkube.test_live_list import etcd_compact, limit_range
 from tests.realkube.tools import find_tools
 
@@ -163,8 +169,6 @@ def test_a_cache_that_cannot_reach_the_server_reads_as_an_error_naming_it(
 
 
 def _unreachable(folder: Path) -> Path:
-    from tests.realkube.processes import free_port
-
     config = folder / "nowhere.kubeconfig"
     port = free_port()
     config.write_text(
@@ -174,3 +178,75 @@ def _unreachable(folder: Path) -> Path:
         "contexts: [{name: x, context: {cluster: x, user: x}}]\n"
     )
     return config
+
+
+SERVED = [f"web-{i}" for i in range(3)]
+
+
+def apiserver_requests(plane: ControlPlane, verb: str, resource: str) -> float:
+    """The API server's own count of ``verb`` requests on ``resource`` (its /metrics)."""
+    request = urllib.request.Request(
+        f"{plane.server}/metrics", headers={"Authorization": f"Bearer {plane.pki.tokens['admin']}"}
+    )
+    context = ssl.create_default_context(cafile=str(plane.pki.ca))
+    with urllib.request.urlopen(request, timeout=10, context=context) as response:
+        text = response.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        wanted = (f'verb="{verb}"', f'resource="{resource}"')
+        if line.startswith("apiserver_request_total{") and all(w in line for w in wanted):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def stepped_lately(state: Path, app: str, within_s: float = 3.0) -> bool:
+    """A monitor step renews the app's writer row in its journal."""
+    journal = state / "apps" / app / "journal.sqlite"
+    if not journal.exists():
+        return False
+    try:
+        with sqlite3.connect(journal) as db:
+            rows = db.execute("SELECT acquired FROM locks").fetchall()
+    except sqlite3.OperationalError:  # the journal is being made
+        return False
+    return any(at >= time.time() - within_s for (at,) in rows)
+
+
+def test_serve_s_apps_on_one_cluster_read_it_through_one_watch_per_kind_not_lists_per_step(
+    plane: ControlPlane, tmp_path: Path
+) -> None:
+    """``gitmedic serve --cluster kube`` with three apps: once the cache has listed each
+    kind, the steps of all three read it with no LIST at all (the API server's count),
+    where they listed every kind per app per step before."""
+    plane.apply(
+        [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in SERVED]
+    )
+    argo = f"http://127.0.0.1:{free_port()}"  # no Argo CD: the monitor needs none
+    repo = repo_of(
+        tmp_path, SERVED, lambda d, n: (d / "web.yaml").write_text(WEB.format(ns=n, minor=0))
+    )
+    engine = f"engine: {{kind: argocd, url: '{argo}', token_env: ARGO_TOKEN}}"
+    apps = "".join(f"  - {{name: {n}, path: apps/{n}, namespace: {n}, {engine}}}\n" for n in SERVED)
+    (repo / ".gitmedic" / "config.yaml").write_text(f"version: 1\napps:\n{apps}")
+    commit_all(repo, "apps on a real cluster")
+    state, procs = tmp_path / "state", Processes(tmp_path / "serve")
+    argv = [
+        sys.executable, "-m", "gitmedic", "serve", "--forge", "local", "--cluster", "kube",
+        "--repo", str(repo), "--state-dir", str(state), "--port", str(free_port()),
+        "--interval", "1", "--log-level", "info",
+    ]  # fmt: skip
+    env = {"KUBECONFIG": str(plane.kubeconfig), "ARGO_TOKEN": "t", "GITMEDIC_WEBHOOK_SECRET": "s"}
+    env["KUBERNETES_SERVICE_HOST"] = ""
+    serve = procs.start("serve", argv, env)
+    try:
+        eventually(lambda: all(stepped_lately(state, a) for a in SERVED), "every app stepping")
+        lists = apiserver_requests(plane, "LIST", "configmaps")
+        time.sleep(5.0)  # five more steps of each app
+        assert all(stepped_lately(state, a) for a in SERVED), procs.tail("serve")
+        assert apiserver_requests(plane, "LIST", "configmaps") == lists, "a list per step"
+        assert apiserver_requests(plane, "WATCH", "configmaps") >= 1
+    finally:
+        serve.terminate()
+        serve.wait(30)
+    log = procs.log("serve").read_text(errors="replace")
+    assert "monitor step failed" not in log and "cannot be read now" not in log, log[-3000:]

@@ -28,6 +28,7 @@ from gitmedic.reconciler.live_cache import WATCHED, LiveCache
 from gitmedic.reconciler.live_watch import KubeTransport
 from gitmedic.sim.faults.git import commit_all
 from tests.bot.test_run_every_app import WEB, repo_of
+from tests.realkube.bot_identity import install_bot
 from tests.realkube.conftest import REALKUBE
 from tests.realkube.control_plane import UNCACHED_PLURAL, ControlPlane, start_api_server
 from tests.realkube.processes import Processes, free_port, stop_recorded
@@ -250,3 +251,41 @@ def test_serve_s_apps_on_one_cluster_read_it_through_one_watch_per_kind_not_list
         serve.wait(30)
     log = procs.log("serve").read_text(errors="replace")
     assert "monitor step failed" not in log and "cannot be read now" not in log, log[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("scope", "whole"),
+    [
+        (("rbac.scope=cluster",), True),
+        (("rbac.scope=namespaces", "rbac.namespaces={shop,cart}"), False),
+    ],
+    ids=["clusterrole", "role-per-namespace"],
+)
+def test_the_chart_s_identity_can_list_and_watch_every_kind_either_rbac_scope(
+    plane: ControlPlane, tmp_path: Path, scope: tuple[str, ...], whole: bool
+) -> None:
+    """The chart's RBAC grants the watch: with its ClusterRole one stream per kind
+    across namespaces; with a Role per namespace each kind falls back to a stream per
+    namespace. Secrets, not granted (``rbac.readSecrets`` off), are said refused."""
+    bot = f"bot-{'c' if whole else 'n'}"
+    plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": bot}}])
+    config = install_bot(plane, bot, tmp_path, read_secrets=False, extra=scope)
+    plane.kubectl("-n", CART, "create", "configmap", f"seen-by-{bot}")
+    transport = KubeTransport(connect(kubeconfig=str(config)), streams=len(WATCHED) * 3)
+    live = LiveCache(transport, {SHOP, CART}).start()
+    try:
+        snapshot, denied = live.read(CART)
+        assert f"seen-by-{bot}" in {o.name for o in snapshot.of_kind("ConfigMap")}
+        assert [d.kind for d in denied] == ["Secret"]
+        spread = {(s.call.kind, s.namespace) for s in live._streams.values()}
+        if whole:
+            assert spread == {(c.kind, None) for c in WATCHED if c.kind != "Secret"} | {
+                ("Secret", SHOP),
+                ("Secret", CART),
+            }
+        else:
+            assert spread == {(c.kind, ns) for c in WATCHED for ns in (SHOP, CART)}
+        plane.kubectl("-n", CART, "create", "configmap", f"later-{bot}")
+        eventually(lambda: f"later-{bot}" in seen(live, CART, "ConfigMap"), "a watched change")
+    finally:
+        live.stop()

@@ -1,16 +1,17 @@
 """Live state: a read-only snapshot of a cluster through the ``kubernetes`` client.
 
-Only ``GET`` list calls are made (the bot's RBAC grants get/list/watch and
-nothing else). The client's model classes are bypassed: each request is built
-with ``ApiClient.param_serialize`` and sent with ``ApiClient.call_api``, whose
-response is the raw HTTP body (the v37 equivalent of ``_preload_content=False``),
-parsed once by ``json.loads``. Items of a list carry no apiVersion/kind in the
-API, so they are filled in from the list call. Lists are paged (``limit`` and
-``continue``) so a big namespace never arrives as one giant body. A continue
-token outlives its snapshot when etcd compacts the revision it pins (the API
-server answers 410 Gone, "the provided continue parameter is too old"): that
-kind is listed again from its first page, at most ``RELISTS`` times, so one
-kind's objects always come from one consistent revision.
+Only ``GET`` list calls are made here (the bot's RBAC grants get/list/watch and nothing
+else; the watches of the shared cache are :mod:`gitmedic.reconciler.live_watch`'s, the
+cache :mod:`gitmedic.reconciler.live_cache`). The client's model classes are bypassed:
+each request is built with ``ApiClient.param_serialize`` and sent with
+``ApiClient.call_api``, whose response is the raw HTTP body (the v37 equivalent of
+``_preload_content=False``), parsed once by ``json.loads``. Items of a list carry no
+apiVersion/kind in the API, so they are filled in from the list call. Lists are paged
+(``limit`` and ``continue``) so a big namespace never arrives as one giant body. A
+continue token outlives its snapshot when etcd compacts the revision it pins (the API
+server answers 410 Gone, "the provided continue parameter is too old"): that kind is
+listed again from its first page, at most ``RELISTS`` times, so one kind's objects
+always come from one consistent revision.
 
 Secrets are listed as ``PartialObjectMetadataList`` (an Accept header asking
 the API server for metadata only), so their data never crosses the wire; the

@@ -11,6 +11,7 @@ answers that revision is gone: the cache lists the kind again and sees the new o
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import ssl
 import sys
@@ -200,25 +201,27 @@ def apiserver_requests(plane: ControlPlane, verb: str, resource: str) -> float:
     return total
 
 
-def stepped_lately(state: Path, app: str, within_s: float = 3.0) -> bool:
-    """A monitor step renews the app's writer row in its journal."""
-    journal = state / "apps" / app / "journal.sqlite"
-    if not journal.exists():
-        return False
-    try:
-        with sqlite3.connect(journal) as db:
-            rows = db.execute("SELECT acquired FROM locks").fetchall()
-    except sqlite3.OperationalError:  # the journal is being made
-        return False
-    return any(at >= time.time() - within_s for (at,) in rows)
+def stepped_lately(root: Path, app: str, within_s: float = 3.0) -> bool:
+    """A monitor step renews the app's writer row in its journal (under ``root``)."""
+    for journal in root.glob("**/journal.sqlite"):
+        try:
+            with sqlite3.connect(journal) as db:
+                rows = db.execute("SELECT acquired FROM locks WHERE app = ?", (app,)).fetchall()
+        except sqlite3.OperationalError:  # the journal is being made
+            continue
+        if any(at >= time.time() - within_s for (at,) in rows):
+            return True
+    return False
 
 
-def test_serve_s_apps_on_one_cluster_read_it_through_one_watch_per_kind_not_lists_per_step(
-    plane: ControlPlane, tmp_path: Path
+@pytest.mark.parametrize("command", ["serve", "run"])
+def test_the_apps_on_one_cluster_read_it_through_one_watch_per_kind_not_lists_per_step(
+    plane: ControlPlane, tmp_path: Path, command: str
 ) -> None:
-    """``gitmedic serve --cluster kube`` with three apps: once the cache has listed each
-    kind, the steps of all three read it with no LIST at all (the API server's count),
-    where they listed every kind per app per step before."""
+    """``gitmedic serve --cluster kube`` (and ``run`` without ``--once``) with three
+    apps: once the cache has listed each kind, the steps of all three read it with no
+    LIST at all (the API server's count), where they listed every kind per app per step
+    before; interrupted, the process ends (its watches stopped)."""
     plane.apply(
         [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in SERVED]
     )
@@ -230,27 +233,31 @@ def test_serve_s_apps_on_one_cluster_read_it_through_one_watch_per_kind_not_list
     apps = "".join(f"  - {{name: {n}, path: apps/{n}, namespace: {n}, {engine}}}\n" for n in SERVED)
     (repo / ".gitmedic" / "config.yaml").write_text(f"version: 1\napps:\n{apps}")
     commit_all(repo, "apps on a real cluster")
-    state, procs = tmp_path / "state", Processes(tmp_path / "serve")
-    argv = [
-        sys.executable, "-m", "gitmedic", "serve", "--forge", "local", "--cluster", "kube",
-        "--repo", str(repo), "--state-dir", str(state), "--port", str(free_port()),
-        "--interval", "1", "--log-level", "info",
-    ]  # fmt: skip
+    state, procs = tmp_path / "state", Processes(tmp_path / command)
+    common = ["--forge", "local", "--cluster", "kube", "--interval", "1"]
+    if command == "serve":
+        argv = ["serve", *common, "--repo", str(repo), "--state-dir", str(state)]
+        argv += ["--port", str(free_port()), "--log-level", "info"]
+    else:
+        argv, state = ["run", str(repo), *common], repo / ".git" / "gitmedic"
     env = {"KUBECONFIG": str(plane.kubeconfig), "ARGO_TOKEN": "t", "GITMEDIC_WEBHOOK_SECRET": "s"}
     env["KUBERNETES_SERVICE_HOST"] = ""
-    serve = procs.start("serve", argv, env)
+    process = procs.start(command, [sys.executable, "-m", "gitmedic", *argv], env)
     try:
         eventually(lambda: all(stepped_lately(state, a) for a in SERVED), "every app stepping")
         lists = apiserver_requests(plane, "LIST", "configmaps")
         time.sleep(5.0)  # five more steps of each app
-        assert all(stepped_lately(state, a) for a in SERVED), procs.tail("serve")
+        assert process.poll() is None, procs.tail(command)
+        assert all(stepped_lately(state, a) for a in SERVED), procs.tail(command)
         assert apiserver_requests(plane, "LIST", "configmaps") == lists, "a list per step"
         assert apiserver_requests(plane, "WATCH", "configmaps") >= 1
     finally:
-        serve.terminate()
-        serve.wait(30)
-    log = procs.log("serve").read_text(errors="replace")
+        process.send_signal(signal.SIGINT if command == "run" else signal.SIGTERM)
+        exited = process.wait(30)
+    log = procs.log(command).read_text(errors="replace")
+    assert "Traceback" not in log, log[-3000:]
     assert "monitor step failed" not in log and "cannot be read now" not in log, log[-3000:]
+    assert exited in (0, 1), log[-3000:]
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,8 @@ Design:
 - **Scope.** A kind is listed and watched across all namespaces (one stream, what a
   ClusterRole grants). When that is refused (403: the chart's ``rbac.scope:
   namespaces``, a Role per namespace), the kind falls back to one stream per namespace.
+  (A thread per stream: 19 with a ClusterRole, 19 per namespace with Roles; for many
+  apps the ClusterRole mode is the one that scales.)
 - **410 Gone.** The watch's revision compacted away (the HTTP status, or an ``ERROR``
   event with code 410) makes the stream list again and restart the watch from the new
   list. Any other failure (the stream breaks, the server errs, a 403) does the same

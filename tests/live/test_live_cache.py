@@ -305,3 +305,53 @@ def test_the_watched_kinds_are_the_namespaced_listed_kinds_but_metrics() -> None
     kinds = {c.kind for c in WATCHED}
     assert "Node" not in kinds and "PodMetrics" not in kinds
     assert {"Pod", "Event", "Secret", "Deployment", "Ingress"} <= kinds and len(kinds) == 19
+
+
+METRICS = ListCall("metrics.k8s.io/v1beta1", "PodMetrics", "pods", optional=True)
+
+
+def polled_cache(fake: FakeTransport, now: list[float]) -> LiveCache:
+    cache = LiveCache(
+        fake, ("shop", "cart"), calls=(), polled=(METRICS,), backoff_s=(0.0,),
+        first_read_wait_s=WAIT_S, poll_s=30.0, clock=lambda: now[0],
+    )  # fmt: skip
+    return cache.start()
+
+
+def test_a_kind_without_watch_is_listed_once_per_poll_for_every_app(fake: FakeTransport) -> None:
+    now = [100.0]
+    cache = polled_cache(fake, now)
+    fake.listed("PodMetrics", "1", cm("web-1"), cm("cart-1", ns="cart"), cm("far", ns="x"))
+    assert [o.name for o in cache.read("shop")[0]] == ["web-1"]
+    assert [o.name for o in cache.read("cart")[0]] == ["cart-1"]
+    assert fake.calls == [("list", "PodMetrics", "*")], "one list for both apps"
+
+    now[0] += 30.0  # the next step
+    fake.listed("PodMetrics", "2", cm("web-2"))
+    assert [o.name for o in cache.read("shop")[0]] == ["web-2"]
+    assert [o.name for o in cache.read("cart")[0]] == []
+    assert fake.calls.count(("list", "PodMetrics", "*")) == 2
+    cache.stop()
+
+
+def test_a_kind_without_watch_refused_across_namespaces_is_listed_per_namespace(
+    fake: FakeTransport,
+) -> None:
+    cache = polled_cache(fake, [0.0])
+    fake.lists[("PodMetrics", None)].put(ListDenied("listing pods: HTTP 403", "PodMetrics"))
+    fake.listed("PodMetrics", "1", cm("web-1"), ns="shop")
+    fake.lists[("PodMetrics", "cart")].put(ListDenied("listing pods: HTTP 403", "PodMetrics"))
+    assert [o.name for o in cache.read("shop")[0]] == ["web-1"]
+    snapshot, denied = cache.read("cart")
+    assert len(snapshot) == 0 and [d.kind for d in denied] == ["PodMetrics"]
+    cache.stop()
+
+
+def test_a_kind_without_watch_that_fails_to_list_fails_the_read(fake: FakeTransport) -> None:
+    cache = polled_cache(fake, [0.0])
+    fake.lists[("PodMetrics", None)].put(LiveReadError("listing pods: HTTP 503"))
+    with pytest.raises(LiveReadError, match="HTTP 503"):
+        cache.read("shop")
+    fake.listed("PodMetrics", "1", cm("web-1"))
+    assert [o.name for o in cache.read("shop")[0]] == ["web-1"], "not cached as empty"
+    cache.stop()

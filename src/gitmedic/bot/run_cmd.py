@@ -142,7 +142,8 @@ def _watch_cache(cluster: str, configs: list[LoopConfig]) -> LiveCache | None:
     from gitmedic.bot.loop.kube_cluster import KubeSetupError, shared_cache
 
     try:
-        return shared_cache(os.environ, {c.namespace for c in configs})
+        interval = min(c.interval_s for c in configs)
+        return shared_cache(os.environ, {c.namespace for c in configs}, interval_s=interval)
     except KubeSetupError as exc:
         raise UsageError(f"--cluster kube: {exc}") from None
 

@@ -180,7 +180,7 @@ def wire(
 
         record_version_early(env)
     configs = loop_configs_of(repo, args, interval_s=interval)
-    cache = _watch_cache(cluster, env, configs)
+    cache = _watch_cache(cluster, env, configs, interval)
     try:
         return _wire(settings, args, env, forge, repo, fetch, interval, cluster, configs, cache)
     except BaseException:
@@ -190,7 +190,7 @@ def wire(
 
 
 def _watch_cache(
-    cluster: str, env: Mapping[str, str], configs: list[LoopConfig]
+    cluster: str, env: Mapping[str, str], configs: list[LoopConfig], interval: float
 ) -> LiveCache | None:
     """One watch cache of the real cluster for every app (list + watch per kind), not a
     list of every kind per app per step (:mod:`gitmedic.reconciler.live_cache`)."""
@@ -199,7 +199,7 @@ def _watch_cache(
     from gitmedic.bot.loop.kube_cluster import KubeSetupError, shared_cache
 
     try:
-        return shared_cache(env, {c.namespace for c in configs})
+        return shared_cache(env, {c.namespace for c in configs}, interval_s=interval)
     except KubeSetupError as exc:
         raise ValueError(f"the cluster cannot be read: {exc}") from None
 

@@ -31,7 +31,10 @@ Design:
   a non-core group the cluster does not serve (404), an optional kind RBAC refuses
   (Secrets without ``rbac.readSecrets``; returned as a :class:`ListDenied`).
 - **Polled kinds.** PodMetrics (``metrics.k8s.io``) is served by an aggregated API that
-  has no watch: it is listed for the namespace at each snapshot, as before.
+  has no watch: it is listed across namespaces when a snapshot needs it and the last
+  list is older than ``poll_s`` (half the monitor interval: one list per step for all
+  apps), per namespace at each snapshot when that is refused; a failure raises, as the
+  list reader's does.
 - **Threads.** :meth:`LiveCache.stop` sets the stop flag and closes the transport's open
   streams, which ends every thread's blocking read at once; threads are joined.
 - **Secrets' values** never enter the store: they are watched as metadata, like their
@@ -46,7 +49,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -57,7 +61,6 @@ from gitmedic.reconciler.live import (
     ListDenied,
     Listed,
     LiveReadError,
-    list_kind,
     obj_of,
 )
 from gitmedic.reconciler.live_watch import KubeTransport, WatchGone
@@ -232,6 +235,44 @@ class _Stream:
             return [found[name] for name in sorted(found)], None
 
 
+class _Poll:
+    """A kind with no watch: one list across namespaces serves every read for ``every_s``."""
+
+    def __init__(self, cache: LiveCache, call: ListCall) -> None:
+        self.cache, self.call = cache, call
+        self.lock = threading.Lock()
+        self.at: float | None = None
+        self.objects: dict[str, dict[str, Obj]] | None = None  # None: not served
+        self.per_namespace = cache.poll_s <= 0
+
+    def view(self, namespace: str) -> tuple[list[Obj], ListDenied | None]:
+        with self.lock:
+            now = self.cache.clock()
+            if not self.per_namespace and (self.at is None or now - self.at >= self.cache.poll_s):
+                try:
+                    listed = self.cache.transport.list(self.call, None)
+                except ListDenied:
+                    self.per_namespace = True
+                else:
+                    self.at = now
+                    self.objects = (
+                        None if listed is None else self.cache.grouped(self.call, listed.items)
+                    )
+            if not self.per_namespace:
+                found = (self.objects or {}).get(namespace, {})
+                return [found[name] for name in sorted(found)], None
+        try:
+            listed = self.cache.transport.list(self.call, namespace)
+        except ListDenied as refused:
+            if not self.call.optional:
+                raise
+            return [], refused
+        if listed is None:
+            return [], None
+        found = self.cache.grouped(self.call, listed.items).get(namespace, {})
+        return [found[name] for name in sorted(found)], None
+
+
 class LiveCache:
     """The shared store of one cluster: start it, read views of it, stop it."""
 
@@ -244,11 +285,15 @@ class LiveCache:
         polled: Iterable[ListCall] = POLLED,
         backoff_s: tuple[float, ...] = BACKOFF_S,
         first_read_wait_s: float = FIRST_READ_WAIT_S,
+        poll_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.transport = transport
         self.namespaces = frozenset(namespaces)
         self.calls, self.polled = tuple(calls), tuple(polled)
         self.backoff_s, self.first_read_wait_s = backoff_s, first_read_wait_s
+        self.poll_s, self.clock = poll_s, clock
+        self._polls = [_Poll(self, c) for c in self.polled]
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._streams: dict[tuple[str, str | None], _Stream] = {
@@ -307,11 +352,11 @@ class LiveCache:
             return self._streams.get((call.kind, None)) or self._streams[(call.kind, namespace)]
 
     def read(
-        self, namespace: str, *, taken_at: str = "", api: Any = None
+        self, namespace: str, *, taken_at: str = ""
     ) -> tuple[Snapshot, tuple[ListDenied, ...]]:
-        """The namespace's snapshot from the store (and the polled kinds, listed with
-        ``api``): as :func:`~gitmedic.reconciler.live.read_live` returns it, or
-        :class:`LiveReadError` when a kind it needs is not synced."""
+        """The namespace's snapshot from the store and the polled kinds: as
+        :func:`~gitmedic.reconciler.live.read_live` returns it, or :class:`LiveReadError`
+        when a kind it needs is not synced."""
         if namespace not in self.namespaces:
             raise LiveReadError(f"namespace {namespace!r} is not one this cache watches")
         if not self._started or self.stopping.is_set():
@@ -330,18 +375,11 @@ class LiveCache:
             objects.extend(found)
             if refused is not None:
                 denied.append(refused)
-        for call in self.polled:
-            try:
-                listed = list_kind(api, call, namespace) if api is not None else None
-            except ListDenied as refused:
-                if not call.optional:
-                    raise
+        for poll in self._polls:
+            found, refused = poll.view(namespace)
+            objects.extend(found)
+            if refused is not None:
                 denied.append(refused)
-                continue
-            if listed is not None:
-                polled = [obj_of(item, call) for item in listed.items]
-                register_objects(o.body for o in polled)
-                objects.extend(polled)
         return Snapshot(objects, mode=Mode.LIVE, taken_at=taken_at), tuple(denied)
 
     def counts(self) -> dict[str, int]:
@@ -354,9 +392,11 @@ class LiveCache:
         }
 
 
-def kube_cache(api: Any, namespaces: Iterable[str]) -> LiveCache:
-    """A started cache over a real cluster; ``api`` is its own ``ApiClient``, whose pool
-    has room for a connection per stream (all kinds, and per namespace if it falls back)."""
+def kube_cache(api: Any, namespaces: Iterable[str], *, interval_s: float) -> LiveCache:
+    """A started cache over a real cluster for apps stepped every ``interval_s``; ``api``
+    is its own ``ApiClient``, whose pool has room for a connection per stream (all kinds,
+    and per namespace if it falls back)."""
     namespaces = frozenset(namespaces)
     streams = len(WATCHED) * (1 + len(namespaces))
-    return LiveCache(KubeTransport(api, streams=streams), namespaces).start()
+    transport = KubeTransport(api, streams=streams)
+    return LiveCache(transport, namespaces, poll_s=interval_s / 2).start()

@@ -89,7 +89,7 @@ class KubeCluster:
 
         now = datetime.fromtimestamp(self.clock.now(), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         if self.cache is not None:
-            snapshot, denied = self.cache.read(self.namespace, taken_at=now, api=self.api)
+            snapshot, denied = self.cache.read(self.namespace, taken_at=now)
         else:
             snapshot, denied = read_live(self.api, namespace=self.namespace, taken_at=now)
         for refused in denied:  # an optional kind RBAC withholds: said once, then left out
@@ -134,9 +134,12 @@ class KubeCluster:
         return with_live_rollouts(state, (o.body for o in snapshot))
 
 
-def shared_cache(env: Mapping[str, str], namespaces: Iterable[str]) -> LiveCache:
+def shared_cache(
+    env: Mapping[str, str], namespaces: Iterable[str], *, interval_s: float
+) -> LiveCache:
     """The watch cache of the cluster ``env`` names (``GITMEDIC_KUBE_CONTEXT``), started
-    for ``namespaces``: the one every app of the process reads. Stop it when done."""
+    for ``namespaces`` stepped every ``interval_s``: the one every app of the process
+    reads. Stop it when done."""
     from gitmedic.reconciler.live import LiveReadError, connect
     from gitmedic.reconciler.live_cache import kube_cache
 
@@ -144,7 +147,7 @@ def shared_cache(env: Mapping[str, str], namespaces: Iterable[str]) -> LiveCache
         api = connect(env.get("GITMEDIC_KUBE_CONTEXT") or None)  # its own connections
     except LiveReadError as exc:
         raise KubeSetupError(str(exc)) from None
-    return kube_cache(api, namespaces)
+    return kube_cache(api, namespaces, interval_s=interval_s)
 
 
 def record_version_early(env: Mapping[str, str]) -> None:

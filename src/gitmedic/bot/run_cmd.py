@@ -35,6 +35,8 @@ One writer per app: the process takes each app's writer lease in the journal
 ``GITMEDIC_JOURNAL_URL`` names: :mod:`gitmedic.bot.journal_url`) before it does
 anything, and leaves an app another ``gitmedic run`` holds, saying which process
 holds it.
+With ``--cluster kube`` and no ``--once``, the apps read the cluster through one
+watch cache (:mod:`gitmedic.reconciler.live_cache`), not a list per app per step.
 A restarted run first carries on every transaction the journal holds unsettled
 (a run killed mid-transaction), then answers what fires.
 
@@ -51,7 +53,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmedic.bot.adopted_apps import acted_apps, acted_config
 from gitmedic.bot.exits import UsageError
@@ -69,6 +71,9 @@ from gitmedic.reconciler.config import (
 )
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal
+
+if TYPE_CHECKING:
+    from gitmedic.reconciler.live_cache import LiveCache
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
 __all__ = [
@@ -115,7 +120,6 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
     the GitHub stand-in over the sim through it, in-process: a pairing no flag, setting
     or environment reaches (:func:`gitmedic.bot.start_line.check_cluster_for_forge`)."""
     from gitmedic.bot.adopted_apps import adopted_note
-    from gitmedic.bot.start_line import start_line
 
     if cluster == "kube":  # charts render for the cluster's version from the first
         from gitmedic.bot.loop.kube_cluster import record_version_early
@@ -125,7 +129,40 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
     if note := adopted_note(repo):
         print(f"gitmedic: {note}", file=sys.stderr, flush=True)
     state = repo / ".git" / "gitmedic"
-    loops, broken = _loops(configs, cluster, forge, state, quiet=args.json)
+    cache = _watch_cache(cluster, configs) if not args.once else None
+    try:
+        return _run_loops(args, repo, cluster, forge, configs, state, cache)
+    finally:
+        if cache is not None:
+            cache.stop()
+
+
+def _watch_cache(cluster: str, configs: list[LoopConfig]) -> LiveCache | None:
+    """A process that keeps watching a real cluster reads it through one watch cache
+    (:mod:`gitmedic.reconciler.live_cache`) shared by its apps; ``--once`` lists."""
+    if cluster != "kube":
+        return None
+    from gitmedic.bot.loop.kube_cluster import KubeSetupError, shared_cache
+
+    try:
+        interval = min(c.interval_s for c in configs)
+        return shared_cache(os.environ, {c.namespace for c in configs}, interval_s=interval)
+    except KubeSetupError as exc:
+        raise UsageError(f"--cluster kube: {exc}") from None
+
+
+def _run_loops(
+    args: argparse.Namespace,
+    repo: Path,
+    cluster: str,
+    forge: Forge,
+    configs: list[LoopConfig],
+    state: Path,
+    cache: LiveCache | None,
+) -> int:
+    from gitmedic.bot.start_line import start_line
+
+    loops, broken = _loops(configs, cluster, forge, state, quiet=args.json, cache=cache)
     line = start_line(args.forge, forge, repo, cluster, loops, apps=configs, broken=broken)
     print(line, file=sys.stderr, flush=True)
     held = {loop.config.app: holder for loop in loops if (holder := _held_by(loop))}
@@ -145,7 +182,13 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
 
 
 def _loops(
-    configs: list[LoopConfig], cluster: str, forge: Forge, state: Path, *, quiet: bool
+    configs: list[LoopConfig],
+    cluster: str,
+    forge: Forge,
+    state: Path,
+    *,
+    quiet: bool,
+    cache: LiveCache | None = None,
 ) -> tuple[list[Loop], dict[str, str]]:
     """A loop per app; an app the sim cannot deploy (its manifests do not render) is
     said, naming the file, and left unhealthy while the other apps run."""
@@ -154,7 +197,7 @@ def _loops(
     loops, broken = [], {}
     for config in configs:
         try:
-            loops.append(build_loop(config, cluster, forge, state, quiet=quiet))
+            loops.append(build_loop(config, cluster, forge, state, quiet=quiet, cache=cache))
         except ManifestLoadError as exc:
             broken[config.app] = str(exc)
             print(f"gitmedic: {config.app}: cannot deploy it: {exc}", file=sys.stderr)
@@ -272,6 +315,7 @@ def build_loop(
     quiet: bool,
     on_event: Callable[[Event], None] | None = None,  # serve's: log, and yield its lock
     view: Callable[[Cluster], Cluster] = lambda cluster: cluster,  # serve's yielding clock
+    cache: LiveCache | None = None,  # the cluster's watch cache, shared by the apps
 ) -> Loop:
     from gitmedic.bot.journal_url import open_journal
     from gitmedic.bot.memory.learned import load_learned
@@ -281,7 +325,7 @@ def build_loop(
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
     journal = open_journal(state)  # GITMEDIC_JOURNAL_URL's PostgreSQL, else state's SQLite
-    cluster = view(_cluster(config, cluster_kind, _app_config(config), journal))
+    cluster = view(_cluster(config, cluster_kind, _app_config(config), journal, cache))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     return Loop(
         config,
@@ -355,7 +399,9 @@ def _runtime_faults(cluster: Any, spec: str) -> None:
         raise UsageError(f"{SIM_FAULTS_ENV}: {exc}") from None
 
 
-def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) -> Any:
+def _cluster(
+    config: LoopConfig, kind: str, app: AppConfig, journal: Journal, cache: LiveCache | None
+) -> Any:
     if kind == "sim":
         from gitmedic.bot.loop.known_good import KnownGoodError, known_good
         from gitmedic.bot.loop.sim_cluster import SimCluster
@@ -377,7 +423,9 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
     from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
 
     try:
-        cluster = KubeCluster(config.namespace, app.engine, app.oracles, os.environ, app=config.app)
+        cluster = KubeCluster(
+            config.namespace, app.engine, app.oracles, os.environ, app=config.app, cache=cache
+        )
         cluster.siblings = config.siblings
         preflight(cluster.watcher)
     except KubeSetupError as exc:

@@ -164,7 +164,8 @@ def part_serve(apps: int, warm: int, work: Path) -> bool:
         cpu = statistics.median(r[0] for r in rows)
         wall = statistics.median(r[1] for r in rows)
         print(
-            f"  {label}: CPU {cpu:.2f} s, wall {wall:.2f} s per monitor step (median of {len(rows)})"
+            f"  {label}: CPU {cpu:.2f} s, wall {wall:.2f} s per monitor step"
+            f" (median of {len(rows)})"
         )
 
     show("quiet steps", quiet)

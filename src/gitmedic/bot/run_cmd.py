@@ -102,12 +102,15 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def _check_config(repo: Path) -> None:
-    from gitmedic.reconciler.config import find_config
+    from gitmedic.reconciler.config import ConfigError, find_config
     from gitmedic.reconciler.manifests.config_file import load_config
 
     found = find_config(repo)
     if found is not None:
-        load_config(found)
+        try:
+            load_config(found)
+        except ConfigError as exc:  # bad input, said as such: never an internal error
+            raise UsageError(str(exc)) from None
 
 
 def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> int:

@@ -53,10 +53,50 @@ def load_config(path: Path) -> Config:
         others.append(rel)
         return read_text(root, rel)
 
-    config = parse_config(data, str(path), read=read)
+    try:
+        config = parse_config(data, str(path), read=read)
+    except ConfigError as exc:
+        if not exc.problems:
+            raise
+        raise ConfigError(_at_lines(exc, str(path), text), exc.problems) from None
     if not others:
         _parsed[path] = (text, config)
     return config
+
+
+def _at_lines(exc: ConfigError, file: str, text: str) -> str:
+    """Each problem as ``file:line: location: message``, the line being that of the value
+    the location names (or of the nearest enclosing one that is written)."""
+    lines = [f"{file} is invalid:"]
+    for where, why in exc.problems:
+        shown = ".".join(f"[{p}]" if isinstance(p, int) else p for p in where) or "(top level)"
+        lines.append(f"  - {file}:{config_line(text, where)}: {shown.replace('.[', '[')}: {why}")
+    return "\n".join(lines)
+
+
+def config_line(text: str, where: tuple[str | int, ...]) -> int:
+    """The 1-based line of the node at ``where`` in the YAML ``text`` (already read strictly,
+    so composing it again cannot fail on syntax)."""
+    import yaml
+
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    line = node.start_mark.line + 1 if node is not None else 1
+    for part in where:
+        child = _child(node, part)
+        if child is None:
+            break
+        node, line = child, child.start_mark.line + 1
+    return line
+
+
+def _child(node: Any, part: str | int) -> Any:
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+        return node.value[part] if 0 <= part < len(node.value) else None
+    if isinstance(node, yaml.MappingNode):
+        return next((v for k, v in node.value if k.value == str(part)), None)
+    return None
 
 
 def parse_config(

@@ -1,8 +1,8 @@
 """``gitmedic run REPO``: the whole loop against one manifest repo, until healthy with --once.
 
 The apps come from ``.gitmedic/config.yaml`` when the repo has one: every app,
-each with its own loop, incidents, attempts and writer lease (``--once``: one
-after the other; else every app ticked in turn), or the one ``--app`` names (or
+each with its own loop, incidents, attempts and writer lease, stepped in turn, one
+interval passing after each round, or the one ``--app`` names (or
 whose path is ``--path``). Without a config, the apps ``gitmedic init`` would
 write are acted on the same way (:mod:`gitmedic.bot.adopted_apps`), unless
 ``--path``/``--namespace`` name the one app to act on. An app
@@ -18,9 +18,12 @@ guard-checked memory merge as low risk; the safe defaults still hold (RBAC,
 Secrets, deletions, new images are never low).
 
 ``--cluster sim``: the sim deploys ``main`` of REPO and is the cluster; all
-waits run on its fake clock. ``--cluster kube`` needs a reachable cluster and a
-GitOps engine from the config (:mod:`gitmedic.bot.loop.kube_cluster`); a setup
-that cannot work (no kubeconfig, a refused engine token) exits 2 with the reason.
+waits run on its fake clock, one for every app of the run (:class:`SimWorld`), so
+20 apps take about the simulated time of their slowest, and ``--once`` ends by
+saying how long the run took on the cluster's clock. ``--cluster kube`` needs a
+reachable cluster and a GitOps engine from the config
+(:mod:`gitmedic.bot.loop.kube_cluster`); a setup that cannot work (no kubeconfig, a
+refused engine token) exits 2 with the reason.
 The sim lives in the process, so runtime (B-class) faults of the world it stands
 for come from ``GITMEDIC_SIM_FAULTS`` (``memory-growth:cartservice;wedge:ad``,
 :mod:`gitmedic.sim.faults.demand`); an unknown fault exits 2.
@@ -163,6 +166,7 @@ def _run_loops(
     from gitmedic.bot.start_line import start_line
 
     loops, broken = _loops(configs, cluster, forge, state, quiet=args.json, cache=cache)
+    began = loops[0].clock.now() if loops else 0.0
     line = start_line(args.forge, forge, repo, cluster, loops, apps=configs, broken=broken)
     print(line, file=sys.stderr, flush=True)
     held = {loop.config.app: holder for loop in loops if (holder := _held_by(loop))}
@@ -173,6 +177,10 @@ def _run_loops(
         for loop in acting:
             loop.lease.release()
     healthy = {loop.config.app: outcome[loop.config.app] for loop in acting}
+    if args.once and loops:
+        took = loops[0].clock.now() - began
+        print(f"gitmedic: run --once took {took:.0f} s of the cluster's clock, "
+              f"{len(loops)} app(s)", file=sys.stderr, flush=True)  # fmt: skip
     for loop in acting:
         if healthy[loop.config.app]:
             _note_healthy(loop)
@@ -192,12 +200,15 @@ def _loops(
 ) -> tuple[list[Loop], dict[str, str]]:
     """A loop per app; an app the sim cannot deploy (its manifests do not render) is
     said, naming the file, and left unhealthy while the other apps run."""
+    from gitmedic.bot.loop.sim_cluster import SimWorld
     from gitmedic.sim.engine import ManifestLoadError
 
-    loops, broken = [], {}
+    loops, broken, world = [], {}, SimWorld()  # one clock for every app's sim
     for config in configs:
         try:
-            loops.append(build_loop(config, cluster, forge, state, quiet=quiet, cache=cache))
+            loops.append(
+                build_loop(config, cluster, forge, state, quiet=quiet, cache=cache, world=world)
+            )
         except ManifestLoadError as exc:
             broken[config.app] = str(exc)
             print(f"gitmedic: {config.app}: cannot deploy it: {exc}", file=sys.stderr)
@@ -219,9 +230,38 @@ def _held_by(loop: Loop) -> str:
     return grant.holder
 
 
-def _run_once(loops: list[Loop]) -> dict[str, bool]:
-    """Each app until healthy or out of attempts, one after the other."""
-    return {loop.config.app: loop.run_once() for loop in loops}
+def _run_once(loops: list[Loop], max_seconds: float = 3600.0) -> dict[str, bool]:
+    """Each app until healthy for its settle time or out of attempts, watched side by side:
+    a round steps every app not done yet, then one interval passes on the clock they share
+    (the sim's :class:`SimWorld`, or the system's), so the apps' waits overlap instead of
+    adding up. Per app, what :meth:`Loop.run_once` decides for one."""
+    if not loops:
+        return {}
+    clock = loops[0].clock
+    deadline = clock.now() + max_seconds
+    interval = min(loop.config.interval_s for loop in loops)
+    outcome: dict[str, bool] = {}
+    healthy_since: dict[str, float] = {}
+    while len(outcome) < len(loops):
+        acting = [loop for loop in loops if loop.config.app not in outcome]
+        for loop in acting:
+            loop.step()
+        clock.sleep(interval)
+        now = clock.now()
+        for loop in acting:
+            app = loop.config.app
+            if loop.healthy:
+                # Healthy long enough for an alert's ``for`` window to have fired.
+                since = healthy_since.setdefault(app, now)
+                if now - since >= loop.config.settle_s:
+                    outcome[app] = True
+            else:
+                healthy_since.pop(app, None)
+                if loop._gave_up():  # Loop.run_once's own test, per app
+                    outcome[app] = False
+            if app not in outcome and now >= deadline:
+                outcome[app] = loop.healthy
+    return {loop.config.app: outcome[loop.config.app] for loop in loops}
 
 
 def report_json_apps(
@@ -316,6 +356,7 @@ def build_loop(
     on_event: Callable[[Event], None] | None = None,  # serve's: log, and yield its lock
     view: Callable[[Cluster], Cluster] = lambda cluster: cluster,  # serve's yielding clock
     cache: LiveCache | None = None,  # the cluster's watch cache, shared by the apps
+    world: Any = None,  # the SimWorld the apps of one run share (sim only; else their own)
 ) -> Loop:
     from gitmedic.bot.journal_url import open_journal
     from gitmedic.bot.memory.learned import load_learned
@@ -325,7 +366,7 @@ def build_loop(
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
     journal = open_journal(state)  # GITMEDIC_JOURNAL_URL's PostgreSQL, else state's SQLite
-    cluster = view(_cluster(config, cluster_kind, _app_config(config), journal, cache))
+    cluster = view(_cluster(config, cluster_kind, _app_config(config), journal, cache, world))
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     return Loop(
         config,
@@ -347,11 +388,14 @@ def _chosen(detectors: list[Detector], repo: Path) -> list[Detector]:
 
 
 def _forever(loops: list[Loop]) -> dict[str, bool]:
-    """Every app ticked in turn until interrupted; how each stood then."""
+    """Every app stepped in turn, one interval passing after each round on the clock they
+    share (as in :func:`_run_once`), until interrupted; how each stood then."""
+    interval = min((loop.config.interval_s for loop in loops), default=0.0)
     try:
         while loops:
             for loop in loops:
-                loop.tick()
+                loop.step()
+            loops[0].clock.sleep(interval)
     except KeyboardInterrupt:
         pass
     return {loop.config.app: loop.healthy for loop in loops}
@@ -400,7 +444,12 @@ def _runtime_faults(cluster: Any, spec: str) -> None:
 
 
 def _cluster(
-    config: LoopConfig, kind: str, app: AppConfig, journal: Journal, cache: LiveCache | None
+    config: LoopConfig,
+    kind: str,
+    app: AppConfig,
+    journal: Journal,
+    cache: LiveCache | None,
+    world: Any = None,
 ) -> Any:
     if kind == "sim":
         from gitmedic.bot.loop.known_good import KnownGoodError, known_good
@@ -417,6 +466,7 @@ def _cluster(
             deployer=config.deployer,
             history_rev=good.history_rev,
             known_good=good.revisions,
+            world=world,
         )
         _runtime_faults(sim, os.environ.get(SIM_FAULTS_ENV, ""))
         return sim

@@ -248,6 +248,11 @@ def _wire(
                     app.step(interval)
                 finally:
                     stepping.clear()
+        # Commands and the apps' work move transactions the loops did not drive: the
+        # dashboard's boxes follow them (no forge call when nothing changed). Once per
+        # monitor step: the issue renders every app's journal, so once per app was
+        # O(apps^2) journal reads a step (1,000,000 with 1,000 apps).
+        apps[0].loop.txns.refresh_dashboard()
 
     share_dashboard([a.loop.txns for a in apps])  # one issue, a section per app
     desk = DashboardDesk([(a.loop.txns.view, a.loop.txns.dashboard) for a in apps], lock)
@@ -292,10 +297,7 @@ class _App:
     def step(self, interval: float) -> None:
         try:
             self.loop.step()
-            self.actions.work()
-            # Commands and the work above move transactions the loop did not drive: the
-            # dashboard's boxes follow them (no forge call when nothing changed).
-            self.loop.txns.refresh_dashboard()
+            self.actions.work()  # the dashboard follows once all apps stepped (wire)
             self.recorder.after_step(self.loop)
         finally:  # the sim's time runs the interval even after a failed step
             self.clock.elapse(interval)

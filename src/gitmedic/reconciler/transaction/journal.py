@@ -189,6 +189,12 @@ class Journal:
         previous = row[0] if row is not None and row[0] != holder else ""
         return LockGrant(True, holder, previous)
 
+    def lock_of(self, app: str) -> tuple[str, float] | None:
+        """(holder, expires) of ``app``'s lease as the journal holds it; a read, no write."""
+        with self._db() as db:
+            found = db.execute("SELECT holder, expires FROM locks WHERE app = ?", (app,))
+        return (str(found[0][0]), float(found[0][1])) if found else None
+
     @property
     def _for_update(self) -> str:
         return "" if isinstance(self.store, SqliteStore) else " FOR UPDATE"

@@ -82,3 +82,17 @@ def test_redact_scrubs_the_password_out_of_a_drivers_message_in_both_spellings()
 @pytest.mark.parametrize("target", ["journal.sqlite", "/var/lib/x.db", "postgresql:/x", "http://x"])
 def test_only_postgresql_urls_are_postgresql(target: str) -> None:
     assert not is_postgres_url(target)
+
+
+def test_a_postgresql_journal_makes_the_folder_of_its_local_file(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    # serve keeps each app's local file in a folder of its own (apps/<app>), made by nobody
+    # else: the state kept there (verified revisions, pending work) must open at once
+    from gitmedic.bot.loop.known_good import VerifiedRevisions
+
+    state = tmp_path / "apps" / "shop"
+    journal = open_journal(state, {JOURNAL_URL_ENV: postgres_url})
+    assert journal.path == state / "local.sqlite"
+    assert VerifiedRevisions(journal).newest_first("shop") == ()
+    assert not (state / "journal.sqlite").exists(), "the journal itself is PostgreSQL's"

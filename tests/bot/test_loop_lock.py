@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,16 +15,24 @@ from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.sim_cluster import SimCluster
 from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
-from gitmedic.reconciler.transaction import Journal
+from gitmedic.reconciler.transaction import Journal, Phase
+from gitmedic.reconciler.transaction.lease import Lease, WriterLease
 from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
 
 
-def _loop(tmp_path: Path, events: list[Event]) -> Loop:
-    repo = make_repo(tmp_path)  # catalog's targetPort broken on main
+def _loop(
+    tmp_path: Path,
+    events: list[Event],
+    *,
+    repo: Path | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    lease: WriterLease | None = None,
+) -> Loop:
+    repo = repo or make_repo(tmp_path)  # catalog's targetPort broken on main
     config = LoopConfig("shop", repo, APP, NAMESPACE, policy=DEFAULT_POLICY)
     return Loop(config, SimCluster(repo, APP, NAMESPACE), LocalForge(repo),
                 Journal(tmp_path / "j.sqlite"), list(builtin_registry()),
-                on_event=events.append)  # fmt: skip
+                on_event=on_event or events.append, lease=lease)  # fmt: skip
 
 
 @pytest.mark.integration
@@ -56,3 +65,41 @@ def test_a_live_holder_is_waited_for_and_nothing_is_changed(tmp_path: Path) -> N
     )
     assert all(not r.transactions for r in loop.reports.values())
     assert LocalForge(loop.config.repo).list_prs() == ()
+
+
+class _Killed(Exception):
+    """The other writer's process, gone right after a journal write."""
+
+
+@pytest.mark.integration
+def test_a_loop_that_takes_the_lock_over_again_resumes_what_the_other_writer_left(
+    tmp_path: Path,
+) -> None:
+    """A replica that held the app before (and resumed the journal then) and takes it
+    back from a writer killed mid-transaction carries that transaction on at once: the
+    fix is merged, the app heals, so no incident of its own would ever reach it."""
+    events: list[Event] = []
+    heir = _loop(tmp_path, events)
+    heir.step()  # holds the app: the journal resumed (nothing yet), the fault just seen
+    assert heir.resumed
+    heir.lease.release()  # handed over
+
+    def killed_after_merge(event: Event) -> None:
+        if event.data.get("phase") == "merged":
+            raise _Killed
+
+    # the other replica's writer row expires by the wall clock long before anyone looks
+    gone = Lease(heir.journal, "shop", "other-node:7:dead", ttl_s=60, clock=lambda: 1.0)
+    writer = _loop(tmp_path, [], repo=heir.config.repo, on_event=killed_after_merge, lease=gone)
+    with pytest.raises(_Killed):
+        writer.run_once()
+    (left,) = heir.txns.unsettled()
+    assert left.phase is Phase.MERGED
+
+    heir.step()
+
+    (takeover,) = [e for e in events if e.kind == "lock"]
+    assert takeover.data["previous"] == "other-node:7:dead"
+    assert f"resuming {left.plan.txn_id} at merged" in [e.text for e in events]
+    done = heir.journal.load(left.plan.txn_id)
+    assert done.settled and done.phase is Phase.COMMITTED, done.phase

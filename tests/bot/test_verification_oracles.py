@@ -22,7 +22,7 @@ from gitmedic.bot.loop.sim_cluster import SimCluster
 from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.config import ProbeConfig
-from gitmedic.reconciler.oracles import AlertsOracle, AnalysisPhase, run_analysis
+from gitmedic.reconciler.oracles import AlertsOracle
 from gitmedic.reconciler.transaction import (
     Journal,
     MachineConfig,
@@ -31,10 +31,11 @@ from gitmedic.reconciler.transaction import (
     Plan,
     Runner,
     TxnState,
+    VerdictPhase,
 )
 from gitmedic.sim.faults.runtime import database_auth_revoked
 from gitmedic.sim.server import serve
-from tests.support.stepping import settle_loop_txn
+from tests.support.stepping import settle_loop_txn, window
 from tests.transaction.e2e_world import APP, NAMESPACE, baseline_repo, git
 
 UNSEEN_BY_DETECTORS = ("service-target-port", "probe-port")
@@ -266,5 +267,8 @@ def test_checks_from_a_plans_baselines_keep_the_checkpoint_instead_of_reading_ag
     fresh, resumed = loop.checks(), loop.checks(checkpoint)
 
     assert resumed.baselines() == checkpoint and fresh.baselines()[ALERTS_LINE]
-    assert run_analysis(list(resumed.oracles), loop.clock).phase is AnalysisPhase.FAILED
-    assert run_analysis(list(fresh.oracles), loop.clock).phase is AnalysisPhase.SUCCESSFUL
+    # the sim runs on between the window's measurements, as it does under a transaction
+    judged = window(list(resumed.oracles), loop.clock, advance=cluster.sim.run)
+    assert judged.verdict.phase is VerdictPhase.FAILED
+    again = window(list(fresh.oracles), loop.clock, advance=cluster.sim.run)
+    assert again.verdict.phase is VerdictPhase.SUCCESSFUL

@@ -44,7 +44,7 @@ def test_every_violation_is_reported_with_its_location() -> None:
 
 def test_duplicate_app_names_are_refused() -> None:
     data = {"version": 1, "apps": [{"name": "a", "path": "x"}, {"name": "a", "path": "y"}]}
-    with pytest.raises(ConfigError, match=r"duplicate names \['a'\]"):
+    with pytest.raises(ConfigError, match=r"apps\[1\]\.name: duplicate app name 'a'"):
         parse_config(data)
 
 
@@ -157,3 +157,14 @@ def test_run_refuses_a_bad_failure_limit_and_changes_nothing(
         check=True,
     ).stdout
     assert log.split() == ["config"] and not (repo / ".git" / "gitmedic").exists()
+
+
+def test_two_probes_of_one_url_in_an_app_are_refused() -> None:
+    # a probe's oracle is named after its URL: a second one would be confused with the first
+    probes = [{"url": "http://web/healthz"}, {"url": "http://web/healthz", "timeout_s": 2}]
+    data = {"version": 1, "apps": [{"name": "a", "path": "x", "oracles": {"probes": probes}}]}
+    with pytest.raises(ConfigError, match=r"apps\[0\]\.oracles\.probes\[1\]\.url: duplicate probe"):
+        parse_config(data)
+    other = {"name": "b", "path": "y", "oracles": {"probes": probes[:1]}}
+    data["apps"] = [{"name": "a", "path": "x", "oracles": {"probes": probes[:1]}}, other]
+    parse_config(data)  # one URL in two apps: two apps, two oracles

@@ -20,6 +20,7 @@ from tests.support.unit_guard import GUARD, UnitTierViolation, audit, spawned
         (["/cache/helm-v3.22.0/helm", "template", "."], "runs helm"),
         (["kube-score", "score", "-"], "runs kube-score"),
         (["actionlint", "ci.yml"], "runs actionlint"),
+        (["/cache/kustomize-v5.8.1/kustomize", "build", "."], "runs kustomize"),
     ],
 )
 def test_what_a_unit_test_may_not_start_is_named(argv: list[str], named: str) -> None:

@@ -20,11 +20,11 @@ from gitmedic.reconciler.oracles import (
     AlertsOracle,
     AlertSource,
     AlertSourceError,
-    AnalysisPhase,
     MetricSpec,
-    run_analysis,
 )
+from gitmedic.reconciler.transaction import VerdictPhase
 from tests.conftest import DATA
+from tests.support.stepping import window
 
 AM = "http://alertmanager.test:9093"
 PROM = "http://prometheus.test:9090"
@@ -138,13 +138,13 @@ def test_alertmanager_down_is_an_error_never_a_pass(oracles: list[AlertsOracle])
     oracle = make(
         oracles, spec=MetricSpec(interval=30, count=4, failure_condition='result["firing"] > 0')
     )
-    result = run_analysis([oracle], clock)
-    assert result.phase is AnalysisPhase.ERROR and clock.now() == 90
-    assert result.mu == 0  # nothing observed: the Error phase, not mu, carries the verdict
+    verdict = window([oracle], clock).verdict
+    assert verdict.phase is VerdictPhase.ERROR and clock.now() == 90
+    assert verdict.mu == 0  # nothing observed: the Error phase, not mu, carries the verdict
 
 
 @respx.mock
 def test_firing_alerts_fail_the_oracle(oracles: list[AlertsOracle]) -> None:
     respx.get(f"{AM}/api/v2/alerts").mock(return_value=httpx.Response(200, json=flat_alerts()))
-    result = run_analysis([make(oracles)], FakeClock())
-    assert result.phase is AnalysisPhase.FAILED and result.mu == 12.0  # 3 unlabelled x 4
+    verdict = window([make(oracles)], FakeClock()).verdict
+    assert verdict.phase is VerdictPhase.FAILED and verdict.mu == 12.0  # 3 unlabelled x 4

@@ -13,14 +13,10 @@ from gitmedic.detectors import Detector, Finding, Mode, Obj, Resource, Snapshot
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.manifests.load import load_desired
-from gitmedic.reconciler.oracles import (
-    AnalysisPhase,
-    CapacityLoss,
-    ClusterStateOracle,
-    DetectorOracle,
-    run_analysis,
-)
+from gitmedic.reconciler.oracles import CapacityLoss, ClusterStateOracle, DetectorOracle
+from gitmedic.reconciler.transaction import VerdictPhase
 from tests.conftest import APPS, DATA
+from tests.support.stepping import window
 
 TESTDATA = DATA / "gitops-engine-health" / "testdata"
 NS = "shop"
@@ -68,7 +64,7 @@ def test_a_healthy_namespace_passes() -> None:
     reading = oracle.measure()
     assert reading.result["worst"] == "Healthy" and reading.result["degraded"] == 0
     assert reading.observation.capacity == ()
-    assert run_analysis([oracle], FakeClock()).phase is AnalysisPhase.SUCCESSFUL
+    assert window([oracle], FakeClock()).verdict.phase is VerdictPhase.SUCCESSFUL
 
 
 def test_crashing_pods_fail_it_and_remove_capacity_by_fraction() -> None:
@@ -78,8 +74,8 @@ def test_crashing_pods_fail_it_and_remove_capacity_by_fraction() -> None:
     web = Resource("Deployment", NS, "web", "apps/v1")
     assert reading.observation.capacity == (CapacityLoss(web, 4, 1),)
     assert reading.result["capacity_lost"] == 0.25
-    result = run_analysis([ClusterStateOracle(lambda: shop(3), NS)], FakeClock())
-    assert result.phase is AnalysisPhase.FAILED and result.mu == 7.5
+    verdict = window([ClusterStateOracle(lambda: shop(3), NS)], FakeClock()).verdict
+    assert verdict.phase is VerdictPhase.FAILED and verdict.mu == 7.5
 
 
 def test_missing_pods_count_as_lost_capacity() -> None:
@@ -100,9 +96,9 @@ def test_a_snapshot_that_fails_is_an_error_measurement() -> None:
     def broken() -> Snapshot:
         raise ConnectionError("apiserver unreachable")
 
-    result = run_analysis([ClusterStateOracle(broken, NS)], FakeClock())
-    assert result.phase is AnalysisPhase.ERROR
-    assert "apiserver unreachable" in result.metrics[0].measurements[0].message
+    result = window([ClusterStateOracle(broken, NS)], FakeClock())
+    assert result.verdict.phase is VerdictPhase.ERROR
+    assert "apiserver unreachable" in result.measurements[0].marks[0].message
 
 
 def _boutique(broken: bool) -> Snapshot:
@@ -118,14 +114,14 @@ def _boutique(broken: bool) -> Snapshot:
 
 def test_detector_oracle_fails_on_critical_findings_only() -> None:
     registry = list(builtin_registry())
-    clean = run_analysis([DetectorOracle(lambda: _boutique(False), registry)], FakeClock())
-    assert clean.phase is AnalysisPhase.SUCCESSFUL and clean.mu == 0
+    clean = window([DetectorOracle(lambda: _boutique(False), registry)], FakeClock()).verdict
+    assert clean.phase is VerdictPhase.SUCCESSFUL and clean.mu == 0
     oracle = DetectorOracle(lambda: _boutique(True), registry)
     reading = oracle.measure()
     assert reading.result["critical"] == 1 and reading.result["errors"] == []
     assert "cartservice" in reading.observation.notes[0]
-    result = run_analysis([oracle], FakeClock())
-    assert result.phase is AnalysisPhase.FAILED and result.mu == 5.0
+    verdict = window([oracle], FakeClock()).verdict
+    assert verdict.phase is VerdictPhase.FAILED and verdict.mu == 5.0
 
 
 def test_a_detector_that_fails_makes_the_detector_oracle_an_error_not_a_pass() -> None:
@@ -134,7 +130,7 @@ def test_a_detector_that_fails_makes_the_detector_oracle_an_error_not_a_pass() -
 
     spec = builtin_registry().get("service-selector-unmatched").spec
     oracle = DetectorOracle(lambda: _boutique(False), [Detector(spec, broken)])
-    result = run_analysis([oracle], FakeClock())
-    assert result.phase is AnalysisPhase.ERROR
-    message = result.metrics[0].measurements[0].message
+    result = window([oracle], FakeClock())
+    assert result.verdict.phase is VerdictPhase.ERROR
+    message = result.measurements[0].marks[0].message
     assert "service-selector-unmatched failed: KeyError" in message

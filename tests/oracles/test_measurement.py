@@ -1,4 +1,5 @@
-"""The measurement loop: Argo Rollouts' evaluation and limits, on the fake clock."""
+"""Measurements judged by Argo Rollouts' evaluation and limits, in the verification window
+stepped on the fake clock (one measurement of every oracle per step, as a transaction takes it)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from gitmedic.reconciler.oracles import (
     ProbeResult,
     Reading,
     compile_condition,
-    run_analysis,
     worst_phase,
 )
 from gitmedic.reconciler.oracles.metric import evaluate
+from gitmedic.reconciler.transaction import VerdictPhase
+from tests.support.stepping import window
 
 A = AnalysisPhase
+V = VerdictPhase
 BOOM = RuntimeError("source down")
 
 
@@ -106,10 +109,11 @@ def test_a_window_of_five_measurements_runs_on_the_clock() -> None:
     oracle = Scripted(
         "ok", MetricSpec(interval=30, count=5, success_condition="result"), [1], clock
     )
-    result = run_analysis([oracle], clock)
-    assert result.phase is A.SUCCESSFUL
+    result = window([oracle], clock)
+    assert result.verdict.phase is V.SUCCESSFUL
     assert oracle.at == [100, 130, 160, 190, 220]
-    assert (result.started, result.finished) == (100, 220) and clock.sleeps == [30] * 4
+    assert [m.at for m in result.measurements] == [100, 130, 160, 190, 220]
+    assert result.waits == (30,) * 4 and clock.sleeps == []  # the window itself never sleeps
 
 
 def test_failure_limit_and_early_stop() -> None:
@@ -117,35 +121,39 @@ def test_failure_limit_and_early_stop() -> None:
     spec = MetricSpec(interval=10, count=10, failure_condition="result > 0", failure_limit=1)
     failing = Scripted("bad", spec, [0, 1, 0, 1], clock)
     slow = Scripted("slow", MetricSpec(interval=60, count=5), [1], clock)
-    result = run_analysis([failing, slow], clock)
-    assert result.phase is A.FAILED and clock.now() == 30
-    assert failing.at == [0, 10, 20, 30] and slow.at == [0]
-    bad = result.metrics[0]
-    assert bad.phase is A.FAILED and bad.message == "2 failed measurements (limit 1)"
-    assert result.metrics[1].phase is A.RUNNING  # stopped: the verdict could not improve
+    result = window([failing, slow], clock)
+    assert result.verdict.phase is V.FAILED and clock.now() == 30
+    # Every measurement of the window measures every oracle, at the oracles' shortest
+    # interval: "slow" too, which had not completed its count of 5 when "bad" failed.
+    assert failing.at == [0, 10, 20, 30] and slow.at == [0, 10, 20, 30]
+    assert result.marks("bad") == ["Successful", "Failed", "Successful", "Failed"]
+    assert result.verdict.findings == ("bad failed: 2 failed measurements (limit 1)",)
+    # stopped: the verdict could not improve, though "slow" was still Running (4 of 5)
 
 
 def test_consecutive_errors_past_the_limit_are_an_error() -> None:
     clock = FakeClock()
     spec = MetricSpec(interval=5, count=20, consecutive_error_limit=2)
     oracle = Scripted("flaky", spec, [1, BOOM, BOOM, 1, BOOM, BOOM, BOOM], clock)
-    result = run_analysis([oracle], clock)
-    assert result.phase is A.ERROR and oracle.at[-1] == 30
-    assert "3 consecutive errors: RuntimeError: source down" in result.metrics[0].message
+    result = window([oracle], clock)
+    assert result.verdict.phase is V.ERROR and oracle.at[-1] == 30
+    assert "flaky error: 3 consecutive errors: RuntimeError: source down" in (
+        result.verdict.findings
+    )
 
 
 def test_an_oracle_that_never_measured_never_passes() -> None:
     clock = FakeClock()
     oracle = Scripted("down", MetricSpec(interval=10, count=3), [BOOM], clock)
-    result = run_analysis([oracle], clock)
-    assert result.phase is A.ERROR and clock.now() == 20
-    assert result.metrics[0].message.startswith("could not measure at the end")
+    result = window([oracle], clock)
+    assert result.verdict.phase is V.ERROR and clock.now() == 20
+    assert result.verdict.findings[0].startswith("down error: could not measure at the end")
 
 
 def test_an_error_at_the_end_of_the_window_is_an_error() -> None:
     clock = FakeClock()
     oracle = Scripted("late", MetricSpec(interval=10, count=3), [1, 1, BOOM], clock)
-    assert run_analysis([oracle], clock).phase is A.ERROR
+    assert window([oracle], clock).verdict.phase is V.ERROR
 
 
 def test_inconclusive_limit() -> None:
@@ -154,29 +162,32 @@ def test_inconclusive_limit() -> None:
         interval=1, count=4, success_condition="result == 0", failure_condition="result > 5",
         inconclusive_limit=1,
     )  # fmt: skip
-    one = run_analysis([Scripted("a", spec, [0, 3, 0, 0], clock)], clock)
-    assert one.phase is A.SUCCESSFUL
-    two = run_analysis([Scripted("b", spec, [3, 0, 3], clock)], clock)
-    assert two.phase is A.INCONCLUSIVE
+    one = window([Scripted("a", spec, [0, 3, 0, 0], clock)], clock)
+    assert one.verdict.phase is V.SUCCESSFUL
+    two = window([Scripted("b", spec, [3, 0, 3], clock)], clock)
+    assert two.verdict.phase is V.INCONCLUSIVE
 
 
 def test_combination_is_the_worst_and_merges_observations() -> None:
     clock = FakeClock()
-    good = Scripted("good", MetricSpec(interval=10, count=2), [1], clock)
+    # "good" passes (no condition) though its probe fails: its observation still counts.
+    good = Scripted("good", MetricSpec(interval=10, count=2), [0], clock)
     vague = Scripted(
         "vague",
         MetricSpec(interval=10, count=2, success_condition="result > 5", failure_condition="0"),
         [0],
         clock,
     )
-    result = run_analysis([good, vague], clock)
-    assert result.phase is A.INCONCLUSIVE
-    assert [p.url for p in result.observation.probes] == ["good", "vague"]
-    assert result.mu == 8.0  # the "vague" probe result is a failing probe
+    result = window([good, vague], clock)
+    assert result.verdict.phase is V.INCONCLUSIVE
+    assert result.marks("good") == ["Successful"] * 2
+    last = result.measurements[-1]
+    assert [line.split(" failing")[0] for line in last.seen] == ["probe good", "probe vague"]
+    assert result.verdict.mu == 16.0  # both failing probes, merged into one observation
 
 
 def test_duplicate_names_are_refused() -> None:
     clock = FakeClock()
     a = Scripted("x", MetricSpec(), [1], clock)
     with pytest.raises(ValueError, match="unique"):
-        run_analysis([a, a], clock)
+        window([a, a], clock)

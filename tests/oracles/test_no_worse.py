@@ -1,4 +1,5 @@
-"""NoWorse: an oracle judged against its own reading at the checkpoint, on a fake clock."""
+"""NoWorse: an oracle judged against its own reading at the checkpoint, in the verification
+window stepped on a fake clock."""
 
 from __future__ import annotations
 
@@ -9,15 +10,14 @@ from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.oracles import (
     AlertListOracle,
     AlertSourceError,
-    AnalysisPhase,
     ClusterStateOracle,
     NoWorse,
-    run_analysis,
 )
-from gitmedic.reconciler.transaction.verify import feedback
+from gitmedic.reconciler.transaction import Verdict, VerdictPhase
 from tests.oracles.test_cluster_and_findings import NS, shop
+from tests.support.stepping import window
 
-P = AnalysisPhase
+P = VerdictPhase
 
 
 def alert(name: str, **labels: str) -> dict[str, Any]:
@@ -57,9 +57,9 @@ def cluster_oracle(snapshots: list[Snapshot]) -> NoWorse:
 
 def test_alerts_firing_at_the_checkpoint_do_not_fail_the_window() -> None:
     source = Source(alert("KubePodCrashLooping", pod="web-1", severity="warning"))
-    result = run_analysis([alerts_oracle(source)], FakeClock())
-    assert result.phase is P.SUCCESSFUL and result.finished - result.started == 50
-    assert result.mu == 4  # the old alert still counts in mu, for mu(post) <= mu(pre)
+    result = window([alerts_oracle(source)], FakeClock())
+    assert result.verdict.phase is P.SUCCESSFUL and result.seconds == 50
+    assert result.verdict.mu == 4  # the old alert still counts in mu, for mu(post) <= mu(pre)
 
 
 def test_an_alert_that_starts_firing_fails_the_window_at_once() -> None:
@@ -68,14 +68,14 @@ def test_an_alert_that_starts_firing_fails_the_window_at_once() -> None:
     clock = FakeClock()
     source.alerts.append(alert("HighErrorRate", service="web", severity="critical"))
 
-    result = run_analysis([oracle], clock)
+    result = window([oracle], clock)
 
-    assert result.phase is P.FAILED and clock.now() == 0
-    (metric,) = result.metrics
-    assert metric.measurements[-1].result["worse"] == [
-        'alert HighErrorRate{namespace="shop", service="web", severity="critical"} firing'
-    ]
-    assert feedback(result.observation, (), result.metrics)[0] == (
+    assert result.verdict.phase is P.FAILED and clock.now() == 0
+    (mark,) = result.measurements[-1].marks
+    assert mark.worse == (
+        'alert HighErrorRate{namespace="shop", service="web", severity="critical"} firing',
+    )
+    assert result.verdict.findings[0] == (
         'alerts got worse: alert HighErrorRate{namespace="shop", service="web", '
         'severity="critical"} firing'
     )
@@ -85,7 +85,7 @@ def test_an_alert_gone_at_the_checkpoint_and_back_later_fails() -> None:
     source = Source()
     oracle = alerts_oracle(source)
     source.alerts.append(alert("TargetDown", service="cart"))
-    assert run_analysis([oracle], FakeClock()).phase is P.FAILED
+    assert window([oracle], FakeClock()).verdict.phase is P.FAILED
 
 
 def test_an_alert_source_that_goes_down_during_the_window_is_an_error() -> None:
@@ -93,10 +93,10 @@ def test_an_alert_source_that_goes_down_during_the_window_is_an_error() -> None:
     oracle = alerts_oracle(source)
     source.down = True
 
-    result = run_analysis([oracle], FakeClock())
+    verdict = window([oracle], FakeClock()).verdict
 
-    assert result.phase is P.ERROR
-    lines = feedback(result.observation, (), result.metrics)
+    assert verdict.phase is P.ERROR
+    lines = verdict.findings
     assert lines[0].startswith("alerts error: ") and "alertmanager unreachable" in lines[0]
 
 
@@ -107,32 +107,35 @@ def test_a_checkpoint_that_could_not_see_cannot_pass_a_window_with_alerts() -> N
     assert not oracle.known and "alertmanager unreachable" in oracle.baseline.error
     source.down = False
 
-    assert run_analysis([oracle], FakeClock()).phase is P.SUCCESSFUL  # nothing fires at all
+    assert window([oracle], FakeClock()).verdict.phase is P.SUCCESSFUL  # nothing fires at all
     source.alerts.append(alert("TargetDown", service="cart"))
-    assert run_analysis([oracle], FakeClock()).phase is P.INCONCLUSIVE  # new or old? a person
+    assert window([oracle], FakeClock()).verdict.phase is P.INCONCLUSIVE  # new or old? a person
 
 
 def test_replicas_lost_before_the_checkpoint_do_not_fail_it_more_lost_do() -> None:
-    assert run_analysis([cluster_oracle([shop(1), shop(1)])], FakeClock()).phase is P.SUCCESSFUL
-    assert run_analysis([cluster_oracle([shop(1), shop(0)])], FakeClock()).phase is P.SUCCESSFUL
+    def verdict(snapshots: list[Snapshot]) -> Verdict:
+        return window([cluster_oracle(snapshots)], FakeClock()).verdict
 
-    result = run_analysis([cluster_oracle([shop(1), shop(3)])], FakeClock())
+    assert verdict([shop(1), shop(1)]).phase is P.SUCCESSFUL
+    assert verdict([shop(1), shop(0)]).phase is P.SUCCESSFUL
 
-    assert result.phase is P.FAILED
-    assert feedback(result.observation, (), result.metrics)[0] == (
+    worse = verdict([shop(1), shop(3)])
+
+    assert worse.phase is P.FAILED
+    assert worse.findings[0] == (
         "cluster got worse: Deployment/shop/web: replicas unavailable: 3 (was 1)"
     )
 
 
 def test_an_object_newly_degraded_fails_the_cluster_state() -> None:
-    result = run_analysis([cluster_oracle([shop(0), shop(1)])], FakeClock())
+    result = window([cluster_oracle([shop(0), shop(1)])], FakeClock())
 
-    assert result.phase is P.FAILED
-    worse = result.metrics[0].measurements[-1].result["worse"]
+    assert result.verdict.phase is P.FAILED
+    worse = result.measurements[-1].marks[0].worse
     assert "Deployment/shop/web: replicas unavailable" in worse
     assert any(w.startswith("Pod/shop/web-6d4cf56db6-0 is Degraded") for w in worse)
-    assert "Pod/shop/web-6d4cf56db6-0 is Degraded, Missing or Unknown" in feedback(
-        result.observation, ()
+    assert "Pod/shop/web-6d4cf56db6-0 is Degraded, Missing or Unknown" in (
+        result.measurements[-1].seen
     )
 
 
@@ -158,10 +161,10 @@ def test_the_configured_failure_limit_tolerates_a_blip_but_not_a_lasting_regress
     def blip() -> Source:  # the baseline reading, one worse reading, then quiet again
         return Sequence_([], crash, [], [])
 
-    assert run_analysis([_with_limit(blip(), 1)], FakeClock()).phase is P.SUCCESSFUL
-    assert run_analysis([_with_limit(blip(), 0)], FakeClock()).phase is P.FAILED
+    assert window([_with_limit(blip(), 1)], FakeClock()).verdict.phase is P.SUCCESSFUL
+    assert window([_with_limit(blip(), 0)], FakeClock()).verdict.phase is P.FAILED
     lasting = Sequence_([], crash)
-    assert run_analysis([_with_limit(lasting, 1)], FakeClock()).phase is P.FAILED
+    assert window([_with_limit(lasting, 1)], FakeClock()).verdict.phase is P.FAILED
 
 
 def test_an_alert_pending_at_the_checkpoint_is_not_new_when_it_fires_in_the_window() -> None:
@@ -176,6 +179,6 @@ def test_an_alert_pending_at_the_checkpoint_is_not_new_when_it_fires_in_the_wind
                                 read_pending=pending.read if pending else None)  # fmt: skip
         return NoWorse(inner, interval=10, count=6, described="alerts")
 
-    assert run_analysis([oracle(waiting)], FakeClock()).phase is P.SUCCESSFUL
+    assert window([oracle(waiting)], FakeClock()).verdict.phase is P.SUCCESSFUL
     firing.reads = [[], [error_rate], [error_rate], []]
-    assert run_analysis([oracle(None)], FakeClock()).phase is P.FAILED
+    assert window([oracle(None)], FakeClock()).verdict.phase is P.FAILED

@@ -6,7 +6,9 @@ import httpx
 import respx
 
 from gitmedic.reconciler.clock import FakeClock
-from gitmedic.reconciler.oracles import AnalysisPhase, HttpProbeOracle, run_analysis
+from gitmedic.reconciler.oracles import HttpProbeOracle
+from gitmedic.reconciler.transaction import VerdictPhase
+from tests.support.stepping import window
 
 URLS = [f"http://shop.test/{p}" for p in ("ok", "moved", "missing", "broken", "dead")]
 
@@ -20,16 +22,16 @@ def test_probe_outcomes() -> None:
     respx.get(URLS[4]).mock(side_effect=httpx.ConnectTimeout("timed out"))
     with HttpProbeOracle(URLS) as oracle:
         reading = oracle.measure()
-        result = run_analysis([oracle], FakeClock())
+        verdict = window([oracle], FakeClock()).verdict
     assert reading.result["failing"] == 3 and reading.result["total"] == 5
     assert [p["ok"] for p in reading.result["probes"]] == [True, True, False, False, False]
     assert reading.result["probes"][4]["message"] == "ConnectTimeout: timed out"
-    assert result.phase is AnalysisPhase.FAILED and result.mu == 24.0
+    assert verdict.phase is VerdictPhase.FAILED and verdict.mu == 24.0
 
 
 @respx.mock
 def test_all_probes_answering_pass() -> None:
     respx.get(URLS[0]).mock(return_value=httpx.Response(204))
     with HttpProbeOracle(URLS[:1]) as oracle:
-        result = run_analysis([oracle], FakeClock())
-    assert result.phase is AnalysisPhase.SUCCESSFUL and result.mu == 0
+        verdict = window([oracle], FakeClock()).verdict
+    assert verdict.phase is VerdictPhase.SUCCESSFUL and verdict.mu == 0

@@ -61,13 +61,39 @@ def test_multi_stage_and_the_final_stage_has_no_build_tools() -> None:
     assert "--no-install-recommends git ca-certificates" in run
     assert "python3 -m pip uninstall --yes --quiet pip setuptools wheel" in run
     assert not [tool for tool in BUILD_TOOLS if tool in run]
-    # only helm's binary from the tools stage (no Go toolchain), and the venv
+    # only helm's and kustomize's binaries from the tools stage (no Go toolchain), and the venv
     assert final.all("COPY") == [
-        "--from=tools /opt/tools/helm /usr/local/bin/helm",
+        "--from=tools /opt/tools/helm /opt/tools/kustomize /usr/local/bin/",
         "--from=build /opt/gitmedic /opt/gitmedic",
     ]
-    assert "rm -rf /tmp/gopath /tmp/gocache /opt/go" in " ".join(tools.all("RUN"))
+    for step in tools.all("RUN"):  # each Go build leaves no toolchain in its layer
+        assert "rm -rf /tmp/gopath /tmp/gocache /opt/go" in step
+    built = " ".join(tools.all("RUN"))
+    assert "/opt/tools/helm version" in built and "/opt/tools/kustomize version" in built
     assert "pip uninstall --yes pip setuptools" in " ".join(build.all("RUN"))
+
+
+def test_git_is_installed_and_perl_purged_in_one_step() -> None:
+    """A deletion in a later step would hide perl from the running image but ship it in
+    the layer below; in the step that installs git, no layer ever carries it."""
+    final = stages()[-1]
+    (step,) = [run for run in final.all("RUN") if "apt-get install" in run]
+    assert step.index("install --yes --no-install-recommends git") < step.index(
+        "dpkg --purge --force-depends"
+    )
+    purged = re.search(r"\$2 ~ /\^\((.*?)\)\$/", step)
+    assert purged and set(purged[1].split("|")) == {
+        "perl",
+        "perl-modules-.*",
+        "libperl5.*",
+        "liberror-perl",
+    }
+    # nor apt's downloads: a debootstrap base has no docker-clean hook that deletes them
+    assert "/var/cache/apt/archives/*.deb" in step[step.index("dpkg --purge") :]
+    # git's server-side programs are never unpacked (dpkg's path-exclude, before install)
+    assert step.index("path-exclude") < step.index("apt-get install")
+    for program in ("git-daemon", "git-shell", "git-http-backend", "scalar"):
+        assert f"/usr/lib/git-core/{program}" in step
 
 
 def test_runs_serve_as_a_numeric_non_root_user() -> None:
@@ -113,5 +139,9 @@ def test_the_build_context_is_only_what_the_build_copies() -> None:
         if not arg.startswith("--from=")
         for src in arg.split()[:-1]
     }
-    helpers = {"tools/image/go_toolchain.py", "tools/image/extras_requirements.py"}
+    helpers = {
+        "tools/image/go_toolchain.py",
+        "tools/image/extras_requirements.py",
+        "tools/image/trim.py",
+    }
     assert kept == {"pyproject.toml", "README.md", "LICENSE", "src"} | helpers == copied

@@ -17,6 +17,7 @@ from tests.cli.conftest import faulty_boutique
 from tests.conftest import APPS
 from tests.manifests.helpers import commit_all, init_repo
 from tests.packaging.conftest import Venv
+from tests.support.tools import tool_path
 
 pytestmark = pytest.mark.integration
 
@@ -116,6 +117,36 @@ def test_a_kustomization_without_kubectl_names_the_extra(core_venv: Venv, tmp_pa
     result = core_venv.run(core_venv.bin / "gitmedic", "detect", tmp_path, path=str(only_git))
     assert result.returncode == 2
     assert "pip install 'gitmedic[kustomize]'" in result.stderr
+
+
+def test_a_standalone_kustomize_on_path_renders_without_kubectl(
+    core_venv: Venv, tmp_path: Path
+) -> None:
+    """The container image's way: no [kustomize] extra, a kustomize binary on PATH."""
+    repo = init_repo(tmp_path / "repo")
+    faulty_boutique(repo / "deploy/ok/app.yaml")
+    # a prefix only kustomize applies: the names carry it only if kustomize build ran
+    (repo / "deploy/ok/kustomization.yaml").write_text(
+        "namePrefix: kz-\nresources:\n  - app.yaml\n"
+    )
+    (repo / "deploy/bad").mkdir()
+    (repo / "deploy/bad/kustomization.yaml").write_text("resources: []\nnamePrefix: [kz-]\n")
+    commit_all(repo)
+    tools = tmp_path / "bin"  # git and kustomize only: this machine has a kubectl in /usr/bin
+    tools.mkdir()
+    (tools / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    (tools / "kustomize").symlink_to(tool_path("kustomize"))
+    result = core_venv.run(
+        core_venv.bin / "gitmedic", "detect", repo, "--format", "json", path=str(tools)
+    )
+    assert result.returncode == 2, result.stdout + result.stderr  # 2: a render error
+    report = json.loads(result.stdout)
+    names = {f["resource"]["name"] for f in report["findings"]}
+    assert names and all(name.startswith("kz-") for name in names), names
+    # kustomize's own error, blamed on the line of the field it could not read
+    (error,) = report["errors"]
+    assert (error["file"], error["line"]) == ("deploy/bad/kustomization.yaml", 2), error
+    assert "kustomize build failed" in error["message"] and "namePrefix" in error["message"]
 
 
 @pytest.mark.parametrize("argv", [("demo",), ("run", ".")], ids=["demo", "run"])

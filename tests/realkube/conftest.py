@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from tests.realkube.argocd import ArgoCD
+from tests.realkube.control_plane import ControlPlane, start_api_server
 from tests.realkube.flux import Flux
+from tests.realkube.processes import Processes, stop_recorded
 from tests.realkube.tier import ARGOCD_FAILED, Tier, shared_tier
 from tests.realkube.tools import find_tools
 
@@ -43,6 +45,21 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if STARTED_IN_S in config.stash:
         started = config.stash[STARTED_IN_S]
         terminalreporter.write_line(f"realkube: the tier started in {started:.1f} s")
+
+
+@pytest.fixture(scope="module")
+def lease_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """etcd and kube-apiserver only, for a module's tests of Leases (the shard tests):
+    they need nothing else, and the whole tier's controllers, Flux and Argo CD would
+    cost minutes of two shared cores."""
+    tools = find_tools()
+    if isinstance(tools, str):
+        pytest.skip(f"realkube tier skipped: {tools}")
+    folder = tmp_path_factory.mktemp("lease-plane")
+    try:
+        yield start_api_server(tools, folder, Processes(folder))
+    finally:
+        stop_recorded(folder)
 
 
 @pytest.fixture

@@ -6,8 +6,7 @@ watch cache, at the list's revision, even after etcd compacted it: the snapshot
 stays one revision, no 410. A kind without a watch cache (the tier runs
 LimitRanges so, ``UNCACHED_PLURAL``) is paged from etcd, where the compacted
 continue token is 410 Gone: the loader lists that kind again from its first page.
-(gitmedic makes no watch calls: it reads with lists and GETs, so a watch's
-resourceVersion and its 410 are no path of gitmedic's to test.)
+(The watches of gitmedic's watch cache, and their 410, are test_watch_cache's.)
 """
 
 from __future__ import annotations

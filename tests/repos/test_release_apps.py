@@ -8,9 +8,10 @@ other release's lines, and no other file, change.
 
 The repository's charts are on the internet; here a Helm repository on 127.0.0.1 serves
 small charts of the same names (a Deployment each, its image from the values as Istio's
-charts take it), and both HelmRepositories of the fixture point at it. Flux substitutes
-``${version}`` from ``clusters/my-cluster/istio-version.yaml`` (postBuild), which
-gitmedic does not: the test writes that version in, as Flux would render it.
+charts take it), and both HelmRepositories of the fixture point at it. The releases'
+``version: "${version}"`` is Flux's postBuild variable, which the Kustomization
+``istio-system`` takes from ``clusters/my-cluster/istio-version.yaml``: gitmedic reads
+it as Flux does (a newer istiod is served too, which would be taken without it).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("helm_on_path")]
 ISTIO = DATA / "gitops-repos/gitops-istio"
 DECLARED = ("https://istio-release.storage.googleapis.com/charts", "https://flagger.app")
 VERSION = "1.19.3"  # clusters/my-cluster/istio-version.yaml, what Flux substitutes
+NEWER = "1.20.0"  # served too: taken only if ${version} were read as no version
 RELEASES = {"istio-base": "base", "istiod": "istiod", "istio-gateway-system": "gateway"}
 
 DEPLOYMENT = """apiVersion: apps/v1
@@ -63,15 +65,20 @@ spec: {}
 """
 
 
-def chart(name: str, image: str, version: str) -> dict[str, str]:
+def chart(name: str, image: str, version: str, telemetry: str = "") -> dict[str, str]:
+    """``telemetry``: a suffix to the name of the chart's Telemetry object (which version
+    rendered)."""
+    template = DEPLOYMENT.replace("IMAGE", image).replace("VERSION", ".Chart.AppVersion")
+    template = template.replace(
+        "name: {{ .Release.Name }}\nspec: {}",
+        f"name: {{{{ .Release.Name }}}}{telemetry}\nspec: {{}}",
+    )
     return {
         f"{name}/Chart.yaml": (
             f"apiVersion: v2\nname: {name}\nversion: {version}\nappVersion: {version}\n"
         ),
         f"{name}/values.yaml": "global:\n  hub: docker.io/istio\n  tag: ''\n",
-        f"{name}/templates/deployment.yaml": DEPLOYMENT.replace("IMAGE", image).replace(
-            "VERSION", ".Chart.AppVersion"
-        ),
+        f"{name}/templates/deployment.yaml": template,
     }
 
 
@@ -92,9 +99,11 @@ def served(tmp_path: Path) -> Iterator[str]:
             **chart("grafana", "grafana", "1.0.0"),
         },
     )
+    newer = write(tmp_path / "newer", chart("istiod", "pilot", NEWER, telemetry="-newer"))
     folder = tmp_path / "served"
     for name in ("base", "istiod", "gateway", "flagger", "grafana"):
         package(charts / name, folder)
+    package(newer / "istiod", folder)
     with helm_repository(folder) as url:
         yield url
 
@@ -106,12 +115,13 @@ def istio_repo(tmp_path: Path, url: str) -> Path:
         text = (repo / file).read_text()
         for declared in DECLARED:
             text = text.replace(declared, url)
-        (repo / file).write_text(text.replace("${version}", VERSION))
+        (repo / file).write_text(text)
     commit_all(repo, "the team's repository, its charts served on 127.0.0.1")
     init = gitmedic("init", ".", cwd=repo)
     assert init.rc == 0, init.err
     for app in RELEASES:
         assert f"  {app}: deployed by " in init.out, init.out
+    assert f"renders chart istiod {VERSION} from HelmRepository" in init.out, init.out
     commit_all(repo, "gitmedic init")
     return repo
 
@@ -172,3 +182,18 @@ def test_a_fault_in_one_release_s_values_is_fixed_in_that_release_only(
     assert fixed == ["istiod"], run.err[-3000:]
     (fix,) = [t for i in apps["istiod"]["incidents"] for t in i["transactions"]]
     assert fix["status"] == "committed", fix
+
+
+def test_detect_on_the_whole_repository_pulls_the_version_flux_substitutes(
+    tmp_path: Path, served: str
+) -> None:
+    repo = istio_repo(tmp_path, served)
+    run = gitmedic("detect", ".", "--format", "json", cwd=repo)
+    assert "${version}" not in run.out + run.err, run.err[-3000:]
+    report = run.json()
+    assert report["errors"] == [], report["errors"]
+    telemetry = {
+        f["resource"]["name"] for f in report["findings"] if f["resource"]["kind"] == "Telemetry"
+    }
+    assert {"istio-base", "istiod", "istio-gateway"} <= telemetry, telemetry
+    assert "istiod-newer" not in telemetry, "1.19.3 from the ConfigMap, not the newest"

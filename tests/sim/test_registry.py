@@ -198,3 +198,35 @@ def test_a_new_head_learns_the_images_committed_since_and_the_same_head_nothing(
     assert started.at_head(started.head) is started
     assert started.at_head("working-tree") is started  # no commit: nothing to learn
     assert KnownImages().at_head(pushed) == KnownImages()  # learned from no repository
+
+
+def test_apps_of_one_repository_read_its_history_once_and_know_what_a_lone_read_knows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitmedic.sim import registry
+
+    repo = tmp_path / "repo"
+    for i in range(4):
+        (repo / "apps" / f"a{i}").mkdir(parents=True)
+        (repo / "apps" / f"a{i}" / "web.yaml").write_text(f"image: acme/a{i}:1.{i}\n")
+    init_repo(repo)
+    base = commit_all(repo, "the apps")
+    (repo / "apps" / "a3" / "web.yaml").write_text("image: acme/a3:2.0\n")  # later, in a3
+    (repo / "apps" / "a0" / "next.yaml").write_text("image: acme/a0:2.0\n")  # later, in a0
+    head = commit_all(repo, "two releases")
+    reads: list[int] = []
+    read = registry.read_blobs
+    monkeypatch.setattr(
+        registry, "read_blobs", lambda w, b, *a: reads.append(len(b)) or read(w, b, *a)
+    )
+    registry._known.cache_clear()
+    registry._reachable.cache_clear()
+    each = [known_images(repo, [base], head, [f":(top)apps/a{i}"]) for i in range(4)]
+    assert reads[0] == 4 and sum(reads[1:]) <= 2 * 4, "the history before base: read once"
+    assert [k.knows("acme/a3:2.0") for k in each] == [True, True, True, False]
+    assert [k.knows("acme/a0:2.0") for k in each] == [False, True, True, True]
+    for i, shared in enumerate(each):  # exactly what reading everything for one app gives
+        registry._known.cache_clear()
+        registry._reachable.cache_clear()
+        alone = known_images(repo, [base], head, [f":(top)apps/a{i}"])
+        assert (shared.images, shared.blobs) == (alone.images, alone.blobs)

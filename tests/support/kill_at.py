@@ -7,7 +7,9 @@ the outcome was told, ``measured-sync`` / ``measured-window`` for a measurement
 of the sync wait or of the verification window; an incident's journal writes
 are ``incident-<status>`` and its memory PR's ``memory-<step>``. Without
 ``before:`` the kill comes right after the ``n``-th such write committed; with
-it, right before the write (the action it records already happened).
+it, right before the write (the action it records already happened). A ``stop:``
+prefix sends SIGSTOP instead: the process halts there, every thread with it (a
+Lease renewal too), for the test to read the journal and SIGKILL it itself.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ def record_label(record: Record) -> str:
 
 
 def install(spec: str) -> None:
+    halt = signal.SIGSTOP if spec.startswith("stop:") else signal.SIGKILL
+    spec = spec.removeprefix("stop:")
     before = spec.startswith("before:")
     label, _, nth = spec.removeprefix("before:").partition("@")
     target = int(nth or "1")
@@ -42,7 +46,7 @@ def install(spec: str) -> None:
         if when_before:
             seen[0] += 1
         if seen[0] == target:
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), halt)
 
     def counting(found: str) -> None:
         if found == label and not before:

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 # the pinned Go tools of .ci/tools.txt that `make test` builds for the integration tier
-BUILT_TOOLS = frozenset({"helm", "kube-score", "actionlint"})
+BUILT_TOOLS = frozenset({"helm", "kube-score", "actionlint", "kustomize"})
 MOVE = "mark it @pytest.mark.integration (tests/support/unit_guard.py)"
 
 

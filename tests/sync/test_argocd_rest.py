@@ -12,7 +12,8 @@ import pytest
 import respx
 
 from gitmedic.reconciler.clock import FakeClock
-from gitmedic.reconciler.sync import ArgoCDRestWatcher, SyncPhase, wait_deployed
+from gitmedic.reconciler.sync import ArgoCDRestWatcher, SyncPhase
+from tests.support.stepping import polled
 from tests.sync.conftest import OTHER, SHA, deployed_velero, example_running, velero
 
 SERVER = "https://argocd.example.test"
@@ -164,8 +165,8 @@ def test_http_outcomes(response: Any, phase: SyncPhase, words: str, watcher: Mak
 def test_auth_failure_is_not_retried(watcher: Make) -> None:
     route = respx.get(URL).mock(return_value=httpx.Response(401))
     clock = FakeClock()
-    result = wait_deployed(watcher(clock), SHA, clock, timeout=300, interval=10)
-    assert result.state.phase is SyncPhase.FAILED and route.call_count == 1
+    answers = polled(watcher(clock), SHA, clock, every=10, for_s=300)
+    assert answers[-1].phase is SyncPhase.FAILED and route.call_count == 1
     assert clock.now() == 0
 
 
@@ -181,17 +182,23 @@ def test_server_errors_and_garbage_are_retried_until_deployed(watcher: Make) -> 
         ]
     )
     clock = FakeClock()
-    result = wait_deployed(watcher(clock), SHA, clock, timeout=300, interval=10)
-    assert result.deployed and result.checks == 5 and clock.now() == 40
+    answers = polled(watcher(clock), SHA, clock, every=10, for_s=300)
+    assert [a.phase for a in answers] == [SyncPhase.UNKNOWN] * 3 + [
+        SyncPhase.PROGRESSING,
+        SyncPhase.DEPLOYED,
+    ]
+    assert len(answers) == 5 and clock.now() == 40
 
 
 @respx.mock
 def test_never_synced_times_out_exactly(watcher: Make) -> None:
     respx.get(URL).mock(return_value=httpx.Response(200, json=deployed_velero(OTHER)))
     clock = FakeClock(1_700_000_000.0)
-    result = wait_deployed(watcher(clock), SHA, clock, timeout=600, interval=15)
-    assert result.timed_out and clock.now() == 1_700_000_600.0
-    assert result.state.message.startswith("timed out after 600s: last successful sync applied")
+    answers = polled(watcher(clock), SHA, clock, every=15, for_s=600)
+    # never an answer that ends the wait: the sync timeout's to end (tests/sync/test_wait.py)
+    assert {a.phase for a in answers} == {SyncPhase.PROGRESSING} and len(answers) == 41
+    assert clock.now() == 1_700_000_600.0 and answers[-1].at == 1_700_000_600.0
+    assert answers[-1].message.startswith("last successful sync applied")
 
 
 @respx.mock

@@ -12,8 +12,8 @@ from gitmedic.reconciler.sync import (
     SyncPhase,
     argocd_application_watcher,
     flux_kustomization_watcher,
-    wait_deployed,
 )
+from tests.support.stepping import polled
 from tests.sync.conftest import OTHER, SHA, deployed_velero, example_running
 
 
@@ -53,8 +53,8 @@ def test_argo_application_cr_running_then_deployed() -> None:
     clock = FakeClock()
     api = FakeCustomObjects(example_running(), example_running(), deployed_velero(OTHER))
     watcher = argocd_application_watcher(api, "example", clock=clock)
-    result = wait_deployed(watcher, OTHER, clock, timeout=120, interval=20)
-    assert result.deployed and clock.now() == 40
+    answers = polled(watcher, OTHER, clock, every=20, for_s=120)
+    assert answers[-1].phase is SyncPhase.DEPLOYED and clock.now() == 40
 
 
 @pytest.mark.parametrize(
@@ -88,8 +88,8 @@ def test_flux_watcher_coordinates_and_retry_after_a_server_error() -> None:
     clock = FakeClock()
     api = FakeCustomObjects(ApiError(503), ready)
     watcher = flux_kustomization_watcher(api, "apps", clock=clock)
-    result = wait_deployed(watcher, SHA, clock, timeout=60, interval=10)
-    assert result.deployed and result.checks == 2
+    answers = polled(watcher, SHA, clock, every=10, for_s=60)
+    assert [a.phase for a in answers] == [SyncPhase.UNKNOWN, SyncPhase.DEPLOYED]
     assert api.calls[0] == (
         "kustomize.toolkit.fluxcd.io", "v1", "flux-system", "kustomizations", "apps"
     )  # fmt: skip

@@ -1,92 +1,129 @@
-"""wait_deployed: polls on the injected clock, stops on a verdict, and gives up
-exactly at the timeout."""
+"""The sync wait, as the product runs it: the transaction Runner asks the engine once per
+step after the merge, stops on a verdict, and gives up exactly at the sync timeout."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from gitmedic.reconciler.clock import FakeClock
-from gitmedic.reconciler.sync import SyncPhase, SyncState, wait_deployed
+from gitmedic.reconciler.sync import SyncPhase, SyncState
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Phase, Runner, TxnState
+from tests.support.stepping import Stepped, run_until
+from tests.transaction.fakes import World, plan
 
 P, D, F, U = SyncPhase.PROGRESSING, SyncPhase.DEPLOYED, SyncPhase.FAILED, SyncPhase.UNKNOWN
 
 
-class Scripted:
-    """A watcher that answers from a script (the last answer repeats) and logs when it was asked."""
+class Scripted(World):
+    """The engine answers by the seconds since the merge (``phases``: from that second on,
+    that phase); every question is logged with the clock time it was asked at."""
 
-    def __init__(self, clock: FakeClock, phases: Iterable[SyncPhase]) -> None:
-        self.clock = clock
-        self.phases = list(phases)
+    def __init__(self, clock: FakeClock, phases: dict[float, SyncPhase]) -> None:
+        super().__init__(clock)
+        self.phases = phases
         self.asked: list[float] = []
 
-    def check(self, sha: str) -> SyncState:
-        self.asked.append(self.clock.now())
-        phase = self.phases[min(len(self.asked), len(self.phases)) - 1]
-        return SyncState(phase, f"{phase.value} at {self.clock.now():g}", sha, self.clock.now())
+    def sync_status(self, sha: str) -> SyncState:
+        now = self.clock.now()
+        self.asked.append(now)
+        since = now - self.deployed[sha]
+        phase = self.phases[max(t for t in self.phases if t <= since)]
+        return SyncState(phase, f"{phase.value} at {since:g}", sha, now)
+
+    def polls(self) -> list[float]:
+        """The distinct moments the engine was asked at, since the merge (a step that
+        records a sync measurement is followed at once by one that asks again)."""
+        start = self.deployed["merge-1"]
+        return sorted({t - start for t in self.asked})
 
 
-def test_deployed_on_the_third_check() -> None:
-    clock = FakeClock(1000.0)
-    watcher = Scripted(clock, [P, U, D])
-    result = wait_deployed(watcher, "abc1234", clock, timeout=300, interval=10)
-    assert result.deployed and not result.timed_out
-    assert watcher.asked == [1000, 1010, 1020]
-    assert (result.waited, result.checks) == (20, 3)
+def _sync_wait(
+    tmp_path: Path, world: Scripted, *, timeout: float, poll: float
+) -> tuple[Stepped, TxnState]:
+    """Step a fix through its merge, then through its sync wait until it leaves it."""
+    journal = Journal(tmp_path / "j.sqlite")
+    p = plan()
+    journal.create(p, world.clock.now())
+    runner = Runner(journal, world.clock, MachineConfig(sync_timeout_s=timeout, poll_s=poll))
+    merged = run_until(runner, p.txn_id, world, lambda s: s.phase is Phase.MERGED)
+    assert merged.waits == [], "the fix is opened, gated and merged without a wait"
+    done = run_until(runner, p.txn_id, world, lambda s: s.phase is not Phase.MERGED)
+    return done, merged.state
 
 
-def test_timeout_is_exact_and_the_last_sleep_is_cut_short() -> None:
-    clock = FakeClock()
-    watcher = Scripted(clock, [P])
-    result = wait_deployed(watcher, "abc1234", clock, timeout=100, interval=30)
-    assert result.timed_out and not result.deployed
-    assert clock.now() == 100 and result.waited == 100
-    assert clock.sleeps == [30, 30, 30, 10]
-    assert watcher.asked == [0, 30, 60, 90, 100]
-    assert result.state.phase is P
-    assert result.state.message == "timed out after 100s: Progressing at 100"
+def _waited(done: Stepped, merged: TxnState) -> float:
+    assert merged.merged_at is not None
+    return done.state.records[-1].at - merged.merged_at
 
 
-def test_failed_ends_the_wait_at_once() -> None:
-    clock = FakeClock()
-    result = wait_deployed(Scripted(clock, [P, F]), "abc1234", clock, timeout=600, interval=5)
-    assert result.state.phase is F and not result.timed_out
-    assert clock.sleeps == [5]
+def test_deployed_on_the_third_poll(tmp_path: Path) -> None:
+    world = Scripted(FakeClock(1000.0), {0: P, 10: U, 20: D})
+    done, merged = _sync_wait(tmp_path, world, timeout=300, poll=10)
+    assert done.state.phase is Phase.SYNCED
+    assert world.polls() == [0, 10, 20]
+    assert _waited(done, merged) == 20 and done.waits == [10, 10]
 
 
-def test_unknown_is_retried_until_the_deadline() -> None:
-    clock = FakeClock()
-    result = wait_deployed(Scripted(clock, [U]), "abc1234", clock, timeout=60, interval=15)
-    assert result.timed_out and result.state.phase is U and result.checks == 5
-    assert clock.now() == 60
+def test_timeout_is_exact_and_the_last_wait_is_cut_short(tmp_path: Path) -> None:
+    world = Scripted(FakeClock(), {0: P})
+    done, merged = _sync_wait(tmp_path, world, timeout=100, poll=30)
+    assert done.state.phase is Phase.UNDOING
+    assert _waited(done, merged) == 100 and world.clock.now() == 100
+    assert done.waits == [30, 30, 30, 10]
+    assert world.polls() == [0, 30, 60, 90, 100]
+    assert done.state.reason == "merge-1 not deployed after 100s"
 
 
-def test_zero_timeout_checks_once() -> None:
-    clock = FakeClock()
-    result = wait_deployed(Scripted(clock, [P]), "abc1234", clock, timeout=0, interval=5)
-    assert result.checks == 1 and result.timed_out and clock.sleeps == []
+def test_failed_ends_the_wait_at_once(tmp_path: Path) -> None:
+    world = Scripted(FakeClock(), {0: P, 5: F})
+    done, merged = _sync_wait(tmp_path, world, timeout=600, poll=5)
+    assert done.state.phase is Phase.UNDOING
+    assert done.state.reason == "sync of merge-1 failed: Failed at 5"
+    assert done.waits == [5] and _waited(done, merged) == 5
 
 
-def test_a_slow_check_counts_against_the_timeout() -> None:
-    clock = FakeClock()
+def test_unknown_is_asked_again_until_the_deadline(tmp_path: Path) -> None:
+    world = Scripted(FakeClock(), {0: U})
+    done, merged = _sync_wait(tmp_path, world, timeout=60, poll=15)
+    assert done.state.phase is Phase.UNDOING and _waited(done, merged) == 60
+    assert world.polls() == [0, 15, 30, 45, 60]
+    assert world.clock.now() == 60
 
+
+def test_zero_timeout_asks_once(tmp_path: Path) -> None:
+    world = Scripted(FakeClock(), {0: P})
+    done, merged = _sync_wait(tmp_path, world, timeout=0, poll=5)
+    assert world.asked == [0] and done.state.phase is Phase.UNDOING and done.waits == []
+    assert _waited(done, merged) == 0
+
+
+def test_a_slow_question_counts_against_the_timeout(tmp_path: Path) -> None:
     class Slow(Scripted):
-        def check(self, sha: str) -> SyncState:
+        def sync_status(self, sha: str) -> SyncState:
             self.clock.advance(7)  # e.g. an HTTP request that took 7 s
-            return super().check(sha)
+            return super().sync_status(sha)
 
-    watcher = Slow(clock, [P])
-    result = wait_deployed(watcher, "abc1234", clock, timeout=20, interval=5)
-    # checks end at 7, 19 (after a 5 s sleep) and 27 (after sleeping the 1 s left):
-    # the sleeps never pass the deadline; a check in flight at the deadline is finished.
-    assert watcher.asked == [7, 19, 27] and clock.sleeps == [5, 1]
-    assert result.timed_out and result.waited == 27
+    world = Slow(FakeClock(), {0: P})
+    done, merged = _sync_wait(tmp_path, world, timeout=20, poll=5)
+    # Each step reads the clock before it asks, and the time a question took is on the
+    # clock at the next step: asked at 7 (recorded as the first poll), 14 (the next poll
+    # is due 5 s after the poll measured at 7), then at 26 after a 5 s wait, 33 after
+    # none: the step at 26 saw the deadline passed. The waits never pass the deadline;
+    # the question in flight at it is finished.
+    assert world.asked == [7, 14, 26, 33] and done.waits == [5]
+    assert done.state.phase is Phase.UNDOING and _waited(done, merged) == 26
 
 
-def test_bad_arguments_are_refused() -> None:
-    clock = FakeClock()
-    with pytest.raises(ValueError, match="interval > 0"):
-        wait_deployed(Scripted(clock, [P]), "abc1234", clock, timeout=10, interval=0)
-    with pytest.raises(ValueError, match="timeout >= 0"):
-        wait_deployed(Scripted(clock, [P]), "abc1234", clock, timeout=-1, interval=1)
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: MachineConfig(sync_timeout_s=10, poll_s=0), "poll_s > 0"),
+        (lambda: MachineConfig(sync_timeout_s=-1, poll_s=1), "sync_timeout_s >= 0"),
+    ],
+)
+def test_bad_arguments_are_refused(make: Callable[[], MachineConfig], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        make()

@@ -8,9 +8,10 @@
 #   tools/image/build.sh --print-version (the version the image's gitmedic reports)
 #   tools/image/build.sh --record-base  (rewrite base-packages.txt from a fresh base)
 #
-# The default image has every extra but [llm]; --llm builds the variant with the
-# model client (GITMEDIC_EXTRAS=all, tagged -llm). helm is built inside the build
-# from the Go module proxy at the version .ci/tools.txt pins (see the Dockerfile).
+# The default image has every extra but [llm] and [kustomize] (whose kubectl, 60 MB,
+# the standalone kustomize replaces); --llm builds the variant with the model client
+# too (tagged -llm). helm and kustomize are built inside the build from the Go module
+# proxy at the versions .ci/tools.txt pins (see the Dockerfile).
 #
 # The debootstrap base is pinned by what can be checked: debootstrap verifies the
 # suite's signed InRelease with Debian's archive keyring (given explicitly, so an
@@ -41,15 +42,16 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${GITMEDIC_IMAGE_CACHE:-$HOME/.cache/gitmedic-image}
 SUITE=bookworm
 MIRROR=${GITMEDIC_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-PACKAGES=python3,python3-venv,git,ca-certificates
+PACKAGES=python3,python3-venv,ca-certificates
 KEYRING=${GITMEDIC_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 RECORDED=$ROOT/tools/image/base-packages.txt
-# helm's version in the image is the one the tests run (.ci/tools.txt)
+# helm's and kustomize's versions in the image are the ones the tests run (.ci/tools.txt)
 HELM_VERSION=$(awk '$1 == "helm" {print $2}' "$ROOT/.ci/tools.txt")
-EXTRAS=rules,kustomize,kube,github,serve,completion,postgres
+KUSTOMIZE_VERSION=$(awk '$1 == "kustomize" {print $2}' "$ROOT/.ci/tools.txt")
+EXTRAS=rules,kube,github,serve,completion,postgres
 SUFFIX=
 if [ "${1:-}" = --llm ]; then
-  EXTRAS=all SUFFIX=-llm
+  EXTRAS=$EXTRAS,llm SUFFIX=-llm
   shift
 fi
 HOST_CA=${GITMEDIC_BUILD_CA:-/etc/ssl/certs/ca-certificates.crt}
@@ -165,7 +167,8 @@ main() {
     --volume "$BUILD_CONF:/run/gitmedic-build:ro" \
     --volume "$BUILD_CONF/pip.conf:/etc/pip.conf:ro" \
     --build-arg "PYTHON_IMAGE=$BASE" --build-arg "BUILD_CA=/run/gitmedic-build/ca.crt" \
-    --build-arg "HELM_VERSION=$HELM_VERSION" --build-arg "GITMEDIC_EXTRAS=$EXTRAS" \
+    --build-arg "HELM_VERSION=$HELM_VERSION" --build-arg "KUSTOMIZE_VERSION=$KUSTOMIZE_VERSION" \
+    --build-arg "GITMEDIC_EXTRAS=$EXTRAS" \
     --build-arg "GITMEDIC_VERSION=$VERSION" --build-arg "GITMEDIC_REVISION=$REVISION" \
     --tag "$TAG" --file "$ROOT/Dockerfile" "$ROOT"
   echo "build.sh: built $TAG on $BASE"

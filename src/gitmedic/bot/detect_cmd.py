@@ -59,7 +59,9 @@ def run_detect(args: argparse.Namespace) -> int:
         for det in _registry(args.detector, None, detectors, args.exclude):
             print(f"{det.id:34} {det.spec.scope.value:8} {det.spec.description}")
         return EXIT_OK
-    with _without_cyclic_gc():
+    from gitmedic.reconciler.manifests.tree import one_toplevel_per_folder
+
+    with _without_cyclic_gc(), one_toplevel_per_folder():
         report = collect(args)
     if args.write_baseline:
         return _write_baseline(report, Path(args.write_baseline))
@@ -188,6 +190,7 @@ def _desired(
 ) -> tuple[tuple[DesiredState, list[DesiredState]], Config | None]:
     from gitmedic.reconciler.config import ConfigError
     from gitmedic.reconciler.manifests.apps import load_apps_each, repo_config
+    from gitmedic.reconciler.manifests.helm_render import origins_on_demand
     from gitmedic.reconciler.manifests.load import LoadFailure
     from gitmedic.reconciler.manifests.schema import (
         SchemaVersionError,
@@ -204,13 +207,14 @@ def _desired(
         if args.kubernetes_version and schemas_installed():
             resolve_version(args.kubernetes_version)
         config = repo_config(args.path)
-        state = load_apps_each(
-            args.path,
-            rev=args.rev,
-            namespace=args.namespace,
-            kubernetes_version=args.kubernetes_version,
-            app=getattr(args, "app", None),
-        )
+        with origins_on_demand():  # read once, then exit: the values lines only if needed
+            state = load_apps_each(
+                args.path,
+                rev=args.rev,
+                namespace=args.namespace,
+                kubernetes_version=args.kubernetes_version,
+                app=getattr(args, "app", None),
+            )
     except (LoadFailure, ConfigError, SchemaVersionError) as exc:
         raise UsageError(str(exc)) from None
     return state, config

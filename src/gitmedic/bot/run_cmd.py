@@ -1,8 +1,8 @@
 """``gitmedic run REPO``: the whole loop against one manifest repo, until healthy with --once.
 
 The apps come from ``.gitmedic/config.yaml`` when the repo has one: every app,
-each with its own loop, incidents, attempts and writer lease (``--once``: one
-after the other; else every app ticked in turn), or the one ``--app`` names (or
+each with its own loop, incidents, attempts and writer lease, stepped in turn, one
+interval passing after each round, or the one ``--app`` names (or
 whose path is ``--path``). Without a config, the apps ``gitmedic init`` would
 write are acted on the same way (:mod:`gitmedic.bot.adopted_apps`), unless
 ``--path``/``--namespace`` name the one app to act on. An app
@@ -18,9 +18,12 @@ guard-checked memory merge as low risk; the safe defaults still hold (RBAC,
 Secrets, deletions, new images are never low).
 
 ``--cluster sim``: the sim deploys ``main`` of REPO and is the cluster; all
-waits run on its fake clock. ``--cluster kube`` needs a reachable cluster and a
-GitOps engine from the config (:mod:`gitmedic.bot.loop.kube_cluster`); a setup
-that cannot work (no kubeconfig, a refused engine token) exits 2 with the reason.
+waits run on its fake clock, one for every app of the run (:class:`SimWorld`), so
+20 apps take about the simulated time of their slowest, and ``--once`` ends by
+saying how long the run took on the cluster's clock. ``--cluster kube`` needs a
+reachable cluster and a GitOps engine from the config
+(:mod:`gitmedic.bot.loop.kube_cluster`); a setup that cannot work (no kubeconfig, a
+refused engine token) exits 2 with the reason.
 The sim lives in the process, so runtime (B-class) faults of the world it stands
 for come from ``GITMEDIC_SIM_FAULTS`` (``memory-growth:cartservice;wedge:ad``,
 :mod:`gitmedic.sim.faults.demand`); an unknown fault exits 2.
@@ -35,6 +38,8 @@ One writer per app: the process takes each app's writer lease in the journal
 ``GITMEDIC_JOURNAL_URL`` names: :mod:`gitmedic.bot.journal_url`) before it does
 anything, and leaves an app another ``gitmedic run`` holds, saying which process
 holds it.
+With ``--cluster kube`` and no ``--once``, the apps read the cluster through one
+watch cache (:mod:`gitmedic.reconciler.live_cache`), not a list per app per step.
 A restarted run first carries on every transaction the journal holds unsettled
 (a run killed mid-transaction), then answers what fires.
 
@@ -51,7 +56,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmedic.bot.adopted_apps import acted_apps, acted_config
 from gitmedic.bot.exits import UsageError
@@ -68,6 +73,9 @@ from gitmedic.reconciler.config import (
 )
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import Journal
+
+if TYPE_CHECKING:
+    from gitmedic.reconciler.live_cache import LiveCache
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
 __all__ = [
@@ -98,12 +106,15 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def _check_config(repo: Path) -> None:
-    from gitmedic.reconciler.config import find_config
+    from gitmedic.reconciler.config import ConfigError, find_config
     from gitmedic.reconciler.manifests.config_file import load_config
 
     found = find_config(repo)
     if found is not None:
-        load_config(found)
+        try:
+            load_config(found)
+        except ConfigError as exc:  # bad input, said as such: never an internal error
+            raise UsageError(str(exc)) from None
 
 
 def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> int:
@@ -111,7 +122,6 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
     the GitHub stand-in over the sim through it, in-process: a pairing no flag, setting
     or environment reaches (:func:`gitmedic.bot.start_line.check_cluster_for_forge`)."""
     from gitmedic.bot.adopted_apps import adopted_note
-    from gitmedic.bot.start_line import start_line
 
     if cluster == "kube":  # charts render for the cluster's version from the first
         from gitmedic.bot.loop.kube_cluster import record_version_early
@@ -121,7 +131,41 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
     if note := adopted_note(repo):
         print(f"gitmedic: {note}", file=sys.stderr, flush=True)
     state = repo / ".git" / "gitmedic"
-    loops, broken = _loops(configs, cluster, forge, state, quiet=args.json)
+    cache = _watch_cache(cluster, configs) if not args.once else None
+    try:
+        return _run_loops(args, repo, cluster, forge, configs, state, cache)
+    finally:
+        if cache is not None:
+            cache.stop()
+
+
+def _watch_cache(cluster: str, configs: list[LoopConfig]) -> LiveCache | None:
+    """A process that keeps watching a real cluster reads it through one watch cache
+    (:mod:`gitmedic.reconciler.live_cache`) shared by its apps; ``--once`` lists."""
+    if cluster != "kube":
+        return None
+    from gitmedic.bot.loop.kube_cluster import KubeSetupError, shared_cache
+
+    try:
+        interval = min(c.interval_s for c in configs)
+        return shared_cache(os.environ, {c.namespace for c in configs}, interval_s=interval)
+    except KubeSetupError as exc:
+        raise UsageError(f"--cluster kube: {exc}") from None
+
+
+def _run_loops(
+    args: argparse.Namespace,
+    repo: Path,
+    cluster: str,
+    forge: Forge,
+    configs: list[LoopConfig],
+    state: Path,
+    cache: LiveCache | None,
+) -> int:
+    from gitmedic.bot.start_line import start_line
+
+    loops, broken = _loops(configs, cluster, forge, state, quiet=args.json, cache=cache)
+    began = loops[0].clock.now() if loops else 0.0
     line = start_line(args.forge, forge, repo, cluster, loops, apps=configs, broken=broken)
     print(line, file=sys.stderr, flush=True)
     held = {loop.config.app: holder for loop in loops if (holder := _held_by(loop))}
@@ -132,6 +176,10 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
         for loop in acting:
             loop.lease.release()
     healthy = {loop.config.app: outcome[loop.config.app] for loop in acting}
+    if args.once and loops:
+        took = loops[0].clock.now() - began
+        print(f"gitmedic: run --once took {took:.0f} s of the cluster's clock, "
+              f"{len(loops)} app(s)", file=sys.stderr, flush=True)  # fmt: skip
     for loop in acting:
         if healthy[loop.config.app]:
             _note_healthy(loop)
@@ -141,16 +189,25 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
 
 
 def _loops(
-    configs: list[LoopConfig], cluster: str, forge: Forge, state: Path, *, quiet: bool
+    configs: list[LoopConfig],
+    cluster: str,
+    forge: Forge,
+    state: Path,
+    *,
+    quiet: bool,
+    cache: LiveCache | None = None,
 ) -> tuple[list[Loop], dict[str, str]]:
     """A loop per app; an app the sim cannot deploy (its manifests do not render) is
     said, naming the file, and left unhealthy while the other apps run."""
+    from gitmedic.bot.loop.sim_cluster import SimWorld
     from gitmedic.sim.engine import ManifestLoadError
 
-    loops, broken = [], {}
+    loops, broken, world = [], {}, SimWorld()  # one clock for every app's sim
     for config in configs:
         try:
-            loops.append(build_loop(config, cluster, forge, state, quiet=quiet))
+            loops.append(
+                build_loop(config, cluster, forge, state, quiet=quiet, cache=cache, world=world)
+            )
         except ManifestLoadError as exc:
             broken[config.app] = str(exc)
             print(f"gitmedic: {config.app}: cannot deploy it: {exc}", file=sys.stderr)
@@ -172,9 +229,39 @@ def _held_by(loop: Loop) -> str:
     return grant.holder
 
 
-def _run_once(loops: list[Loop]) -> dict[str, bool]:
-    """Each app until healthy or out of attempts, one after the other."""
-    return {loop.config.app: loop.run_once() for loop in loops}
+def _run_once(loops: list[Loop], max_seconds: float = 3600.0) -> dict[str, bool]:
+    """Each app until healthy for its settle time or out of attempts, watched side by side:
+    a round ticks every app not done yet, then the clock they share (the sim's
+    :class:`SimWorld`, or the system's) is slept on until the earliest of their next due
+    times (:meth:`Loop.next_due`: an interval, or a transaction's deadline), so the apps'
+    waits overlap instead of adding up. Per app, what :meth:`Loop.run_once` decides for
+    one: never healthy while a transaction of it is in flight."""
+    if not loops:
+        return {}
+    clock = loops[0].clock
+    deadline = clock.now() + max_seconds
+    outcome: dict[str, bool] = {}
+    healthy_since: dict[str, float] = {}
+    while len(outcome) < len(loops):
+        acting = [loop for loop in loops if loop.config.app not in outcome]
+        for loop in acting:
+            loop.step()
+        clock.sleep(max(0.0, min(loop.next_due() for loop in acting) - clock.now()))
+        now = clock.now()
+        for loop in acting:
+            app = loop.config.app
+            if loop.healthy and not loop.in_flight():
+                # Healthy long enough for an alert's ``for`` window to have fired.
+                since = healthy_since.setdefault(app, now)
+                if now - since >= loop.config.settle_s:
+                    outcome[app] = True
+            else:
+                healthy_since.pop(app, None)
+                if loop._gave_up():  # Loop.run_once's own test, per app
+                    outcome[app] = False
+            if app not in outcome and now >= deadline:
+                outcome[app] = loop.healthy and not loop.in_flight()
+    return {loop.config.app: outcome[loop.config.app] for loop in loops}
 
 
 def report_json_apps(
@@ -267,6 +354,8 @@ def build_loop(
     *,
     quiet: bool,
     on_event: Callable[[Event], None] | None = None,  # serve's: log, and yield its lock
+    cache: LiveCache | None = None,  # the cluster's watch cache, shared by the apps
+    world: Any = None,  # the SimWorld the apps of one run share (sim only; else their own)
 ) -> Loop:
     from gitmedic.bot.journal_url import open_journal
     from gitmedic.bot.memory.learned import load_learned
@@ -276,7 +365,7 @@ def build_loop(
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
     journal = open_journal(state)  # GITMEDIC_JOURNAL_URL's PostgreSQL, else state's SQLite
-    cluster = _cluster(config, cluster_kind, _app_config(config), journal)
+    cluster = _cluster(config, cluster_kind, _app_config(config), journal, cache, world)
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     return Loop(
         config,
@@ -298,11 +387,14 @@ def _chosen(detectors: list[Detector], repo: Path) -> list[Detector]:
 
 
 def _forever(loops: list[Loop]) -> dict[str, bool]:
-    """Every app ticked in turn until interrupted; how each stood then."""
+    """Every app stepped in turn, one interval passing after each round on the clock they
+    share (as in :func:`_run_once`), until interrupted; how each stood then."""
+    interval = min((loop.config.interval_s for loop in loops), default=0.0)
     try:
         while loops:
             for loop in loops:
-                loop.tick()
+                loop.step()
+            loops[0].clock.sleep(interval)
     except KeyboardInterrupt:
         pass
     return {loop.config.app: loop.healthy for loop in loops}
@@ -350,7 +442,14 @@ def _runtime_faults(cluster: Any, spec: str) -> None:
         raise UsageError(f"{SIM_FAULTS_ENV}: {exc}") from None
 
 
-def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) -> Any:
+def _cluster(
+    config: LoopConfig,
+    kind: str,
+    app: AppConfig,
+    journal: Journal,
+    cache: LiveCache | None,
+    world: Any = None,
+) -> Any:
     if kind == "sim":
         from gitmedic.bot.loop.known_good import KnownGoodError, known_good
         from gitmedic.bot.loop.sim_cluster import SimCluster
@@ -366,13 +465,16 @@ def _cluster(config: LoopConfig, kind: str, app: AppConfig, journal: Journal) ->
             deployer=config.deployer,
             history_rev=good.history_rev,
             known_good=good.revisions,
+            world=world,
         )
         _runtime_faults(sim, os.environ.get(SIM_FAULTS_ENV, ""))
         return sim
     from gitmedic.bot.loop.kube_cluster import KubeCluster, KubeSetupError, preflight
 
     try:
-        cluster = KubeCluster(config.namespace, app.engine, app.oracles, os.environ, app=config.app)
+        cluster = KubeCluster(
+            config.namespace, app.engine, app.oracles, os.environ, app=config.app, cache=cache
+        )
         cluster.siblings = config.siblings
         preflight(cluster.watcher)
     except KubeSetupError as exc:

@@ -21,6 +21,10 @@ step is an event whose handler yields the lock to a queued command, so a
 which reads the hold, sees it. :meth:`MonitorThread.stop` finishes the current
 tick before returning.
 
+With ``--cluster kube`` every app reads the cluster through one watch cache
+(:mod:`gitmedic.reconciler.live_cache`, a list and a watch per kind, started before
+the first step and stopped after the last), not a list of every kind per app per step.
+
 With ``--forge github`` the repo is gitmedic's clone under the state directory
 (:mod:`gitmedic.bot.github_env`), fetched before every use: the monitor's step,
 every command, and the changed-files look-up of a merge.
@@ -35,6 +39,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmedic.bot.actions_live import LiveActions
 from gitmedic.bot.dashboard_ticks import DashboardDesk
@@ -54,6 +59,9 @@ from gitmedic.bot.server.service import Service
 from gitmedic.bot.start_line import start_line
 from gitmedic.reconciler.forge import Forge
 from gitmedic.sim.engine import ManifestLoadError
+
+if TYPE_CHECKING:
+    from gitmedic.reconciler.live_cache import LiveCache
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +130,7 @@ class Served:
     configs: list[LoopConfig] = field(default_factory=list)  # every app's, deployable or not
     broken: dict[str, str] = field(default_factory=dict)  # app -> why it cannot be deployed
     shards: Shards | None = None  # --shard-leases: the apps this replica holds a Lease of
+    cache: LiveCache | None = None  # --cluster kube: the cluster's watch cache, all apps'
 
     @property
     def loop(self) -> Loop:
@@ -140,6 +149,8 @@ class Served:
                 self.shards.stop()
             for loop in self.loops:
                 loop.lease.release()  # the next serve need not wait for it to expire
+            if self.cache is not None:  # after the last step: no snapshot reads it now
+                self.cache.stop()
 
 
 def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
@@ -178,6 +189,42 @@ def wire(
 
         record_version_early(env)
     configs = loop_configs_of(repo, args, interval_s=interval)
+    cache = _watch_cache(cluster, env, configs, interval)
+    try:
+        return _wire(settings, args, env, forge, repo, fetch, interval, cluster, configs, cache)
+    except BaseException:
+        if cache is not None:
+            cache.stop()
+        raise
+
+
+def _watch_cache(
+    cluster: str, env: Mapping[str, str], configs: list[LoopConfig], interval: float
+) -> LiveCache | None:
+    """One watch cache of the real cluster for every app (list + watch per kind), not a
+    list of every kind per app per step (:mod:`gitmedic.reconciler.live_cache`)."""
+    if cluster != "kube":
+        return None
+    from gitmedic.bot.loop.kube_cluster import KubeSetupError, shared_cache
+
+    try:
+        return shared_cache(env, {c.namespace for c in configs}, interval_s=interval)
+    except KubeSetupError as exc:
+        raise ValueError(f"the cluster cannot be read: {exc}") from None
+
+
+def _wire(
+    settings: ServeSettings,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    forge: Forge,
+    repo: Path,
+    fetch: Callable[[], object],
+    interval: float,
+    cluster: str,
+    configs: list[LoopConfig],
+    cache: LiveCache | None,
+) -> Served:
     lock = SharedLock(fetch)
     metrics = Metrics()
     heartbeat = _heartbeat(interval, env)
@@ -187,7 +234,7 @@ def wire(
     for config, state in zip(configs, states, strict=True):
         try:
             apps.append(
-                _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier)
+                _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier, cache)
             )
         except ManifestLoadError as exc:  # said, and the other apps served (as run does)
             broken[config.app] = str(exc)
@@ -212,6 +259,11 @@ def wire(
                 app.step(interval)
             finally:
                 stepping.clear()
+        # Commands and the apps' work move transactions the loops did not step: the
+        # dashboard's boxes follow them (no forge call when nothing changed). Once per
+        # monitor tick: the issue renders every app's journal, so once per app was
+        # O(apps^2) journal reads a tick (1,000,000 with 1,000 apps).
+        apps[0].loop.txns.refresh_dashboard()
 
     def pause() -> float:
         """Until the earliest app's next due time on the wall; with the sim, whose time ran
@@ -231,7 +283,7 @@ def wire(
     service.liveness = heartbeat.stalled
     monitor = MonitorThread(step, interval, QueuedFirst(lock), heartbeat, pause)
     loops = [app.loop for app in apps]
-    return Served(service, monitor, actions, repo, loops, configs, broken, shards)
+    return Served(service, monitor, actions, repo, loops, configs, broken, shards, cache)
 
 
 def _shards(
@@ -266,10 +318,7 @@ class _App:
     def step(self, interval: float) -> None:
         try:
             self.loop.step()
-            self.actions.work()
-            # Commands and the work above move transactions the loop did not step: the
-            # dashboard's boxes follow them (no forge call when nothing changed).
-            self.loop.txns.refresh_dashboard()
+            self.actions.work()  # the dashboard follows once all apps ticked (wire)
             self.recorder.after_step(self.loop)
         finally:  # the sim's time runs until the next tick is due, even after a failed step
             due = self.loop.next_due() - self.loop.clock.now()
@@ -298,6 +347,7 @@ def _wire_app(
     metrics: Metrics,
     heartbeat: Heartbeat,
     notifier: Notifier | None,
+    cache: LiveCache | None = None,
 ) -> _App:
     from gitmedic.bot.run_cmd import build_loop
 
@@ -316,7 +366,7 @@ def _wire_app(
         )
         lock.yield_to_waiters()  # every event is reported between two steps
 
-    loop = build_loop(config, cluster, forge, state, quiet=True, on_event=on_event)
+    loop = build_loop(config, cluster, forge, state, quiet=True, on_event=on_event, cache=cache)
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
         mu_now=loop.mu_now, retry=loop.retry_queued, lock=lock,

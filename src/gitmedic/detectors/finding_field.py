@@ -18,10 +18,10 @@ from gitmedic.detectors.snapshot import Obj, as_list, pod_spec_of
 def finding_origin(obj: Obj | None, params: Mapping[str, Any]) -> FieldOrigin | None:
     """The values line a finding's field comes from, if the object is rendered: the field
     is ``params["path"]``, or a container's resource limit named by its params."""
-    if obj is None or obj.source is None or not obj.source.origins:
+    if obj is None or obj.source is None:
         return None
-    path = finding_path(obj, params)
-    return origin_of(obj.source.origins, path) if path else None
+    path = finding_path(obj, params)  # first: reading a chart's origins renders it again
+    return origin_of(obj.source.origins, path) if path and obj.source.origins else None
 
 
 def finding_path(obj: Obj, params: Mapping[str, Any]) -> str:

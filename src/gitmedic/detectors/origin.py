@@ -8,9 +8,10 @@ feeds; a finding about a field is then located at that values line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from threading import Lock
+from typing import Protocol, overload
 
 from gitmedic.detectors.finding import Resource
 
@@ -39,6 +40,56 @@ class FieldOrigin:
     # an Argo CD Application's helm parameter (--set) setting the key: the item of the
     # holder's list at ``prefix`` whose name this is
     parameter: str = ""
+
+
+class LazyOrigins(Sequence[FieldOrigin]):
+    """A rendered object's field origins, found the first time they are read.
+
+    A chart's origins cost a second ``helm template`` (the marked render of
+    :mod:`gitmedic.reconciler.manifests.helm_trace`); only a finding about a field of
+    the object (or a fix editing its values) reads them, and most runs have none, so
+    the render waits for the first reader. ``key`` stands for what the origins are
+    computed from (the chart's inputs and the object), so two loads of the same chart
+    compare equal without rendering."""
+
+    __slots__ = ("_find", "_found", "_key", "_lock")
+
+    def __init__(self, find: Callable[[], tuple[FieldOrigin, ...]], key: Hashable) -> None:
+        self._find = find
+        self._key = key
+        self._found: tuple[FieldOrigin, ...] | None = None
+        self._lock = Lock()  # a chart's objects may be read from two threads
+
+    def _all(self) -> tuple[FieldOrigin, ...]:
+        if self._found is None:
+            with self._lock:
+                if self._found is None:
+                    self._found = self._find()
+        return self._found
+
+    @overload
+    def __getitem__(self, index: int) -> FieldOrigin: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[FieldOrigin, ...]: ...
+    def __getitem__(self, index: int | slice) -> FieldOrigin | tuple[FieldOrigin, ...]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[FieldOrigin]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyOrigins):
+            return self._key == other._key
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return f"LazyOrigins({'unread' if self._found is None else self._found!r})"
 
 
 def origin_of(origins: Iterable[FieldOrigin], path: str) -> FieldOrigin | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -47,7 +47,8 @@ class Source:
     file: str
     line: int  # 1-based line of the object's first key
     document: int = 0
-    origins: tuple[FieldOrigin, ...] = ()
+    # a tuple, or for a chart's object LazyOrigins (its marked render runs when first read)
+    origins: Sequence[FieldOrigin] = ()
     # a rendered object: "helm" or "kustomize", and the Chart.yaml or kustomization file
     renderer: str = ""
     render_root: str = ""

@@ -1,16 +1,17 @@
 """Live state: a read-only snapshot of a cluster through the ``kubernetes`` client.
 
-Only ``GET`` list calls are made (the bot's RBAC grants get/list/watch and
-nothing else). The client's model classes are bypassed: each request is built
-with ``ApiClient.param_serialize`` and sent with ``ApiClient.call_api``, whose
-response is the raw HTTP body (the v37 equivalent of ``_preload_content=False``),
-parsed once by ``json.loads``. Items of a list carry no apiVersion/kind in the
-API, so they are filled in from the list call. Lists are paged (``limit`` and
-``continue``) so a big namespace never arrives as one giant body. A continue
-token outlives its snapshot when etcd compacts the revision it pins (the API
-server answers 410 Gone, "the provided continue parameter is too old"): that
-kind is listed again from its first page, at most ``RELISTS`` times, so one
-kind's objects always come from one consistent revision.
+Only ``GET`` list calls are made here (the bot's RBAC grants get/list/watch and nothing
+else; the watches of the shared cache are :mod:`gitmedic.reconciler.live_watch`'s, the
+cache :mod:`gitmedic.reconciler.live_cache`). The client's model classes are bypassed:
+each request is built with ``ApiClient.param_serialize`` and sent with
+``ApiClient.call_api``, whose response is the raw HTTP body (the v37 equivalent of
+``_preload_content=False``), parsed once by ``json.loads``. Items of a list carry no
+apiVersion/kind in the API, so they are filled in from the list call. Lists are paged
+(``limit`` and ``continue``) so a big namespace never arrives as one giant body. A
+continue token outlives its snapshot when etcd compacts the revision it pins (the API
+server answers 410 Gone, "the provided continue parameter is too old"): that kind is
+listed again from its first page, at most ``RELISTS`` times, so one kind's objects
+always come from one consistent revision.
 
 Secrets are listed as ``PartialObjectMetadataList`` (an Accept header asking
 the API server for metadata only), so their data never crosses the wire; the
@@ -43,7 +44,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,7 +148,7 @@ def read_live(
         if namespace and call.cluster_scoped:
             continue
         try:
-            objects.extend(_obj(item, call) for item in _list_all(api_client, call, namespace))
+            objects.extend(obj_of(item, call) for item in _list_all(api_client, call, namespace))
         except ListDenied as refused:
             if not call.optional:
                 raise
@@ -184,11 +185,20 @@ class _ContinueExpired(Exception):
     """The continue token's revision was compacted away (HTTP 410 on a later page)."""
 
 
-def _list_all(api: Any, call: ListCall, namespace: str | None) -> list[Mapping[str, Any]]:
-    """Every item of one kind, from one list (pages of one revision)."""
+@dataclass(frozen=True)
+class Listed:
+    """Every item of one kind, and the revision they are at (a watch starts from it)."""
+
+    items: list[Mapping[str, Any]]
+    resource_version: str
+
+
+def list_kind(api: Any, call: ListCall, namespace: str | None) -> Listed | None:
+    """One kind from one list (pages of one revision); None when the cluster does not
+    serve its API group. Errors as :func:`read_live`'s (a 403 is :class:`ListDenied`)."""
     for _ in range(RELISTS + 1):
         try:
-            return [item for page in _pages(api, call, namespace) for item in page]
+            return _one_list(api, call, namespace)
         except _ContinueExpired:
             continue
     raise LiveReadError(
@@ -197,20 +207,28 @@ def _list_all(api: Any, call: ListCall, namespace: str | None) -> list[Mapping[s
     )
 
 
-def _pages(api: Any, call: ListCall, namespace: str | None) -> Iterator[list[Mapping[str, Any]]]:
-    token = ""
+def _list_all(api: Any, call: ListCall, namespace: str | None) -> list[Mapping[str, Any]]:
+    listed = list_kind(api, call, namespace)
+    return listed.items if listed is not None else []
+
+
+def _one_list(api: Any, call: ListCall, namespace: str | None) -> Listed | None:
+    token, version = "", ""
+    items: list[Mapping[str, Any]] = []
     while True:
         query: list[tuple[str, object]] = [("limit", PAGE_SIZE)]
         if token:
             query.append(("continue", token))
         page = _get_list(api, call, call.path(namespace), query)
         if page is None:
-            return
-        yield [item for item in page.get("items") or () if isinstance(item, Mapping)]
+            return None
+        items.extend(item for item in page.get("items") or () if isinstance(item, Mapping))
         metadata = page.get("metadata")
-        token = str(metadata.get("continue") or "") if isinstance(metadata, Mapping) else ""
+        meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else {}
+        version = version or str(meta.get("resourceVersion") or "")
+        token = str(meta.get("continue") or "")
         if not token:
-            return
+            return Listed(items, version)
 
 
 def _get_list(
@@ -273,7 +291,8 @@ def _short(exc: BaseException) -> str:
     return (text[0] if text else type(exc).__name__)[:300]
 
 
-def _obj(item: Mapping[str, Any], call: ListCall) -> Obj:
+def obj_of(item: Mapping[str, Any], call: ListCall) -> Obj:
+    """One listed (or watched) item as the snapshot's object, with its apiVersion and kind."""
     metadata = item.get("metadata")
     meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else {}
     if call.metadata_only:

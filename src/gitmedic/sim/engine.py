@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.clock import Clock
+from gitmedic.sim.branch_head import HEADS
 from gitmedic.sim.cluster import Cluster
 from gitmedic.sim.health import Status, health_of, worst
 from gitmedic.sim.stamps import iso
@@ -263,6 +264,12 @@ class GitSource:
     deployer: str = ""  # the app is this release at ``path`` (AppConfig.deployer)
 
     def head(self) -> str:
+        """The tracked branch's commit; git is asked again only when a ref file changed
+        (:mod:`gitmedic.sim.branch_head`: every step of every app's sim reads it)."""
+        candidates = (self.branch,) if self.branch else ("main", "master")
+        return HEADS.read(self._dir(), candidates, self._ask_head)
+
+    def _ask_head(self) -> str:
         branch = self.branch or self._default_branch()
         proc = gitcmd.run(self._dir(), "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}")
         if proc.returncode != 0:

@@ -18,7 +18,9 @@ taken as evidence: a tag a bad commit names and no other commit ever named still
 fails to pull, and the fault is still seen. Docker Hub's spellings of one image
 (``redis:8``, ``docker.io/redis:8``, ``docker.io/library/redis:8``) are one
 image (:func:`canonical`). The result is computed once per commit set and kept
-for the process (``sim status`` and each app's loop ask for the same sets); a
+for the process (``sim status`` and each app's loop ask for the same sets), and the
+history up to ``base``, the same for every app of a repository, is read once for
+all of them (each app's own part is what was written since, outside it); a
 registry learns again when the sim deploys a new HEAD (:meth:`KnownImages.at_head`),
 so a long-running ``serve`` knows the images committed since it started.
 """
@@ -141,12 +143,43 @@ def known_images(
 def _known(
     where: Path, base: tuple[str, ...], head: str, app_paths: tuple[str, ...]
 ) -> KnownImages:
-    blobs = reachable_blobs(where, base) | _written_outside(where, base, head, app_paths)
+    reachable, shared = _reachable(where, base)
+    later = _written_outside(where, base, head, app_paths)
+    blobs = reachable | later
     parts = Parts()
-    for path, text in read_blobs(where, blobs):
-        parts.merge(references(path, text))
+    if _first_paths(blobs).items() >= _first_paths(reachable).items():
+        # The history up to ``base`` is every app's, read once (:func:`_reachable`);
+        # only what was written since, outside this app, is read for it.
+        parts.merge(shared)
+        old = {sha for sha, _ in reachable}
+        _read_into(parts, where, {(sha, path) for sha, path in later if sha not in old})
+    else:  # a later path of an old blob sorts first: read as one set, as before
+        _read_into(parts, where, blobs)
     known = KnownImages.from_parts(parts, len({sha for sha, _ in blobs}))
     return replace(known, where=where, base=base, app_paths=app_paths, head=head)
+
+
+@lru_cache(maxsize=8)
+def _reachable(where: Path, base: tuple[str, ...]) -> tuple[frozenset[tuple[str, str]], Parts]:
+    """The file versions up to ``base`` and what they name: the same for every app whose
+    sim learns from those revisions (all of a repository's, usually), so kept."""
+    blobs = frozenset(reachable_blobs(where, base))
+    parts = Parts()
+    _read_into(parts, where, blobs)
+    return blobs, parts
+
+
+def _read_into(parts: Parts, where: Path, blobs: Iterable[tuple[str, str]]) -> None:
+    for path, text in read_blobs(where, set(blobs)):
+        parts.merge(references(path, text))
+
+
+def _first_paths(blobs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The path each distinct blob is read under (:func:`read_blobs`: the first, sorted)."""
+    first: dict[str, str] = {}
+    for sha, path in sorted(blobs):
+        first.setdefault(sha, path)
+    return first
 
 
 def _commit(where: Path, rev: str) -> str:

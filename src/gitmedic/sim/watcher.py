@@ -9,8 +9,9 @@ assessed after that operation finished.
 
 A real Argo CD keeps reconciling while the bot waits; the sim only moves when
 stepped. So each check first lets the sim reconcile at the clock's current time
-(``Sim.tick``), and ``wait_deployed`` sleeping the sim's ``FakeClock`` between
-checks drives the whole sim forward exactly as far as the wait took.
+(``Sim.tick``): whoever moves the sim's ``FakeClock`` on between checks (the
+caller that waits out a step's ``wait_s``) drives the whole sim forward exactly as
+far as the wait took.
 """
 
 from __future__ import annotations

@@ -2,7 +2,10 @@
 
 The snapshot is the live loader's (:func:`gitmedic.reconciler.live.load_live`,
 read-only list calls on the app's namespace, from ``$KUBECONFIG`` or the
-in-cluster service account); time is the system clock. The GitOps engine's
+in-cluster service account), or, in a process that keeps watching (``serve``, ``run``
+without ``--once``), a view of the cluster's shared watch cache
+(:mod:`gitmedic.reconciler.live_cache`: every app of the process reads it, no list per
+app per step); time is the system clock. The GitOps engine's
 watcher comes from ``engine`` in ``.gitmedic/config.yaml``:
 
 - ``argocd``: Argo CD's REST API at ``engine.url``, with the bearer token read
@@ -26,7 +29,7 @@ unreachable) is reported and the loop carries on, retrying at each poll.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -39,6 +42,7 @@ from gitmedic.reconciler.manifests.kube_version import cluster_version
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState, SyncWatcher
 
 if TYPE_CHECKING:
+    from gitmedic.reconciler.live_cache import LiveCache
     from gitmedic.reconciler.oracles.alerts import AlertsOracle
 
 log = logging.getLogger(__name__)
@@ -59,10 +63,12 @@ class KubeCluster:
         *,
         app: str,
         clock: Clock | None = None,
+        cache: LiveCache | None = None,
     ) -> None:
         from gitmedic.reconciler.live import LiveReadError, connect
 
         self.namespace = namespace
+        self.cache = cache  # the cluster's shared watch cache, or None: lists each snapshot
         self.clock: Clock = clock or SystemClock()
         try:
             self.api = connect(env.get("GITMEDIC_KUBE_CONTEXT") or None)
@@ -82,7 +88,10 @@ class KubeCluster:
         from gitmedic.reconciler.live import read_live
 
         now = datetime.fromtimestamp(self.clock.now(), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        snapshot, denied = read_live(self.api, namespace=self.namespace, taken_at=now)
+        if self.cache is not None:
+            snapshot, denied = self.cache.read(self.namespace, taken_at=now)
+        else:
+            snapshot, denied = read_live(self.api, namespace=self.namespace, taken_at=now)
         for refused in denied:  # an optional kind RBAC withholds: said once, then left out
             if refused.kind not in self.denied_kinds:
                 self.denied_kinds.add(refused.kind)
@@ -123,6 +132,22 @@ class KubeCluster:
             message = f"applied; the rollouts could not be read: {exc}"
             return replace(state, phase=SyncPhase.UNKNOWN, applied=False, message=message)
         return with_live_rollouts(state, (o.body for o in snapshot))
+
+
+def shared_cache(
+    env: Mapping[str, str], namespaces: Iterable[str], *, interval_s: float
+) -> LiveCache:
+    """The watch cache of the cluster ``env`` names (``GITMEDIC_KUBE_CONTEXT``), started
+    for ``namespaces`` stepped every ``interval_s``: the one every app of the process
+    reads. Stop it when done."""
+    from gitmedic.reconciler.live import LiveReadError, connect
+    from gitmedic.reconciler.live_cache import kube_cache
+
+    try:
+        api = connect(env.get("GITMEDIC_KUBE_CONTEXT") or None)  # its own connections
+    except LiveReadError as exc:
+        raise KubeSetupError(str(exc)) from None
+    return kube_cache(api, namespaces, interval_s=interval_s)
 
 
 def record_version_early(env: Mapping[str, str]) -> None:

@@ -246,7 +246,9 @@ class Loop:
                 )
             return False
         if grant.taken_over_from:
-            # Evidence: a writer died (or hung) mid-transaction; its journal is resumed.
+            # Evidence: a writer died (or hung) mid-transaction; its journal is resumed,
+            # also by a loop that resumed it before (a replica taking an app back).
+            self.resumed = False
             log.warning(
                 "took over the writer lock of %s from %s", self.config.app, grant.taken_over_from
             )

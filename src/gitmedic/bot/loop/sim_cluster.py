@@ -47,21 +47,47 @@ from gitmedic.sim.stamps import EPOCH
 from gitmedic.sim.watcher import SimWatcher
 
 
-class SimDrivenClock:
-    """The reconciler's Clock over the sim's time: sleeping runs the sim."""
+class SimWorld:
+    """The simulated time the apps of one ``run`` share, and the sims it runs.
 
-    def __init__(self, sim: Sim, clock: FakeClock) -> None:
-        self.sim = sim
-        self.clock = clock
+    With several apps, one process watches them side by side on one clock, as one
+    cluster holds them all: time slept on by any app's loop runs every app's sim, so
+    one app's fix and the others' settling overlap as they would on a cluster, and the
+    run's simulated duration is honest (apps watched one after the other would add
+    up). A sim joins at its own warm-up, which moves the shared clock without the
+    others' sims, settled by then, being stepped through it.
+    """
+
+    def __init__(self) -> None:
+        self.clock = FakeClock(EPOCH)
+        self.sims: list[Sim] = []
+
+    def run(self, seconds: float, step_s: float = STEP_S) -> None:
+        """Every sim, step by step (as :meth:`Sim.run` steps one)."""
+        for sim in self.sims:
+            sim.tick()
+        remaining = seconds
+        while remaining > 0:
+            self.clock.advance(min(step_s, remaining))
+            remaining -= step_s
+            for sim in self.sims:
+                sim.tick()
+
+
+class SimDrivenClock:
+    """The reconciler's Clock over the sims' time: sleeping runs the sims."""
+
+    def __init__(self, world: SimWorld) -> None:
+        self.world = world
 
     def now(self) -> float:
-        return self.clock.now()
+        return self.world.clock.now()
 
     def sleep(self, seconds: float) -> None:
         if seconds < 0:
             raise ValueError(f"cannot sleep a negative time ({seconds})")
         if seconds > 0:
-            self.sim.run(seconds)
+            self.world.run(seconds)
 
 
 class SimCluster:
@@ -82,6 +108,7 @@ class SimCluster:
         history_rev: str | None = None,  # learn from the history before this (default: rev)
         known_good: Sequence[str] = (),  # revisions that ran healthy: learn from these only
         deployer: str = "",  # the app is this release at ``path`` (AppConfig.deployer)
+        world: SimWorld | None = None,  # the clock shared with other apps' sims (SimWorld)
     ) -> None:
         where = repo / path if path else repo
         self.namespace = namespace
@@ -92,15 +119,17 @@ class SimCluster:
             )
         else:
             catalog = _history_catalog(source, baseline_rev, history_rev, allow_images)
-        clock = FakeClock(EPOCH)
+        world = world or SimWorld()
+        clock = world.clock
         self.sim = Sim(source, catalog, clock, seed=seed, name=where.name, namespace=namespace)
-        self.clock = SimDrivenClock(self.sim, clock)
         # Start from a settled cluster (pods started, the slow starters too), as a bot
         # joining a running one does.
         self.sim.run(warm_up_s)
         rest = ready_in(self.sim.cluster.histories.values(), clock.now())
         if rest > 0:
             self.sim.run(rest + STEP_S)
+        world.sims.append(self.sim)
+        self.clock = SimDrivenClock(world)
 
     def snapshot(self) -> Snapshot:
         return self.sim.cluster.observe().snapshot

@@ -20,8 +20,18 @@ CONFIG_PATH = ".gitmedic/config.yaml"
 Deployer = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
+Location = tuple[str | int, ...]  # a path into the configuration: ("apps", 0, "name")
+
+
 class ConfigError(Exception):
-    """The configuration file is missing, unreadable or invalid; the message lists why."""
+    """The configuration file is missing, unreadable or invalid; the message lists why.
+
+    ``problems`` holds each violation with its location in the data, so the reader of
+    the file (:mod:`gitmedic.reconciler.manifests.config_file`) can name its line."""
+
+    def __init__(self, message: str, problems: tuple[tuple[Location, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 @dataclass(frozen=True)
@@ -246,13 +256,10 @@ def parse_config(data: Any, source: str = CONFIG_PATH, deployed: Deployer | None
     """``deployed`` fills in an app ``deployed_by`` a manifest from that manifest (the
     manifests layer reads it: :mod:`gitmedic.reconciler.manifests.config_file`); without
     it such an app is refused."""
-    problems = validate(data)
+    problems = violations(data) or _duplicates(data)
     if problems:
-        raise ConfigError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
-    names = [a["name"] for a in data["apps"]]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ConfigError(f"{source} is invalid:\n  - apps: duplicate names {duplicates}")
+        listed = "\n".join(f"  - {_location(where)}: {why}" for where, why in problems)
+        raise ConfigError(f"{source} is invalid:\n{listed}", tuple(problems))
     return Config(
         apps=tuple(_app(a, source, deployed) for a in data["apps"]),
         policy=_policy(data.get("policy") or {}),
@@ -268,11 +275,35 @@ def parse_config(data: Any, source: str = CONFIG_PATH, deployed: Deployer | None
 
 def validate(data: Any) -> list[str]:
     """Every schema violation, as ``location: message``, in document order."""
+    return [f"{_location(where)}: {why}" for where, why in violations(data)]
+
+
+def violations(data: Any) -> list[tuple[Location, str]]:
+    """Every schema violation with its location, in document order."""
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-    return [f"{_location(e.absolute_path)}: {e.message}" for e in errors]
+    return [(tuple(e.absolute_path), e.message) for e in errors]
+
+
+def _duplicates(data: Mapping[str, Any]) -> list[tuple[Location, str]]:
+    """Two apps of one name, or two probes of one URL in an app: each is judged by its
+    name (a probe's oracle is named after its URL), so a second would be confused with
+    the first in the journal and in the verification window."""
+    found: list[tuple[Location, str]] = []
+    names: dict[str, int] = {}
+    for i, app in enumerate(data["apps"]):
+        if app["name"] in names:
+            found.append((("apps", i, "name"), f"duplicate app name {app['name']!r}"))
+        names.setdefault(app["name"], i)
+        urls: set[str] = set()
+        for j, probe in enumerate((app.get("oracles") or {}).get("probes") or []):
+            if probe["url"] in urls:
+                where = ("apps", i, "oracles", "probes", j, "url")
+                found.append((where, f"duplicate probe URL {probe['url']!r} in this app"))
+            urls.add(probe["url"])
+    return found
 
 
 def _location(path: Any) -> str:

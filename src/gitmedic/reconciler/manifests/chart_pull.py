@@ -43,6 +43,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -300,7 +301,7 @@ def _get(remote: RemoteChart, url: str, limit: int) -> bytes:
     import urllib.error
 
     try:
-        with _same_host_opener().open(url, timeout=PULL_TIMEOUT_S) as answer:
+        with _same_host_opener(url).open(url, timeout=PULL_TIMEOUT_S) as answer:
             data: bytes = answer.read(limit + 1)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
@@ -317,10 +318,11 @@ def _get(remote: RemoteChart, url: str, limit: int) -> bytes:
     return data
 
 
-def _same_host_opener() -> Any:
+def _same_host_opener(url: str) -> Any:
     """An opener whose redirects stay on the repository's host: the index is the
     repository's own. Imported when an index or a package is fetched: ``urllib.request``
-    (http.client, ssl, email) is about 20 ms of start-up a detect pulling nothing skips."""
+    (http.client, ssl, email) is about 20 ms of start-up a detect pulling nothing skips.
+    An ``https`` fetch shares the process's one TLS context (:func:`_tls`)."""
     import urllib.error
     import urllib.request
 
@@ -332,7 +334,19 @@ def _same_host_opener() -> Any:
                 raise urllib.error.URLError(f"it redirects to another host ({newurl})")
             return super().redirect_request(req, fp, code, msg, headers, newurl)
 
-    return urllib.request.build_opener(SameHost)
+    if urlsplit(url).scheme != "https":
+        return urllib.request.build_opener(SameHost)
+    return urllib.request.build_opener(SameHost, urllib.request.HTTPSHandler(context=_tls()))
+
+
+@cache
+def _tls() -> Any:
+    """The TLS context of every fetch: making one reads the system's CA certificates
+    (about 22 ms of CPU), which urllib otherwise does again for each connection (a Flux
+    repository's charts are one fetch each). Verification is urllib's default."""
+    import ssl
+
+    return ssl.create_default_context()
 
 
 def _fetch_index(remote: RemoteChart) -> dict[str, Any]:

@@ -91,6 +91,11 @@ def deployed_charts(
             deployed = read_deployer(_reader(tree), _deployer_file(obj), obj.ref.name)
             if deployed.remote is None:
                 continue
+            if "${" in deployed.remote.version:  # left as written: its source is unread
+                raise DeployerError(
+                    f"chart {deployed.remote.chart} version {deployed.remote.version} is a "
+                    "Flux postBuild variable gitmedic could not read: not pulled"
+                )
             remote = _resolve(deployed.remote, obj, objects, tree, allowed)
         except (DeployerError, LoadFailure) as exc:
             errors.append(ManifestError(*where, str(exc)))

@@ -56,6 +56,7 @@ from gitmedic.reconciler.manifests.generated_values import (
     generated_values,
 )
 from gitmedic.reconciler.manifests.helm_parameters import parameter_problem
+from gitmedic.reconciler.manifests.yaml_loader import safe_load_all_c, safe_load_c
 
 __all__ = ["ChartSource", "Deployed", "DeployerError", "read_deployer"]
 
@@ -122,7 +123,7 @@ def read_deployer(read: Reader, file: str, name: str = "") -> Deployed:
 
 def _document(read: Reader, file: str, name: str) -> dict[str, Any]:
     try:
-        docs = [d for d in yaml.safe_load_all(read(_repo_path(file, "."))) if isinstance(d, dict)]
+        docs = [d for d in safe_load_all_c(read(_repo_path(file, "."))) if isinstance(d, dict)]
     except OSError as exc:
         raise DeployerError(f"{file}: {exc.strerror or exc}") from None
     except (yaml.YAMLError, ValueError) as exc:
@@ -310,7 +311,7 @@ def _kustomization(read: Reader, folder: str) -> dict[str, Any]:
     """The HelmRelease's folder's kustomization ({} when it has none or it is unreadable)."""
     for name in ("kustomization.yaml", "kustomization.yml"):
         try:
-            return _map(yaml.safe_load(read(_join(folder, name))))
+            return _map(safe_load_c(read(_join(folder, name))))
         except (OSError, yaml.YAMLError, ValueError):
             continue
     return {}
@@ -324,7 +325,7 @@ def _yaml_files(kustomization: dict[str, Any], folder: str) -> list[str]:
 
 def _declares(read: Reader, file: str, kind: str, name: str, key: str) -> bool:
     try:
-        docs = list(yaml.safe_load_all(read(file)))
+        docs = safe_load_all_c(read(file))
     except (OSError, yaml.YAMLError, ValueError):
         return False
     found = [d for d in docs if isinstance(d, dict) and d.get("kind") == kind]

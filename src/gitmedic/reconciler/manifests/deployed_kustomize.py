@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from gitmedic.reconciler.manifests.yaml_loader import safe_load_all_c, safe_load_c
+
 __all__ = ["KustomizedRelease", "is_kustomization", "kustomized_release"]
 
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -92,7 +94,7 @@ def _kustomization(read: Reader, folder: str) -> dict[str, Any]:
             text = read(_join(folder, name))
         except OSError:
             continue
-        return _map(yaml.safe_load(text))
+        return _map(safe_load_c(text))
     raise KustomizeReadError(f"{folder}: no kustomization.yaml")
 
 
@@ -133,7 +135,7 @@ def _values_layer(file: str, doc: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _documents(read: Reader, file: str) -> list[dict[str, Any]]:
     try:
-        return [d for d in yaml.safe_load_all(read(file)) if isinstance(d, dict)]
+        return [d for d in safe_load_all_c(read(file)) if isinstance(d, dict)]
     except OSError as exc:
         raise KustomizeReadError(f"{file}: {exc.strerror or exc}") from None
     except (yaml.YAMLError, ValueError) as exc:

@@ -13,9 +13,15 @@ from __future__ import annotations
 import posixpath
 
 from gitmedic.reconciler.manifests.chart_sources import undeclared_source
-from gitmedic.reconciler.manifests.deployed_by import Deployed, DeployerError, read_deployer
+from gitmedic.reconciler.manifests.deployed_by import (
+    Deployed,
+    DeployerError,
+    Reader,
+    read_deployer,
+)
 from gitmedic.reconciler.manifests.discover_model import Discovery, Proposal
 from gitmedic.reconciler.manifests.discover_scan import Doc, RepoScan, mapping, repo_path
+from gitmedic.reconciler.manifests.flux_substitute import substituted_reader
 from gitmedic.reconciler.manifests.kustomize_refs import KUSTOMIZATION_FILES
 from gitmedic.reconciler.repofs import read_text
 
@@ -31,21 +37,26 @@ _FLUX_GROUP = "toolkit.fluxcd.io"
 
 def discover_flux(scan: RepoScan, found: Discovery) -> None:
     releases_seen: set[tuple[str, str]] = set()
+    read = substituted_reader(scan.root)  # a release's chart version as Flux builds it
     for doc in scan.docs:
         if (doc.group, doc.kind) == FLUX_KUSTOMIZE and doc.spec.get("sourceRef"):
             found.deployers += 1  # (without a source: a kustomize patch of one)
-            _kustomization(scan, doc, found, releases_seen)
+            _kustomization(scan, doc, found, releases_seen, read)
     for doc in scan.docs:  # a HelmRelease no Kustomization of the repo deploys
         if (doc.group, doc.kind) == FLUX_HELM and (doc.file, doc.name) not in releases_seen:
             chart = mapping(mapping(doc.spec.get("chart")).get("spec"))
             if not (chart.get("sourceRef") or doc.spec.get("chartRef")):
                 continue  # a kustomize patch of a release, read with its overlay
             found.deployers += 1
-            _release(scan, doc, doc.file, {}, found)
+            _release(scan, doc, doc.file, {}, found, read=read)
 
 
 def _kustomization(
-    scan: RepoScan, doc: Doc, found: Discovery, releases_seen: set[tuple[str, str]]
+    scan: RepoScan,
+    doc: Doc,
+    found: Discovery,
+    releases_seen: set[tuple[str, str]],
+    read: Reader,
 ) -> None:
     what = f"{doc.file}: Flux Kustomization {doc.name}"
     path, problem = _source_path(scan, doc)
@@ -65,7 +76,7 @@ def _kustomization(
     for release in (d for d in docs if (d.group, d.kind) == FLUX_HELM):
         releases_seen.add((release.file, release.name))
         overlay = _kustomization_file(scan, path) if path in scan.kustomize_dirs else release.file
-        _release(scan, release, overlay, engine, found, cluster)
+        _release(scan, release, overlay, engine, found, cluster, read)
     own = [d for d in docs if _workload(d)]
     if not own:
         found.notes.append(f"{what} deploys ./{path}: Flux objects only, followed")
@@ -90,10 +101,11 @@ def _release(
     engine: dict[str, str],
     found: Discovery,
     cluster: str = "",
+    read: Reader | None = None,
 ) -> None:
     what = f"{file}: Flux HelmRelease {doc.name}"
     try:
-        deployed = read_deployer(lambda rel: read_text(scan.root, rel), file, doc.name)
+        deployed = read_deployer(read or (lambda rel: read_text(scan.root, rel)), file, doc.name)
     except DeployerError as exc:
         found.leave(what, str(exc))
         return

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 import yaml
 
+from gitmedic.detectors.origin import FieldOrigin, LazyOrigins
 from gitmedic.detectors.snapshot import Source
 from gitmedic.reconciler.manifests.chart_pull import pull_chart
 from gitmedic.reconciler.manifests.helm import (
@@ -33,16 +40,36 @@ from gitmedic.reconciler.manifests.helm_trace import (
 from gitmedic.reconciler.manifests.kustomize import Rendered, RenderedObject
 from gitmedic.reconciler.manifests.parse import ManifestError, parse_text
 from gitmedic.reconciler.manifests.render_caps import RenderCapError, count_documents, render_caps
-from gitmedic.reconciler.manifests.tree import LoadFailure, Tree
+from gitmedic.reconciler.manifests.tree import FsTree, LoadFailure, Tree
 
 _SOURCE = re.compile(r"^# Source: [^/\n]+/(.+)$", re.MULTILINE)
 
-__all__ = ["render_chart"]
+__all__ = ["origins_on_demand", "render_chart"]
+
+_ON_DEMAND: ContextVar[bool] = ContextVar("gitmedic_origins_on_demand", default=False)
+
+
+@contextmanager
+def origins_on_demand() -> Iterator[None]:
+    """Within it, a chart's marked render waits for the first reader of its objects'
+    origins (:class:`_MarkedTrace`): for a command that reads the tree once and exits
+    (``detect``), where most runs read none. Outside it the render runs with the chart's
+    own, as the bot needs: it edits the working tree it loaded, and a later render
+    would read the edited templates (the trace then gives no origins rather than
+    wrong lines, but the bot would lose a values line it had before)."""
+    token = _ON_DEMAND.set(True)
+    try:
+        yield
+    finally:
+        _ON_DEMAND.reset(token)
 
 
 def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rendered:
     """A chart of the repository, or (``spec.remote``) one pulled from its repository: its
-    objects are then located in the file that deploys it (``spec.chart``)."""
+    objects are then located in the file that deploys it (``spec.chart``). Which values
+    line feeds which field is found by a second, marked render (:class:`_MarkedTrace`),
+    run after this one, or within :func:`origins_on_demand` when a reader first asks an
+    object for its origins."""
     chart_file = spec.chart if spec.remote else str(PurePosixPath(spec.chart, "Chart.yaml"))
     out = Rendered(chart_file)
     try:
@@ -50,14 +77,11 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
         dependencies = [pull_chart(d) for d in remote_dependencies(tree, spec)]
         layers = _layers(tree, spec)
         caps = render_caps(tree.root)
-        deadline = caps.deadline(time.monotonic())  # both renders of the chart together
-        with tree.materialize("") as root, tempfile.TemporaryDirectory() as held:
-            if package is None and (dependencies or _holds_unread(root / spec.chart)):
-                package = _chart_copy(root / spec.chart, dependencies, Path(held))
-            files = _layer_files(layers, root, Path(held))
-            stream = helm_template(tree, spec, files, kube_version, root, package, deadline)
+        deadline = caps.deadline(time.monotonic())
+        with _chart_at(tree, spec, package, dependencies) as (root, chart, held):
+            files = _layer_files(layers, root, held)
+            stream = helm_template(tree, spec, files, kube_version, root, chart, deadline)
             count_documents(stream, caps)
-            marked = _marked_render(tree, spec, layers, kube_version, root, package, deadline)
     except RenderCapError as exc:
         line = _chart_line(tree, spec)
         out.errors.append(ManifestError(chart_file, line, f"helm template {exc}"))
@@ -65,15 +89,105 @@ def render_chart(tree: Tree, spec: ChartSpec, kube_version: str | None) -> Rende
     except (HelmError, LoadFailure, yaml.YAMLError) as exc:
         out.errors.append(ManifestError(chart_file, _chart_line(tree, spec), str(exc)))
         return out
-    owner = owning_layers(layers)
-    traced = _by_identity(marked[1]) if marked else {}
+    trace = _MarkedTrace(tree, spec, layers, kube_version, package, dependencies)
+    if not _ON_DEMAND.get():
+        trace.origins(("", ""))  # now, beside the chart's own render
     for body, source in _objects(tree, spec, stream, out):
-        twin = traced.get(_identity(body))
-        if marked and twin is not None:
-            origins = field_origins(twin, marked[0], owner)
-            source = replace(source, origins=origins)
-        out.objects.append(RenderedObject(body, source))
+        identity = _identity(body)
+        lazy = LazyOrigins(partial(trace.origins, identity), (trace.key, identity))
+        out.objects.append(RenderedObject(body, replace(source, origins=lazy)))
     return out
+
+
+@contextmanager
+def _chart_at(
+    tree: Tree, spec: ChartSpec, package: Path | None, dependencies: list[Path]
+) -> Iterator[tuple[Path, Path | None, Path]]:
+    """The tree on disk, the chart helm reads (the pulled package, a copy holding the
+    pulled dependencies, or None: the tree's own folder) and a folder for written files."""
+    with tree.materialize("") as root, tempfile.TemporaryDirectory() as held:
+        if package is None and (dependencies or _holds_unread(root / spec.chart)):
+            package = _chart_copy(root / spec.chart, dependencies, Path(held))
+        yield root, package, Path(held)
+
+
+class _MarkedTrace:
+    """A chart's marked render (:mod:`.helm_trace`), run once, the first time one of its
+    objects' origins is read: most runs locate no finding in a chart's values, and the
+    render costs as much as the chart's own. The values layers are those read for the
+    render; a working tree whose chart changed since (its files' sizes and times) gives
+    no origins rather than lines of other values (findings then sit at the template)."""
+
+    def __init__(
+        self,
+        tree: Tree,
+        spec: ChartSpec,
+        layers: list[ValuesLayer],
+        kube_version: str | None,
+        package: Path | None,
+        dependencies: list[Path],
+    ) -> None:
+        self._args = (tree, spec, layers, kube_version, package, dependencies)
+        self._stamp = _stamp(tree, spec)
+        self._lock = threading.Lock()
+        self._traced: dict[tuple[str, str], tuple[FieldOrigin, ...]] | None = None
+        self.key = _inputs_key(spec, layers, kube_version, package, self._stamp)
+
+    def origins(self, identity: tuple[str, str]) -> tuple[FieldOrigin, ...]:
+        with self._lock:
+            if self._traced is None:
+                self._traced = self._trace()
+        return self._traced.get(identity, ())
+
+    def _trace(self) -> dict[tuple[str, str], tuple[FieldOrigin, ...]]:
+        tree, spec, layers, kube_version, package, dependencies = self._args
+        if _stamp(tree, spec) != self._stamp:
+            return {}
+        try:
+            deadline = render_caps(tree.root).deadline(time.monotonic())
+            with _chart_at(tree, spec, package, dependencies) as (root, chart, _):
+                marked = _marked_render(tree, spec, layers, kube_version, root, chart, deadline)
+        except (RenderCapError, HelmError, LoadFailure, yaml.YAMLError):
+            return {}  # the objects keep their template lines, as when markers are refused
+        if marked is None:
+            return {}
+        owner = owning_layers(layers)
+        return {
+            identity: field_origins(twin, marked[0], owner)
+            for identity, twin in _by_identity(marked[1]).items()
+        }
+
+
+def _stamp(tree: Tree, spec: ChartSpec) -> tuple[tuple[str, int, int], ...]:
+    """A working tree's chart files by size and time (a commit's cannot change: empty)."""
+    if not isinstance(tree, FsTree) or spec.remote is not None:
+        return ()
+    out = []
+    for folder, dirs, names in os.walk(tree.root / spec.chart):
+        dirs[:] = [d for d in dirs if d != ".git"]  # helm never reads git's files
+        for name in names:
+            try:
+                st = os.stat(Path(folder, name))
+            except OSError:
+                continue
+            out.append((str(Path(folder, name)), st.st_size, st.st_mtime_ns))
+    return tuple(sorted(out))
+
+
+def _inputs_key(
+    spec: ChartSpec,
+    layers: list[ValuesLayer],
+    kube_version: str | None,
+    package: Path | None,
+    stamp: tuple[tuple[str, int, int], ...],
+) -> str:
+    """What the marked render's origins follow from, as one digest."""
+    parts = [
+        (lay.file, lay.data, sorted(lay.lines.items()), lay.source, sorted(lay.parameters.items()))
+        for lay in layers
+    ]
+    text = repr((spec, kube_version, str(package), stamp, parts))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _layer_files(layers: list[ValuesLayer], root: Path, held: Path) -> list[Path]:

@@ -7,9 +7,11 @@ replaced by a unique marker (``gmv12z``) and every non-zero integer leaf by a
 unique large number; a rendered field holding a marker (or a marked number)
 is fed by that key. Booleans, floats, empty strings and zero are left as they
 are: they steer ``if`` blocks and defaults, and changing them would render a
-different structure. The cost is one extra ``helm template`` per chart (about
-0.25 s); a chart whose templates reject the markers (a values schema, a
-``required`` format check) still renders, only without field origins.
+different structure. The cost is one extra ``helm template`` per chart, which
+``detect`` runs only when a finding first reads an object's origins
+(:func:`~.helm_render.origins_on_demand`); a chart whose templates reject the
+markers (a values schema, a ``required`` format check) still renders, only
+without field origins.
 
 Each key's line is that of its key in the last values file (in helm's order)
 that sets it, which is the line a fix edits.
@@ -29,6 +31,7 @@ from gitmedic.detectors.origin import FieldOrigin
 from gitmedic.reconciler.config import ValuesSource
 from gitmedic.reconciler.manifests.helm_parameters import read_parameters
 from gitmedic.reconciler.manifests.paths import format_path
+from gitmedic.reconciler.manifests.yaml_loader import safe_node_and_data
 
 Key = tuple[str, ...]
 _MARK = re.compile(r"gmv(\d+)z")
@@ -48,8 +51,7 @@ class ValuesLayer:
 
 
 def read_layer(file: str, text: str) -> ValuesLayer:
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
-    data = yaml.safe_load(text) if node is not None else None
+    node, data = safe_node_and_data(text)
     lines: dict[Key, int] = {}
     if isinstance(node, yaml.MappingNode):
         _key_lines(node, (), lines)

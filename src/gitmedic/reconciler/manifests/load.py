@@ -30,6 +30,11 @@ from gitmedic.reconciler.config import CONFIG_PATH, ConfigError
 from gitmedic.reconciler.manifests.app_charts import configured_chart, tree_config
 from gitmedic.reconciler.manifests.chart_sources import allowed_repositories, deployed_charts
 from gitmedic.reconciler.manifests.field_lines import FileFields
+from gitmedic.reconciler.manifests.flux_substitute import (
+    SubstitutedTree,
+    substituted_tree,
+    unknown_variables,
+)
 from gitmedic.reconciler.manifests.helm import ChartSpec
 from gitmedic.reconciler.manifests.helm_render import render_chart
 from gitmedic.reconciler.manifests.kube_version import render_version
@@ -132,6 +137,7 @@ def load_tree(
     deployer: str = "",
 ) -> DesiredState:
     """The desired state of ``rel`` in ``tree`` (see :func:`load_desired`)."""
+    tree = substituted_tree(tree)  # what Flux applies after its build (postBuild)
     state = DesiredState(Snapshot((), mode=Mode.DESIRED, revision=tree.revision))
     state.kubernetes_version = kubernetes_version
     if tree.is_file(rel):
@@ -145,6 +151,8 @@ def load_tree(
         _load_deployed_charts(tree, part.objects, state, only)
     if deployer and not any(_is_deployer(o, deployer) for part in parts for o in part.objects):
         state.errors.append(ManifestError(rel or ".", 0, _NO_DEPLOYER.format(deployer, rel or ".")))
+    if isinstance(tree, SubstitutedTree):
+        state.errors.extend(unknown_variables(tree, parts))
     _cap_apps(tree, rel, parts, state)
     settled = settle(parts)
     state.findings.extend(settled.findings)

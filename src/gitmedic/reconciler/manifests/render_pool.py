@@ -17,6 +17,7 @@ on still fits. A user's own ``GOGC`` or ``GOMEMLIMIT`` is kept.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
@@ -39,10 +40,12 @@ def go_env(env: Mapping[str, str], memory_mib: int) -> dict[str, str]:
 def render_each(tree: Tree, jobs: Sequence[Callable[[], T]]) -> list[T]:
     """Each job's result, in the jobs' order; side by side when ``tree`` allows it."""
     workers = min(len(jobs), os.cpu_count() or 1)
-    if workers < 2 or not isinstance(tree, FsTree):
+    if workers < 2 or not isinstance(getattr(tree, "inner", tree), FsTree):  # (substituted)
         return [job() for job in jobs]
     from concurrent.futures import ThreadPoolExecutor  # here: a single file renders nothing
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="render") as pool:
-        futures = [pool.submit(job) for job in jobs]
+        # each job in a copy of the caller's context: its settings (context variables,
+        # such as helm_render.origins_on_demand) hold in the workers as in the caller
+        futures = [pool.submit(contextvars.copy_context().run, job) for job in jobs]
         return [f.result() for f in futures]

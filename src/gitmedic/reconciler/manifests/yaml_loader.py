@@ -189,3 +189,37 @@ def check_expansion(root: Node) -> None:
         return total
 
     size(root)
+
+
+def safe_load_all_c(text: str) -> list[Any]:
+    """``yaml.safe_load_all(text)``'s documents, read by libyaml (the pure-Python loader
+    took most of a Flux repository's deployer reads). On an error the text is read again
+    by the pure-Python loader, whose error is raised: its words are what messages quote."""
+    try:
+        return list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+    except yaml.YAMLError:
+        return list(yaml.safe_load_all(text))
+
+
+def safe_load_c(text: str) -> Any:
+    """``yaml.safe_load(text)`` read by libyaml, as :func:`safe_load_all_c`."""
+    try:
+        return yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        return yaml.safe_load(text)
+
+
+def safe_node_and_data(text: str) -> tuple[Node | None, Any]:
+    """``(yaml.compose(text), yaml.safe_load(text))`` from one libyaml parse: the node (its
+    marks give a values file's lines) and the data built from it (as
+    :func:`safe_load_all_c`, an error is the pure-Python loader's)."""
+    try:
+        loader = yaml.CSafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            return node, loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        return node, yaml.safe_load(text) if node is not None else None

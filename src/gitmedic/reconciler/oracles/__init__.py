@@ -1,5 +1,5 @@
-"""Oracles: is the application healthy? Measured Argo-Rollouts style on the
-injected clock, combined worst-phase-wins, and scored by severity mu(state).
+"""Oracles: is the application healthy? Measured Argo-Rollouts style, one
+measurement at a time, combined worst-phase-wins, and scored by severity mu(state).
 
 Oracles: cluster state (health functions over a snapshot), alerts (Alertmanager
 or Prometheus), HTTP probes, and detectors (critical findings); ``NoWorse``
@@ -17,13 +17,11 @@ from gitmedic.reconciler.oracles.cluster import ClusterStateOracle
 from gitmedic.reconciler.oracles.expr import ConditionError, compile_condition
 from gitmedic.reconciler.oracles.findings import DetectorOracle
 from gitmedic.reconciler.oracles.metric import (
-    AnalysisResult,
     Measurement,
     MetricResult,
     MetricSpec,
     Oracle,
     Reading,
-    run_analysis,
 )
 from gitmedic.reconciler.oracles.observation import (
     CapacityLoss,
@@ -41,7 +39,6 @@ __all__ = [
     "AlertSourceError",
     "AlertsOracle",
     "AnalysisPhase",
-    "AnalysisResult",
     "Baseline",
     "CapacityLoss",
     "ClusterStateOracle",
@@ -60,7 +57,6 @@ __all__ = [
     "compile_condition",
     "problems",
     "recorded",
-    "run_analysis",
     "severity",
     "worst_phase",
 ]

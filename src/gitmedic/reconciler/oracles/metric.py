@@ -1,4 +1,4 @@
-"""Oracles measured Argo-Rollouts style, on the injected clock.
+"""Oracles measured Argo-Rollouts style: a measurement judged, a metric assessed.
 
 An oracle takes one measurement per ``interval`` up to ``count`` times. Each
 measurement is judged by its conditions (Argo's ``evaluateResult``): with both a
@@ -14,21 +14,20 @@ Successful, except that a metric whose last measurement was an error is Error
 (our rule, stricter than Argo's: an oracle that could not see at the end of the
 window, such as an Alertmanager that is down, never passes). Otherwise Running.
 
-``run_analysis`` runs several oracles side by side on one clock: always the one
-due soonest, sleeping until it is due. It stops early when one fails (the
-verdict cannot improve), and the verdict is the worst phase.
+Nothing here waits: :func:`measure_once` takes one measurement when its caller
+says it is due. The verification window
+(:mod:`~gitmedic.reconciler.transaction.verify`) takes one measurement of every
+oracle per step of a transaction, journaled, and folds them with :func:`assess`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.oracles.expr import Condition, Predicate, compile_condition
-from gitmedic.reconciler.oracles.observation import Observation, severity
-from gitmedic.reconciler.oracles.phase import AnalysisPhase, worst_phase
+from gitmedic.reconciler.oracles.observation import Observation
+from gitmedic.reconciler.oracles.phase import AnalysisPhase
 
 P = AnalysisPhase
 
@@ -137,45 +136,3 @@ def measure_once(oracle: Oracle, m: MetricResult, at: float) -> MetricResult:
     m = replace(m, measurements=(*m.measurements, taken))
     phase, message = assess(oracle.spec, m)
     return replace(m, phase=phase, message=message)
-
-
-@dataclass(frozen=True)
-class AnalysisResult:
-    phase: AnalysisPhase
-    metrics: tuple[MetricResult, ...]
-    observation: Observation
-    started: float
-    finished: float
-
-    @property
-    def mu(self) -> float:
-        return severity(self.observation)
-
-
-def run_analysis(oracles: Sequence[Oracle], clock: Clock) -> AnalysisResult:
-    names = [o.name for o in oracles]
-    if len(set(names)) != len(names):
-        raise ValueError(f"oracle names must be unique: {names}")
-    start = clock.now()
-    results = [MetricResult(o.name) for o in oracles]
-    due = [start] * len(oracles)
-    while True:
-        pending = [i for i, r in enumerate(results) if not r.phase.completed]
-        if not pending or any(r.phase is P.FAILED for r in results):
-            break
-        i = min(pending, key=lambda k: (due[k], k))
-        if due[i] > clock.now():
-            clock.sleep(due[i] - clock.now())
-        at = clock.now()
-        results[i] = measure_once(oracles[i], results[i], at)
-        due[i] = at + oracles[i].spec.interval  # intervals run start to start, as in Argo
-    return _combine(results, start, clock.now())
-
-
-def _combine(results: Sequence[MetricResult], start: float, end: float) -> AnalysisResult:
-    observation = Observation()
-    for r in results:
-        if r.last is not None:
-            observation = observation.merge(r.last.observation)
-    phase = worst_phase(r.phase for r in results)
-    return AnalysisResult(phase, tuple(results), observation, start, end)

@@ -1,8 +1,9 @@
 """GitOps sync watchers: is commit SHA deployed and healthy, progressing, or failed?
 
-One protocol (``SyncWatcher.check(sha) -> SyncState``), one wait
-(``wait_deployed`` on an injected clock), and watchers for Argo CD (REST API or
-Application custom resource) and Flux (Kustomization custom resource).
+One protocol (``SyncWatcher.check(sha) -> SyncState``, one question per call,
+never a wait: the transaction's sync wait asks it once per step), and watchers
+for Argo CD (REST API or Application custom resource) and Flux (Kustomization
+custom resource).
 """
 
 from gitmedic.reconciler.sync.argo_rules import assess_application
@@ -18,9 +19,7 @@ from gitmedic.reconciler.sync.state import (
     SyncPhase,
     SyncState,
     SyncWatcher,
-    WaitResult,
     revision_matches,
-    wait_deployed,
 )
 
 __all__ = [
@@ -30,11 +29,9 @@ __all__ = [
     "SyncPhase",
     "SyncState",
     "SyncWatcher",
-    "WaitResult",
     "argocd_application_watcher",
     "assess_application",
     "assess_kustomization",
     "flux_kustomization_watcher",
     "revision_matches",
-    "wait_deployed",
 ]

@@ -4,7 +4,7 @@ Each check asks Argo CD to refresh the Application against Git (a hard refresh
 also drops its manifest cache, so a freshly merged commit is seen at once) and
 judges the answer with the shared Application rule. HTTP outcomes map to phases:
 
-| answer                         | phase    | retried by ``wait_deployed`` |
+| answer                         | phase    | asked again by the sync wait |
 |--------------------------------|----------|------------------------------|
 | 200 with an Application        | the rule | while Progressing            |
 | 401, 403                       | Failed   | no (a token problem does not heal) |

@@ -1,11 +1,11 @@
 """The sync-watcher protocol: "is commit SHA deployed and healthy, still
-progressing, or failed?", asked of any GitOps engine, and the wait around it.
+progressing, or failed?", asked of any GitOps engine.
 
-A watcher answers one question per call and never waits itself; ``wait_deployed``
-polls it on an injected clock. Deployed and Failed end the wait; Progressing and
-Unknown (a transient read error: 5xx, timeouts, garbage) are polled again until
-the deadline, which is honoured exactly: the last sleep is cut short so the final
-check happens at ``start + timeout`` and the wait returns then.
+A watcher answers one question per call and never waits. The transaction's sync
+wait (:mod:`~gitmedic.reconciler.transaction.machine`) asks it once per step:
+Deployed and Failed end the wait; Progressing and Unknown (a transient read
+error: 5xx, timeouts, garbage) are asked again a poll later, until the sync
+timeout, a journaled deadline from the merge.
 
 To add an engine, implement ``check(sha) -> SyncState``; nothing else is needed.
 """
@@ -13,10 +13,8 @@ To add an engine, implement ``check(sha) -> SyncState``; nothing else is needed.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
-
-from gitmedic.reconciler.clock import Clock
 
 
 class SyncPhase(enum.Enum):
@@ -58,40 +56,6 @@ class SyncState:
 
 class SyncWatcher(Protocol):
     def check(self, sha: str) -> SyncState: ...
-
-
-@dataclass(frozen=True)
-class WaitResult:
-    state: SyncState  # the last observation
-    timed_out: bool
-    waited: float  # seconds on the clock from the first check to the return
-    checks: int
-
-    @property
-    def deployed(self) -> bool:
-        return self.state.phase is SyncPhase.DEPLOYED
-
-
-def wait_deployed(
-    watcher: SyncWatcher, sha: str, clock: Clock, *, timeout: float, interval: float
-) -> WaitResult:
-    """Poll until SHA is deployed, fails, or ``timeout`` seconds pass on ``clock``."""
-    if timeout < 0 or interval <= 0:
-        raise ValueError(f"need timeout >= 0 and interval > 0, got {timeout} and {interval}")
-    start = clock.now()
-    deadline = start + timeout
-    checks = 0
-    while True:
-        state = watcher.check(sha)
-        checks += 1
-        remaining = deadline - clock.now()
-        if state.phase.terminal or remaining <= 0:
-            break
-        clock.sleep(min(interval, remaining))
-    timed_out = not state.phase.terminal
-    if timed_out:
-        state = replace(state, message=f"timed out after {timeout:g}s: {state.message}")
-    return WaitResult(state, timed_out, clock.now() - start, checks)
 
 
 def revision_matches(observed: str, sha: str) -> bool:

@@ -78,6 +78,8 @@ class Journal:
 
             self.store = PostgresStore(str(target))
             self._local = local
+            if local is not None:  # made as a SQLite journal's folder is (serve's per app)
+                local.parent.mkdir(parents=True, exist_ok=True)
         else:
             sqlite = SqliteStore(Path(target))
             self.store, self._local = sqlite, local or sqlite.path
@@ -186,6 +188,12 @@ class Journal:
                 return LockGrant(False, current[0][0], expires=current[0][1])
         previous = row[0] if row is not None and row[0] != holder else ""
         return LockGrant(True, holder, previous)
+
+    def lock_of(self, app: str) -> tuple[str, float] | None:
+        """(holder, expires) of ``app``'s lease as the journal holds it; a read, no write."""
+        with self._db() as db:
+            found = db.execute("SELECT holder, expires FROM locks WHERE app = ?", (app,))
+        return (str(found[0][0]), float(found[0][1])) if found else None
 
     @property
     def _for_update(self) -> str:

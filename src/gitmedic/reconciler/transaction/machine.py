@@ -93,6 +93,13 @@ class MachineConfig:
     def __post_init__(self) -> None:
         if self.failure_limit < 0:
             raise ValueError(f"failure_limit must be 0 or more, got {self.failure_limit}")
+        # A poll of 0 would ask the engine again within the same instant, forever; a
+        # negative sync timeout means nothing, refused rather than read as 0.
+        if self.poll_s <= 0 or self.sync_timeout_s < 0:
+            raise ValueError(
+                f"need poll_s > 0 and sync_timeout_s >= 0, got {self.poll_s} and "
+                f"{self.sync_timeout_s}"
+            )
 
 
 @dataclass(frozen=True)

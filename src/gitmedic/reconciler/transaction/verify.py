@@ -4,12 +4,12 @@ The window is measurements (:mod:`~gitmedic.reconciler.transaction.window`):
 :meth:`OracleVerifier.measure` takes one now, every configured oracle (cluster
 state, alerts, probes, detectors) once, scored together with mu, with the
 findings firing and the critical signals; :meth:`OracleVerifier.window` judges
-the recorded measurements by the oracles' specs (interval, count, limits, as
-``run_analysis`` does on a live clock): still open, with the next one due, or a
-verdict: the oracles' worst phase, mu of the last measurement, whether the
-transaction's target findings still fire. Whether someone else's change to the
-app landed during the window (then no verdict about *this* change can be
-trusted: Inconclusive) is the ports' to tell.
+the recorded measurements by the oracles' specs (count and limits, by Argo's
+rules; one measurement of every oracle per their shortest interval): still open,
+with the next one due, or a verdict: the oracles' worst phase, mu of the last
+measurement, whether the transaction's target findings still fire. Whether
+someone else's change to the app landed during the window (then no verdict about
+*this* change can be trusted: Inconclusive) is the ports' to tell.
 
 A change is judged as Argo Rollouts judges one: the first failed measurement
 ends the window. A revert that brought the checkpoint's tree back (``restoring``)
@@ -90,8 +90,8 @@ class OracleVerifier:
     def window(
         self, plan: Plan, measurements: Sequence[Measurement], *, restoring: bool = False
     ) -> WindowAnswer:
-        """The window judged from its recorded measurements alone (Argo's rules, as
-        :func:`~gitmedic.reconciler.oracles.run_analysis`): closed once every oracle
+        """The window judged from its recorded measurements alone (Argo's rules, folded
+        by :func:`~gitmedic.reconciler.oracles.metric.assess`): closed once every oracle
         completed or one failed, else open with its next measurement due."""
         oracles = self._oracles(restoring)
         metrics = [_metric(o, measurements) for o in oracles]
@@ -115,6 +115,9 @@ class OracleVerifier:
 
     def _oracles(self, restoring: bool) -> list[Oracle]:
         oracles = list(self.oracles())
+        names = [o.name for o in oracles]
+        if len(set(names)) != len(names):  # a measurement's marks are told apart by name
+            raise ValueError(f"oracle names must be unique: {names}")
         return [_WholeWindow(o) for o in oracles] if restoring else oracles
 
 

@@ -13,9 +13,14 @@ order:
 2. the revisions the bot verified healthy (``gitmedic run --once`` ending
    healthy with that revision deployed), kept in the journal's SQLite file,
    newest first;
-3. with neither, and an incident still live, the history before where that
-   incident began (:func:`incident_history_rev`), so a restarted sim knows what
-   the one before it knew;
+3. with neither, and an incident in the journal, the history before where the
+   live one began, else the newest resolved one (:func:`incident_history_rev`), so
+   a restarted sim knows what the one before it knew: a resolved incident counts
+   too, since the revision is verified only once the app stayed healthy after it
+   (the end of ``run --once``), and a process killed in between left no live
+   incident and no verified revision, so its successor learned from the history
+   before HEAD, the faulty commits and the undone candidate among it, and saw a
+   phantom fault in the restored app;
 4. with nothing at all (a first run), the history before HEAD, as before.
 """
 
@@ -116,7 +121,16 @@ def resolve(repo: Path, rev: str) -> str:
 
 
 def incident_history_rev(journal: Journal, app: str) -> str | None:
-    """The first base of the transactions of the app's incidents still live, if any."""
-    live = {row.id for row in journal.incidents(app) if row.status in ("open", "escalated")}
-    bases = [t.plan.base_sha for t in journal.transactions(app=app) if t.plan.incident in live]
-    return bases[0] if bases else None
+    """The first base of the transactions of the app's incidents still live; with none,
+    of the newest resolved incident that has transactions; else None."""
+    rows = journal.incidents(app)  # oldest first
+    live = {row.id for row in rows if row.status in ("open", "escalated")}
+    txns = journal.transactions(app=app)
+    bases = [t.plan.base_sha for t in txns if t.plan.incident in live]
+    if bases:
+        return bases[0]
+    for row in reversed([r for r in rows if r.status == "resolved"]):
+        bases = [t.plan.base_sha for t in txns if t.plan.incident == row.id]
+        if bases:
+            return bases[0]
+    return None

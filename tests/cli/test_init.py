@@ -76,7 +76,9 @@ def test_a_kept_config_that_does_not_load_is_refused_with_its_line_and_nothing_w
     """Re-running init over a broken config said nothing, and `run` failed on it later."""
     (tmp_path / ".gitmedic").mkdir()
     config = tmp_path / ".gitmedic/config.yaml"
-    config.write_text("version: 1\napps:\n  - name: a\n    path: .\n    namespace: a\n    typo: 1\n")
+    config.write_text(
+        "version: 1\napps:\n  - name: a\n    path: .\n    namespace: a\n    typo: 1\n"
+    )
     result = _init(tmp_path)
     assert result.returncode == 2, result.stderr
     assert f"{config}:3: apps[0]: " in result.stderr, result.stderr  # the app holding it

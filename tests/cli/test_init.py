@@ -59,11 +59,33 @@ def test_a_path_that_does_not_exist_is_refused_and_nothing_is_written(tmp_path: 
 def test_existing_files_are_kept_unless_forced(tmp_path: Path) -> None:
     assert _init(tmp_path).returncode == 0
     config = tmp_path / ".gitmedic/config.yaml"
-    config.write_text("mine: true\n")
+    mine = config.read_text() + "# mine\n"  # the team's own edits, a config that loads
+    config.write_text(mine)
     kept = _init(tmp_path)
     assert "kept     .gitmedic/config.yaml (exists; --force overwrites it)" in kept.stdout
-    assert config.read_text() == "mine: true\n"
+    assert config.read_text() == mine
     forced = _init(tmp_path, "--force")
     assert forced.returncode == 0
     assert "replaced .gitmedic/config.yaml" in forced.stdout
-    assert "apps:" in config.read_text()
+    assert "apps:" in config.read_text() and "# mine" not in config.read_text()
+
+
+def test_a_kept_config_that_does_not_load_is_refused_with_its_line_and_nothing_written(
+    tmp_path: Path,
+) -> None:
+    """Re-running init over a broken config said nothing, and `run` failed on it later."""
+    (tmp_path / ".gitmedic").mkdir()
+    config = tmp_path / ".gitmedic/config.yaml"
+    config.write_text(
+        "version: 1\napps:\n  - name: a\n    path: .\n    namespace: a\n    typo: 1\n"
+    )
+    result = _init(tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert f"{config}:3: apps[0]: " in result.stderr, result.stderr  # the app holding it
+    assert "'typo' was unexpected" in result.stderr
+    assert "--force replaces it" in result.stderr
+    assert result.stdout == ""  # neither discovery's report nor a file written
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [".gitmedic", "config.yaml"]
+    forced = _init(tmp_path, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "replaced .gitmedic/config.yaml" in forced.stdout

@@ -66,9 +66,10 @@ def test_the_init_template_is_valid_against_the_schema(tmp_path: Path) -> None:
 
 def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / ".gitmedic").mkdir()
-    (tmp_path / ".gitmedic/config.yaml").write_text("mine: true\n")
+    mine = "version: 1\napps:\n  - {name: mine, path: ., namespace: mine}\n"
+    (tmp_path / ".gitmedic/config.yaml").write_text(mine)
     main(["init", str(tmp_path)])
-    assert (tmp_path / ".gitmedic/config.yaml").read_text() == "mine: true\n"
+    assert (tmp_path / ".gitmedic/config.yaml").read_text() == mine
     assert (
         "kept     .gitmedic/config.yaml (exists; --force overwrites it)" in capsys.readouterr().out
     )

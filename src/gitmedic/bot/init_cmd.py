@@ -9,7 +9,8 @@ app instead.
 Existing files are kept unless ``--force`` is given: init can be re-run after an
 upgrade to add what is missing, and says what it created, what it kept and what
 it overwrote. The app's ``--path`` must be a folder of the repo, so a typo does
-not produce a config that watches nothing. It ends with the next steps.
+not produce a config that watches nothing. A kept config that does not load is refused
+before anything is written, each problem named with its line. It ends with the next steps.
 
 The workflow it writes runs the gitmedic GitHub Action of the version that wrote
 it; the third-party actions in it are pinned by commit SHA.
@@ -22,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from gitmedic import __version__
+from gitmedic.bot.config_check import check_config
 from gitmedic.bot.exits import EXIT_OK, UsageError
 
 FILES = {
@@ -47,6 +49,8 @@ def run_init(args: argparse.Namespace) -> int:
     repo = Path(args.path)
     if not repo.is_dir():
         raise UsageError(f"{repo}: not a directory")
+    if not args.force:  # a kept config that does not load: said now, nothing written
+        check_config(repo, "init keeps an existing config: fix it, or --force replaces it")
     if args.app_path or args.name or args.namespace:
         apps = _flagged_app(repo, args)
     else:

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmedic.bot.adopted_apps import acted_apps, acted_config
+from gitmedic.bot.config_check import check_config
 from gitmedic.bot.exits import UsageError
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
@@ -101,20 +102,8 @@ def run_run(args: argparse.Namespace) -> int:
     if not (repo / ".git").exists():
         raise UsageError(f"{repo}: not a git repository")
     cluster = check_cluster_for_forge(args.forge, args.cluster)
-    _check_config(repo)  # a bad config changes nothing: refused before the forge's files
+    check_config(repo)  # a bad config changes nothing: refused before the forge's files
     return run_on(repo, args, cluster, _forge(repo, args.forge))
-
-
-def _check_config(repo: Path) -> None:
-    from gitmedic.reconciler.config import ConfigError, find_config
-    from gitmedic.reconciler.manifests.config_file import load_config
-
-    found = find_config(repo)
-    if found is not None:
-        try:
-            load_config(found)
-        except ConfigError as exc:  # bad input, said as such: never an internal error
-            raise UsageError(str(exc)) from None
 
 
 def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> int:

@@ -8,6 +8,7 @@ fault appeared in the restored one).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from gitmedic.sim.faults import BENIGN
 from gitmedic.sim.faults.git import commit_all
 from tests.bot.cli_world import configured_repo, git, gitmedic, prs, run_once
 from tests.bot.run_world import app_repo, with_fault
+from tests.support.stepping import WINDOW_PLAN
 
 SERVICE = "productcatalogservice"
 
@@ -131,10 +133,6 @@ def test_a_second_run_once_on_a_repo_the_bot_fixed_opens_nothing(tmp_path: Path)
 
 
 def _incident(journal: Journal, incident: str, base: str, status: str, opened: float) -> None:
-    from dataclasses import replace
-
-    from tests.support.stepping import WINDOW_PLAN
-
     journal.save_incident(IncidentRow(incident, "shop", status, opened))
     txn = replace(WINDOW_PLAN, txn_id=f"{incident}/1", app="shop", incident=incident,
                   base_sha=base)  # fmt: skip
@@ -157,6 +155,13 @@ def test_a_resolved_incident_keeps_the_history_before_it_until_a_revision_is_ver
 
     journal.save_incident(IncidentRow("shop-new", "shop", "resolved", 2.0))
     assert known_good(repo, "", journal, "shop").history_rev == "b" * 40  # the newest one's
+
+    # created by a restarted process, whose sim clock began at the same epoch: listed first
+    later = replace(WINDOW_PLAN, txn_id="shop-new/memory", app="shop", incident="shop-new",
+                    attempt=0, strategy="memory", base_sha="c" * 40)  # fmt: skip
+    journal.create(later, 0.5)
+    journal.create(replace(later, txn_id="shop-new/2", attempt=2, strategy="playbook"), 0.5)
+    assert known_good(repo, "", journal, "shop").history_rev == "b" * 40  # its first attempt's
 
     head = git(repo, "rev-parse", "HEAD")
     deployed = SyncState(SyncPhase.DEPLOYED, "synced", head)

@@ -121,16 +121,21 @@ def resolve(repo: Path, rev: str) -> str:
 
 
 def incident_history_rev(journal: Journal, app: str) -> str | None:
-    """The first base of the transactions of the app's incidents still live; with none,
-    of the newest resolved incident that has transactions; else None."""
+    """Where the app's live incident began (the base of its first attempt); with none
+    live, where the newest resolved one began; else None. By attempt, not by the journal's
+    order: that is by creation time on the sim's clock, which starts at the same epoch in
+    every process, so a memory PR or a later attempt created after a restart can come
+    first, and its base (after the fault) holds the faulty commits in its history."""
     rows = journal.incidents(app)  # oldest first
-    live = {row.id for row in rows if row.status in ("open", "escalated")}
-    txns = journal.transactions(app=app)
-    bases = [t.plan.base_sha for t in txns if t.plan.incident in live]
-    if bases:
-        return bases[0]
-    for row in reversed([r for r in rows if r.status == "resolved"]):
-        bases = [t.plan.base_sha for t in txns if t.plan.incident == row.id]
-        if bases:
-            return bases[0]
-    return None
+    first: dict[str, tuple[int, str]] = {}
+    for t in journal.transactions(app=app):
+        if t.plan.strategy == "memory":  # the memory PR's base is the fixed main
+            continue
+        seen = first.get(t.plan.incident)
+        if seen is None or t.plan.attempt < seen[0]:
+            first[t.plan.incident] = (t.plan.attempt, t.plan.base_sha)
+    live = [r for r in rows if r.status in ("open", "escalated") and r.id in first]
+    if live:
+        return first[live[0].id][1]
+    resolved = [r for r in rows if r.status == "resolved" and r.id in first]
+    return first[resolved[-1].id][1] if resolved else None

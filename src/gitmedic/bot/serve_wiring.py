@@ -201,7 +201,7 @@ def _watch_cache(
     try:
         return shared_cache(env, {c.namespace for c in configs}, interval_s=interval)
     except KubeSetupError as exc:
-        raise ValueError(f"the cluster cannot be read: {exc}") from None
+        raise ValueError(f"--cluster kube: {exc}") from None  # as run says it
 
 
 def _wire(

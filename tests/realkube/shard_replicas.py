@@ -21,6 +21,7 @@ from tests.bot.test_run_every_app import WEB, repo_of
 from tests.realkube.bot_identity import install_bot
 from tests.realkube.control_plane import ControlPlane
 from tests.realkube.processes import Processes, free_port
+from tests.support.step_marks import marking_env
 
 SECRET = "whsec-shards-3f1c"
 
@@ -75,10 +76,15 @@ class Replicas:
         env = {
             "KUBECONFIG": str(self.kubeconfig),
             "GITMEDIC_WEBHOOK_SECRET": SECRET,
+            **marking_env(self.marks(name)),  # which apps it steps (test hook)
             **self.env,
             **(env or {}),
         }
         self.pids[name] = self.procs.start(name, argv, env).pid
+
+    def marks(self, name: str) -> Path:
+        """Where replica ``name`` marks each step it acts on an app in (its apps)."""
+        return self.folder / name / "steps"
 
     def holders(self) -> dict[str, str]:
         """app -> the replica holding its Lease ('' for none, '?' for an unknown holder)."""

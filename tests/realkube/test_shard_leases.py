@@ -7,15 +7,15 @@ the RBAC the chart renders, so the Lease Role is proven sufficient. Three real
 divide six apps two each; the one SIGKILLed has its apps taken by the others
 once its Leases expire (the lease duration after its last renewal, plus a
 round); one stopped cleanly hands its apps over at once. That a replica *acts*
-only on its apps is read from each app's journal: a step renews the writer row,
-and only for an app whose Lease the replica holds.
+only on its apps is read from the steps it marks (``tests/support/step_marks``, a
+test hook): a step is marked for an app only when the replica holds its writer lease,
+and only an app whose Lease it holds.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import time
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from tests.realkube.conftest import REALKUBE
 from tests.realkube.control_plane import ControlPlane
 from tests.realkube.processes import stop_recorded
 from tests.realkube.shard_replicas import Replicas, shares, until
+from tests.support.step_marks import stepped_within
 
 pytestmark = REALKUBE
 
@@ -32,18 +33,9 @@ ROUND_S = LEASE_S / 5
 
 
 def acting_on(replicas: Replicas, name: str, within_s: float = 5.0) -> set[str]:
-    """The apps whose journal this replica's steps renewed their writer row in lately
-    (a monitor step renews it; every second here)."""
-    acting = set()
-    for app in APPS:
-        journal = replicas.folder / name / "apps" / app / "journal.sqlite"
-        if not journal.exists():
-            continue
-        with sqlite3.connect(journal) as db:
-            rows = db.execute("SELECT holder, acquired FROM locks").fetchall()
-        if any(at >= time.time() - within_s for _, at in rows):
-            acting.add(app)
-    return acting
+    """The apps this replica acted on lately: a step it holds an app's writer lease in
+    is marked (tests/support/step_marks; every second here)."""
+    return {app for app in APPS if stepped_within(replicas.marks(name), app, within_s)}
 
 
 def acts_on_its_own(replicas: Replicas, name: str, held: dict[str, str]) -> None:

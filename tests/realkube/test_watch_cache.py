@@ -12,7 +12,6 @@ answers that revision is gone: the cache lists the kind again and sees the new o
 from __future__ import annotations
 
 import signal
-import sqlite3
 import ssl
 import sys
 import threading
@@ -35,6 +34,7 @@ from tests.realkube.control_plane import UNCACHED_PLURAL, ControlPlane, start_ap
 from tests.realkube.processes import Processes, free_port, stop_recorded
 from tests.realkube.test_live_list import etcd_compact, limit_range
 from tests.realkube.tools import find_tools
+from tests.support.step_marks import marking_env, stepped_within
 
 pytestmark = REALKUBE
 SHOP, CART = "shop", "cart"
@@ -201,19 +201,6 @@ def apiserver_requests(plane: ControlPlane, verb: str, resource: str) -> float:
     return total
 
 
-def stepped_lately(root: Path, app: str, within_s: float = 3.0) -> bool:
-    """A monitor step renews the app's writer row in its journal (under ``root``)."""
-    for journal in root.glob("**/journal.sqlite"):
-        try:
-            with sqlite3.connect(journal) as db:
-                rows = db.execute("SELECT acquired FROM locks WHERE app = ?", (app,)).fetchall()
-        except sqlite3.OperationalError:  # the journal is being made
-            continue
-        if any(at >= time.time() - within_s for (at,) in rows):
-            return True
-    return False
-
-
 @pytest.mark.parametrize("command", ["serve", "run"])
 def test_the_apps_on_one_cluster_read_it_through_one_watch_per_kind_not_lists_per_step(
     plane: ControlPlane, tmp_path: Path, command: str
@@ -239,16 +226,18 @@ def test_the_apps_on_one_cluster_read_it_through_one_watch_per_kind_not_lists_pe
         argv = ["serve", *common, "--repo", str(repo), "--state-dir", str(state)]
         argv += ["--port", str(free_port()), "--log-level", "info"]
     else:
-        argv, state = ["run", str(repo), *common], repo / ".git" / "gitmedic"
+        argv = ["run", str(repo), *common]
     env = {"KUBECONFIG": str(plane.kubeconfig), "ARGO_TOKEN": "t", "GITMEDIC_WEBHOOK_SECRET": "s"}
+    marks = tmp_path / "steps"  # a mark per step each app is acted on in (test hook)
+    env |= marking_env(marks)
     env["KUBERNETES_SERVICE_HOST"] = ""
     process = procs.start(command, [sys.executable, "-m", "gitmedic", *argv], env)
     try:
-        eventually(lambda: all(stepped_lately(state, a) for a in SERVED), "every app stepping")
+        eventually(lambda: all(stepped_within(marks, a, 3.0) for a in SERVED), "every app stepping")
         lists = apiserver_requests(plane, "LIST", "configmaps")
         time.sleep(5.0)  # five more steps of each app
         assert process.poll() is None, procs.tail(command)
-        assert all(stepped_lately(state, a) for a in SERVED), procs.tail(command)
+        assert all(stepped_within(marks, a, 3.0) for a in SERVED), procs.tail(command)
         assert apiserver_requests(plane, "LIST", "configmaps") == lists, "a list per step"
         assert apiserver_requests(plane, "WATCH", "configmaps") >= 1
     finally:

@@ -22,10 +22,6 @@ ALLOWED = {
     ("gitmedic/reconciler/clock.py", "SystemClock.sleep"): (
         "the system Clock's own sleep: what a caller that waits calls, not a driver"
     ),
-    ("gitmedic/reconciler/transaction/runner.py", "Runner.drive"): (
-        "steps a transaction to its end, sleeping each wait_s: the command and test "
-        "driver that the never-waiting controller replaces (issue 26, item 1)"
-    ),
     ("gitmedic/reconciler/transaction/verify.py", "OracleVerifier.verify"): (
         "a whole window in one call for the watch of a person's merge "
         "(bot/actions_live.py via ForgePorts.verify), which goes when that watch is "

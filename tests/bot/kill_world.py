@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -63,7 +64,8 @@ def argv(repo: Path) -> list[str]:
 
 
 def env(kill_at: str = "") -> dict[str, str]:
-    found = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOOK), str(ROOT)])}
+    # src first: the subprocess runs this tree's code whichever install the venv holds.
+    found = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOOK), str(ROOT / "src"), str(ROOT)])}
     found.pop("GITMEDIC_TEST_KILL_AT", None)
     if kill_at:
         found["GITMEDIC_TEST_KILL_AT"] = kill_at
@@ -86,22 +88,29 @@ def kill_chain(repo: Path, kills: list[str]) -> list[int]:
     return [*codes, until_exit(repo)]
 
 
-def kill_at_random(repo: Path, seed: int, within: tuple[float, float]) -> list[int]:
-    """SIGKILL the run after a seeded random wall time, then restart until it exits."""
-    delay = random.Random(seed).uniform(*within)
-    proc = subprocess.Popen(argv(repo), env=env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)  # fmt: skip
-    try:
-        proc.wait(timeout=delay)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        proc.communicate()
-    # A moment after the run ended by itself tests no kill (an idle machine runs the whole
-    # story in under 10 s): the window must fall inside the run.
-    assert proc.returncode == -signal.SIGKILL, f"the run ended before {delay:.1f}s: no kill"
-    return [proc.returncode, until_exit(repo)]
+def operations(repo: Path) -> int:
+    """How many operations (journal writes and forge calls, see ``tests/support/kill_at``)
+    a run that nobody kills takes on a copy of ``repo`` as it is now."""
+    copy = repo.parent / f"{repo.name}-counted"
+    shutil.copytree(repo, copy, symlinks=True)
+    tally = repo.parent / f"{repo.name}-operations"
+    done = run(copy, f"count:{tally}")
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    return int(tally.read_text())
+
+
+def kill_at_random(repo: Path, seed: int) -> list[int]:
+    """SIGKILL the run right after a seeded random operation of the run (a journal write
+    or a forge call, counted on a copy first: the moment is inside the run whatever the
+    machine's speed), then restart until it exits. Returns the exit codes."""
+    total = operations(repo)
+    assert total > 1, f"a run of {total} operations has no moment inside it"
+    nth = random.Random(seed).randint(1, total - 1)  # at least one operation after it
+    done = run(repo, f"op@{nth}")
+    assert done.returncode == KILLED, (
+        f"op@{nth} of {total} was never reached:\n{done.stderr[-2000:]}"
+    )
+    return [done.returncode, until_exit(repo)]
 
 
 def until_exit(repo: Path, tries: int = 3) -> int:
@@ -128,7 +137,9 @@ def check_promises(repo: Path, healthy: str, *, attempts: int) -> None:
     bot = [pr for pr in prs if pr.branch.startswith("gitmedic/")]
     assert len({pr.branch for pr in bot}) == len(bot), "one PR per attempt (its branch)"
     assert sorted(pr.number for pr in bot) == sorted(t.pr for t in txns if t.pr is not None)
-    fixes = [t for t in txns if t.plan.strategy != "memory"]
+    # by attempt: the journal lists by creation time on the sim's clock, which starts at the
+    # same epoch in every process, so an attempt created after a restart can come first
+    fixes = sorted((t for t in txns if t.plan.strategy != "memory"), key=lambda t: t.plan.attempt)
     assert len(fixes) == attempts, [t.plan.txn_id for t in txns]
     for t in txns:
         assert t.settled, f"{t.plan.txn_id} left at {t.phase.value}"

@@ -16,11 +16,15 @@ from gitmedic.reconciler.transaction.journal_store import SqliteStore
 SECRET = "s3cr%2Fet-pw-4711"  # percent-encoded in the URL: "s3cr/et-pw-4711" to the server
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:  # bound, never listening: connecting is refused at once
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+def _closed_port(unlike: str = "4711") -> int:
+    """A port nobody listens on whose number does not carry ``unlike`` (the password's
+    digits, which the message must not show: a port like 34711 would say them)."""
+    while True:
+        with socket.socket() as sock:  # bound, never listening: connecting is refused at once
+            sock.bind(("127.0.0.1", 0))
+            port: int = sock.getsockname()[1]
+        if unlike not in str(port):
+            return port
 
 
 def test_without_a_url_the_journal_is_the_state_directorys_sqlite_file(tmp_path: Path) -> None:

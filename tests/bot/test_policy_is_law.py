@@ -17,7 +17,7 @@ import pytest
 
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import Permission
-from gitmedic.reconciler.transaction import Journal, Phase
+from gitmedic.reconciler.transaction import Journal, Phase, TxnState
 from tests.bot.cli_world import (
     NEVER,
     configured_repo,
@@ -53,10 +53,14 @@ def test_auto_merge_never_merges_nothing_and_approve_lets_the_fix_proceed(tmp_pa
     with serving(repo) as served:
         reply = served.comment(pr["number"], "maria", "/gitmedic approve", 4101)
         assert reply.status_code == 202
-        assert until(lambda: journal.transactions()[-1].phase.terminal, 240), "never verified"
-    (state,) = journal.transactions()
+        assert until(lambda: fix(journal).phase.terminal, 240), "never verified"
+    # The fix; the tick that commits it goes on to remember it (its memory PR, no fix).
+    state = fix(journal)
+    assert [t.plan.txn_id for t in journal.transactions() if t.plan.strategy != "memory"] == [
+        state.plan.txn_id
+    ]
     assert state.phase is Phase.COMMITTED, state.reason
-    (merged,) = prs(repo)
+    (merged,) = [p for p in prs(repo) if p["number"] == state.pr]
     assert merged["state"] == "merged" and merged["merge_sha"] == state.merge_sha
     assert git(repo, "rev-parse", "main") == state.merge_sha
     assert git(repo, "rev-list", "--count", f"{fault}..main") == "2", "the fix and its merge"
@@ -156,3 +160,9 @@ def test_a_merge_github_refuses_leaves_the_pr_waiting_with_the_reason(
     waiting = state.apply(step.record)
     again = advance(waiting, ports, 62.0, config)
     assert again.record is None and again.wait_s == config.approval_poll_s, "waits, retries"
+
+
+def fix(journal: Journal) -> TxnState:
+    """The one fix of the journal (a memory PR's transaction may follow it)."""
+    (state,) = [t for t in journal.transactions() if t.plan.strategy != "memory"]
+    return state

@@ -1,4 +1,5 @@
-"""The lock serve's monitor shares with commands: yielded between steps and around idle waits."""
+"""The lock serve's monitor shares with commands: yielded between steps, and a tick waits
+for the commands queued during the last one."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gitmedic.bot.serve_lock import SharedLock, YieldingClock
-from gitmedic.reconciler.clock import FakeClock
+from gitmedic.bot.serve_lock import QueuedFirst, SharedLock
 
 BOUND_S = 10.0  # every wait below is bounded; a hang fails the test instead
 
@@ -65,50 +65,16 @@ def test_taking_the_lock_back_after_a_yield_fetches_again() -> None:
     assert len(fetches) == 3, "monitor, command, monitor again: a command may move the remote"
 
 
-class WaitingClock(FakeClock):
-    """A fake clock whose sleep lasts until the test wakes it (as a real wait would)."""
-
-    def __init__(self) -> None:
-        super().__init__(0.0)
-        self.asleep, self.wake = threading.Event(), threading.Event()
-
-    def sleep(self, seconds: float) -> None:
-        self.asleep.set()
-        assert self.wake.wait(BOUND_S), "nobody woke the sleeper"
-        super().sleep(seconds)
-
-
-def test_an_idle_sleep_gives_the_lock_up_for_its_whole_length() -> None:
-    lock, inner, order = SharedLock(), WaitingClock(), []
-    clock = YieldingClock(inner, lock, idle_sleep=True)
-
-    def monitor() -> None:
-        with lock:
-            clock.sleep(30)
-            order.append("monitor")
-
-    thread = threading.Thread(target=monitor, daemon=True)
-    thread.start()
-    assert inner.asleep.wait(BOUND_S)
-    with lock:  # taken while the monitor sleeps, not after
-        order.append("command")
-    inner.wake.set()
-    thread.join(BOUND_S)
-    assert order == ["command", "monitor"] and inner.now() == 30
-
-
-def test_a_working_sleep_lets_queued_commands_in_first_then_runs_holding_the_lock() -> None:
+def test_a_tick_starts_only_after_the_commands_queued_during_the_last_one() -> None:
+    """Ticks may follow at once while a transaction is in flight: a command queued during
+    one still runs before the next (the monitor takes its turn last)."""
     lock, order = SharedLock(), []
-
-    class SimLikeClock(FakeClock):
-        def sleep(self, seconds: float) -> None:
-            order.append(f"sim runs, lock held by the monitor: {lock.waiting == 0}")
-            super().sleep(seconds)
-
-    clock = YieldingClock(SimLikeClock(), lock, idle_sleep=False)
-    with lock:
+    monitor = QueuedFirst(lock)
+    with monitor:  # a tick
         thread = command(lock, order)
         assert wait_until(lambda: lock.waiting == 1)
-        clock.sleep(30)
+        order.append("tick 1")
+    with monitor:  # the next tick, at once
+        order.append("tick 2")
     thread.join(BOUND_S)
-    assert order == ["command", "sim runs, lock held by the monitor: True"]
+    assert order == ["tick 1", "command", "tick 2"]

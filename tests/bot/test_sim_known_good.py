@@ -8,12 +8,14 @@ fault appeared in the restored one).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gitmedic.bot.loop.known_good import (
     KEPT,
+    KnownGood,
     KnownGoodError,
     VerifiedRevisions,
     known_good,
@@ -21,11 +23,12 @@ from gitmedic.bot.loop.known_good import (
 )
 from gitmedic.bot.loop.sim_cluster import SimCluster
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState
-from gitmedic.reconciler.transaction import Journal
+from gitmedic.reconciler.transaction import IncidentRow, Journal
 from gitmedic.sim.faults import BENIGN
 from gitmedic.sim.faults.git import commit_all
 from tests.bot.cli_world import configured_repo, git, gitmedic, prs, run_once
 from tests.bot.run_world import app_repo, with_fault
+from tests.support.stepping import WINDOW_PLAN
 
 SERVICE = "productcatalogservice"
 
@@ -127,3 +130,42 @@ def test_a_second_run_once_on_a_repo_the_bot_fixed_opens_nothing(tmp_path: Path)
     assert second.json() == {"healthy": True, "incidents": []}
     assert git(repo, "rev-parse", "main") == fixed
     assert prs(repo) == opened
+
+
+def _incident(journal: Journal, incident: str, base: str, status: str, opened: float) -> None:
+    journal.save_incident(IncidentRow(incident, "shop", status, opened))
+    txn = replace(WINDOW_PLAN, txn_id=f"{incident}/1", app="shop", incident=incident,
+                  base_sha=base)  # fmt: skip
+    journal.create(txn, opened)
+
+
+def test_a_resolved_incident_keeps_the_history_before_it_until_a_revision_is_verified(
+    tmp_path: Path,
+) -> None:
+    """A process killed after its incident resolved and before its run verified the
+    revision healthy (the end of ``run --once``): the restarted sim must learn what the
+    killed one learned, the history before the fault, not the history before HEAD, which
+    holds the faulty commits and the bot's undone candidate (a phantom fault, and a new
+    incident, in the restored app)."""
+    repo, _, _ = app_repo(tmp_path, "online-boutique")
+    journal = Journal(tmp_path / "journal.sqlite")
+    _incident(journal, "shop-old", "a" * 40, "resolved", 1.0)
+    _incident(journal, "shop-new", "b" * 40, "open", 2.0)
+    assert known_good(repo, "", journal, "shop").history_rev == "b" * 40  # live: its base
+
+    journal.save_incident(IncidentRow("shop-new", "shop", "resolved", 2.0))
+    assert known_good(repo, "", journal, "shop").history_rev == "b" * 40  # the newest one's
+
+    # created by a restarted process, whose sim clock began at the same epoch: listed first
+    later = replace(WINDOW_PLAN, txn_id="shop-new/memory", app="shop", incident="shop-new",
+                    attempt=0, strategy="memory", base_sha="c" * 40)  # fmt: skip
+    journal.create(later, 0.5)
+    journal.create(replace(later, txn_id="shop-new/2", attempt=2, strategy="playbook"), 0.5)
+    assert known_good(repo, "", journal, "shop").history_rev == "b" * 40  # its first attempt's
+
+    head = git(repo, "rev-parse", "HEAD")
+    deployed = SyncState(SyncPhase.DEPLOYED, "synced", head)
+    assert note_healthy(journal, "shop", head, lambda sha: deployed, 3.0)
+    assert known_good(repo, "", journal, "shop") == KnownGood(
+        (head,), source=f"revision {head[:12]}, verified healthy"
+    )

@@ -35,7 +35,7 @@ from gitmedic.reconciler.transaction import (
 )
 from gitmedic.sim.faults.runtime import database_auth_revoked
 from gitmedic.sim.server import serve
-from tests.support.stepping import window
+from tests.support.stepping import settle_loop_txn, window
 from tests.transaction.e2e_world import APP, NAMESPACE, baseline_repo, git
 
 UNSEEN_BY_DETECTORS = ("service-target-port", "probe-port")
@@ -78,7 +78,7 @@ def start(loop: Loop, change: dict[str, Any]) -> tuple[str, Any]:
 
 
 def transact(loop: Loop, change: dict[str, Any]) -> TxnState:
-    return loop.drive(*start(loop, change))
+    return settle_loop_txn(loop, *start(loop, change))
 
 
 def test_a_change_that_makes_an_alert_fire_is_reverted_though_no_finding_is_new(
@@ -203,7 +203,7 @@ def test_an_alert_source_that_fails_during_the_window_holds_the_transaction(
             loop.clock.sleep(advanced.wait_s)
     # the Alertmanager is gone from here on: the window cannot see the alerts
 
-    state = loop.drive(txn_id, ports)
+    state = settle_loop_txn(loop, txn_id, ports)
 
     assert state.phase is Phase.HELD and state.outcome is not Outcome.COMMITTED
     assert "Error" in state.reason
@@ -247,7 +247,7 @@ def test_a_transaction_resumed_after_merge_is_judged_against_its_checkpoint(
     assert any(a["labels"]["alertname"] == "HighErrorRate" for a in cluster.alerts())
     restarted = make_loop(tmp_path, cluster, window_s=120.0)
 
-    resumed = restarted.drive(txn_id, restarted.ports(plan=restarted.journal.load(txn_id).plan))
+    resumed = settle_loop_txn(restarted, txn_id)
 
     assert resumed.outcome is Outcome.REVERTED, resumed.reason
     assert any("HighErrorRate" in line for line in resumed.feedback)

@@ -10,15 +10,25 @@ are ``incident-<status>`` and its memory PR's ``memory-<step>``. Without
 it, right before the write (the action it records already happened). A ``stop:``
 prefix sends SIGSTOP instead: the process halts there, every thread with it (a
 Lease renewal too), for the test to read the journal and SIGKILL it itself.
+
+The random moments count operations instead of time (a wall-clock moment depends on
+the machine's load): an operation is any journal write (of any label) or any call of
+the local forge's verbs, which land between the journal's writes (the action done,
+its record not written yet). ``op@<n>`` kills right after the ``n``-th operation
+returned; ``count:<file>`` kills nothing and writes, at exit, how many operations the
+run took, so a test picks a seeded ``n`` that is inside the run whatever its timing.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.transaction.journal import Journal
 from gitmedic.reconciler.transaction.model import Record
 
@@ -32,7 +42,13 @@ def record_label(record: Record) -> str:
     return record.phase.value
 
 
+JOURNAL_WRITES = ("append", "save_incident", "note_memory")
+
+
 def install(spec: str) -> None:
+    if spec.startswith(("op@", "count:")):
+        _install_operations(spec)
+        return
     halt = signal.SIGSTOP if spec.startswith("stop:") else signal.SIGKILL
     spec = spec.removeprefix("stop:")
     before = spec.startswith("before:")
@@ -74,6 +90,50 @@ def _wrap(
         hit(found, True)
         result = inner(self, *args, **kwargs)
         after(found)
+        return result
+
+    setattr(cls, name, wrapped)
+
+
+def forge_verbs() -> list[str]:
+    """The local forge's public methods: its verbs, and what people do on it."""
+    return sorted(n for n in dir(LocalForge) if not n.startswith("_") and _is_method(n))
+
+
+def _is_method(name: str) -> bool:
+    return callable(getattr(LocalForge, name, None)) and not isinstance(
+        LocalForge.__dict__.get(name), staticmethod | classmethod
+    )
+
+
+def _install_operations(spec: str) -> None:
+    """``op@<n>``: SIGKILL right after the ``n``-th operation; ``count:<file>``: the
+    number of operations written to that file at exit."""
+    done = [0]
+    target = int(spec.removeprefix("op@")) if spec.startswith("op@") else 0
+    if spec.startswith("count:"):
+        tally = spec.removeprefix("count:")
+        atexit.register(lambda: Path(tally).write_text(str(done[0])))
+
+    def operation() -> None:
+        done[0] += 1
+        if done[0] == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    for name in JOURNAL_WRITES:
+        _after_each(Journal, name, operation)
+    for name in forge_verbs():
+        _after_each(LocalForge, name, operation)
+
+
+def _after_each(cls: type, name: str, then: Callable[[], None]) -> None:
+    inner = getattr(cls, name, None)
+    if inner is None:
+        return
+
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = inner(self, *args, **kwargs)
+        then()
         return result
 
     setattr(cls, name, wrapped)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitmedic.reconciler.clock import Clock, FakeClock
 from gitmedic.reconciler.oracles import Oracle
 from gitmedic.reconciler.sync import SyncState, SyncWatcher
-from gitmedic.reconciler.transaction import Plan, Runner, TxnState, Verdict
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Plan, Runner, TxnState, Verdict
 from gitmedic.reconciler.transaction.ports import Ports
 from gitmedic.reconciler.transaction.verify import OracleVerifier
 from gitmedic.reconciler.transaction.window import Measurement, Stage
@@ -155,3 +156,48 @@ def run_until(
 
     waits = step_until(runner.clock, step, advance=advance)
     return Stepped(states[-1], waits)
+
+
+def step_runner(
+    runner: Runner,
+    txn_id: str,
+    ports: Ports,
+    *,
+    stop_for_person: bool = False,
+    limit: int = 10_000,
+) -> TxnState:
+    """``Runner.until_wait`` until settled (or, with ``stop_for_person``, waiting for a
+    person's approval), sleeping on the runner's clock for each wait the machine answers
+    (the loop's ticks, played by the test)."""
+    states: list[TxnState] = []
+
+    def step() -> float | None:
+        advanced = runner.until_wait(txn_id, ports)
+        states.append(advanced.state)
+        if advanced.state.settled or (stop_for_person and advanced.waiting_for_person):
+            return None
+        return advanced.wait_s
+
+    step_until(runner.clock, step, advance=runner.clock.sleep, limit=limit)
+    return states[-1]
+
+
+def settle(
+    journal: Journal,
+    txn_id: str,
+    ports: Ports,
+    clock: Clock,
+    config: MachineConfig | None = None,
+    *,
+    on_record: Callable[[TxnState], None] = lambda state: None,
+) -> TxnState:
+    """One transaction stepped to its end with a runner of its own."""
+    return step_runner(Runner(journal, clock, config, on_record=on_record), txn_id, ports)
+
+
+def settle_loop_txn(loop: Any, txn_id: str, ports: Ports | None = None) -> TxnState:
+    """A loop's transaction stepped by the loop's runner until settled or waiting for a
+    person, with its own ports (those of its plan unless given)."""
+    if ports is None:
+        ports = loop.txns.ports(plan=loop.journal.load(txn_id).plan)
+    return step_runner(loop.txns.runner, txn_id, ports, stop_for_person=True)

@@ -27,10 +27,11 @@ from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.oracles import DetectorOracle, MetricSpec
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState
-from gitmedic.reconciler.transaction import Journal, MachineConfig, Plan, TxnState, drive
+from gitmedic.reconciler.transaction import Journal, MachineConfig, Plan, TxnState
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
 from gitmedic.reconciler.transaction.gate import Gate
 from gitmedic.reconciler.transaction.verify import OracleVerifier
+from tests.support.stepping import settle
 
 EXAMPLE = Path(__file__).parents[2] / "src/gitmedic/examples/shop"
 APP = "apps/shop"
@@ -245,7 +246,7 @@ def run(
         if kill_after and len(state.records) == kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    return drive(
+    return settle(
         journal,
         txn_plan.txn_id,
         ports(repo, clock, never_sync=never_sync, describe_revert=describe_revert),

@@ -17,9 +17,9 @@ from gitmedic.reconciler.transaction import (
     Runner,
     TxnState,
     VerdictPhase,
-    drive,
 )
 from gitmedic.reconciler.transaction.window import Stage
+from tests.support.stepping import settle
 from tests.transaction.fakes import World, plan
 
 CONFIG = MachineConfig(sync_timeout_s=300, poll_s=10, approval_poll_s=60)
@@ -45,7 +45,7 @@ def run(tmp_path: Path, world: World, clock: FakeClock, **plan_args: object) -> 
     journal = Journal(tmp_path / "journal.sqlite")
     p = plan(**plan_args)  # type: ignore[arg-type]
     journal.create(p, clock.now())
-    return drive(journal, p.txn_id, world, clock, CONFIG)
+    return settle(journal, p.txn_id, world, clock, CONFIG)
 
 
 def test_a_correct_fix_is_committed(tmp_path: Path, world: World, clock: FakeClock) -> None:
@@ -206,7 +206,7 @@ def test_a_refused_merge_that_no_regate_helps_waits_with_its_reason(
     assert state.phase is Phase.AWAITING_APPROVAL and state.outcome is Outcome.IN_FLIGHT
     assert state.reason == "merge refused: required status check 'ci' is expected"
     assert "refresh" not in world.calls
-    state = drive(journal, p.txn_id, world, clock, CONFIG)
+    state = settle(journal, p.txn_id, world, clock, CONFIG)
     assert state.outcome is Outcome.COMMITTED
     phases = [r.phase for r in state.records]
     assert phases[2:4] == [Phase.AWAITING_APPROVAL, Phase.MERGED], "the wait tries again"
@@ -229,7 +229,7 @@ def test_a_revert_waits_for_approval_when_the_policy_says_so(
         clock.sleep(wait)
     assert state.revert_pr == 2 and "merge:2" not in world.calls
     assert state.reason == "the revert PR #2 waits for approval (revert_regressions)"
-    state = drive(journal, p.txn_id, world, clock, CONFIG)
+    state = settle(journal, p.txn_id, world, clock, CONFIG)
     assert state.outcome is Outcome.REVERTED
     reverted = next(r for r in state.records if r.phase is Phase.REVERTED)
     assert reverted.at >= 2000.0 and world.calls.count("merge:2") == 1

@@ -18,11 +18,11 @@ from gitmedic.reconciler.transaction import (
     Plan,
     Runner,
     TxnState,
-    drive,
 )
 from gitmedic.reconciler.transaction.verdict import Decision, fail_fast
 from gitmedic.reconciler.transaction.verify import OracleVerifier
 from gitmedic.reconciler.transaction.window import Measurement, OracleMark, Signal, Stage
+from tests.support.stepping import settle
 from tests.transaction.fakes import World, plan
 
 CONFIG = MachineConfig(sync_timeout_s=300, poll_s=10, approval_poll_s=60, failure_limit=1)
@@ -86,7 +86,7 @@ def test_a_crash_during_the_sync_wait_is_undone_at_the_failure_limit_not_the_tim
     journal = Journal(tmp_path / "j.sqlite")
     p = _plan()
     journal.create(p, clock.now())
-    state = drive(journal, p.txn_id, world, clock, CONFIG)
+    state = settle(journal, p.txn_id, world, clock, CONFIG)
     assert state.outcome is Outcome.REVERTED
     undo = next(r for r in state.records if r.phase is Phase.UNDOING)
     merged = next(r for r in state.records if r.phase is Phase.MERGED)
@@ -109,7 +109,7 @@ def test_a_streak_begun_before_a_restart_counts_after_it(tmp_path: Path) -> None
     # A new process: a new runner and a new world, the journal the only memory.
     restarted = World(clock, sync_never=True, signals=world.signals)
     restarted.prs, restarted.deployed = world.prs, world.deployed
-    state = drive(journal, p.txn_id, restarted, clock, CONFIG)
+    state = settle(journal, p.txn_id, restarted, clock, CONFIG)
     undo = next(r for r in state.records if r.phase is Phase.UNDOING)
     assert undo.at == 1030 and state.reason.startswith("failed fast")
 
@@ -128,7 +128,7 @@ def test_a_window_resumed_after_a_restart_takes_only_the_measurements_left(
     # Killed here; the restart (another world, another runner) continues the window.
     second = World(clock, sync_delay_s=0, window_count=6)
     second.prs, second.deployed = first.prs, first.deployed
-    state = drive(journal, p.txn_id, second, clock, CONFIG)
+    state = settle(journal, p.txn_id, second, clock, CONFIG)
     assert state.outcome is Outcome.COMMITTED
     window = state.measured(Stage.WINDOW, "merge-1")
     assert [m.at - window[0].at for m in window] == [0, 10, 20, 30, 40, 50], "the window, once"
@@ -197,7 +197,7 @@ def _reverted(tmp_path: Path, linger_until: float) -> TxnState:
     journal = Journal(tmp_path / "j.sqlite")
     p = _plan()
     journal.create(p, clock.now())
-    return drive(journal, p.txn_id, world, clock, CONFIG)
+    return settle(journal, p.txn_id, world, clock, CONFIG)
 
 
 def _revert_synced_after_revert(state: TxnState) -> float:

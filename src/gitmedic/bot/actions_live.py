@@ -25,16 +25,16 @@ a restarted ``serve`` carries them out, and an item is marked done only after it
 ran (a retry) or was judged (a watch). Queuing is idempotent (one watch per merge
 SHA, one queued retry per incident). A retry re-run after a crash is recognised
 by the journal: the incident already has more attempts than when it was queued.
-The retry callable may answer ``None``: the item stays queued (after a restart
-the loop has not looked yet, see :mod:`gitmedic.bot.retry_resolve`); its result
-is otherwise told on the PR the person commented on.
+The retry callable (the loop's :meth:`~gitmedic.bot.loop.loop.Loop.retry_queued`)
+may answer ``None``: the item stays queued (after a restart the loop has not looked
+yet, or a transaction of the app is in flight); its result is otherwise told on the
+PR the person commented on.
 
-:meth:`work` is the monitor's share, called once per interval under the same
-lock as the commands: it runs queued retries and watches and steps every
-transaction of the app in flight until it must wait. It never sleeps on the
-clock itself except inside a verification window, and it yields the shared lock
-between steps (:mod:`gitmedic.bot.serve_lock`) so a command never waits for more
-than one step.
+:meth:`work` is the monitor's share of each tick, called right after the loop's
+step under the same lock as the commands: it runs queued retries and watches and
+steps every transaction of the app in flight until it must wait. It never sleeps,
+and it yields the shared lock between steps (:mod:`gitmedic.bot.serve_lock`) so a
+command never waits for more than one step.
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ class LiveActions:
     def _step_until_wait(self, txn_id: str, ports: ForgePorts, *, yields: bool = False) -> TxnState:
         """Step until the transaction waits; ``yields``: the monitor lets commands in between."""
         between = self.lock.yield_to_waiters if yields else (lambda: None)
-        return self.runner.until_wait(txn_id, ports, between=between)
+        return self.runner.until_wait(txn_id, ports, between=between).state
 
     def _watch(self, watch: Watch) -> bool:
         """One look at a watched merge; True when it is judged (or given up)."""

@@ -64,7 +64,6 @@ from gitmedic.bot.exits import UsageError
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.transact import share_dashboard
-from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.config import (
     CONFIG_PATH,
@@ -221,25 +220,26 @@ def _held_by(loop: Loop) -> str:
 
 def _run_once(loops: list[Loop], max_seconds: float = 3600.0) -> dict[str, bool]:
     """Each app until healthy for its settle time or out of attempts, watched side by side:
-    a round steps every app not done yet, then one interval passes on the clock they share
-    (the sim's :class:`SimWorld`, or the system's), so the apps' waits overlap instead of
-    adding up. Per app, what :meth:`Loop.run_once` decides for one."""
+    a round ticks every app not done yet, then the clock they share (the sim's
+    :class:`SimWorld`, or the system's) is slept on until the earliest of their next due
+    times (:meth:`Loop.next_due`: an interval, or a transaction's deadline), so the apps'
+    waits overlap instead of adding up. Per app, what :meth:`Loop.run_once` decides for
+    one: never healthy while a transaction of it is in flight."""
     if not loops:
         return {}
     clock = loops[0].clock
     deadline = clock.now() + max_seconds
-    interval = min(loop.config.interval_s for loop in loops)
     outcome: dict[str, bool] = {}
     healthy_since: dict[str, float] = {}
     while len(outcome) < len(loops):
         acting = [loop for loop in loops if loop.config.app not in outcome]
         for loop in acting:
             loop.step()
-        clock.sleep(interval)
+        clock.sleep(max(0.0, min(loop.next_due() for loop in acting) - clock.now()))
         now = clock.now()
         for loop in acting:
             app = loop.config.app
-            if loop.healthy:
+            if loop.healthy and not loop.in_flight():
                 # Healthy long enough for an alert's ``for`` window to have fired.
                 since = healthy_since.setdefault(app, now)
                 if now - since >= loop.config.settle_s:
@@ -249,7 +249,7 @@ def _run_once(loops: list[Loop], max_seconds: float = 3600.0) -> dict[str, bool]
                 if loop._gave_up():  # Loop.run_once's own test, per app
                     outcome[app] = False
             if app not in outcome and now >= deadline:
-                outcome[app] = loop.healthy
+                outcome[app] = loop.healthy and not loop.in_flight()
     return {loop.config.app: outcome[loop.config.app] for loop in loops}
 
 
@@ -343,7 +343,6 @@ def build_loop(
     *,
     quiet: bool,
     on_event: Callable[[Event], None] | None = None,  # serve's: log, and yield its lock
-    view: Callable[[Cluster], Cluster] = lambda cluster: cluster,  # serve's yielding clock
     cache: LiveCache | None = None,  # the cluster's watch cache, shared by the apps
     world: Any = None,  # the SimWorld the apps of one run share (sim only; else their own)
 ) -> Loop:
@@ -355,7 +354,7 @@ def build_loop(
     for refused in learned.refused:  # memory that did not load: say so, never run it
         print(f"gitmedic: memory refused: {refused}", file=sys.stderr, flush=True)
     journal = open_journal(state)  # GITMEDIC_JOURNAL_URL's PostgreSQL, else state's SQLite
-    cluster = view(_cluster(config, cluster_kind, _app_config(config), journal, cache, world))
+    cluster = _cluster(config, cluster_kind, _app_config(config), journal, cache, world)
     quiet_or_printed = (lambda e: None) if quiet else _print_event
     return Loop(
         config,

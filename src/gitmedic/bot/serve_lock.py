@@ -1,24 +1,20 @@
-"""The lock ``serve``'s monitor and comment commands share, and how the monitor yields it.
+"""The lock ``serve``'s monitor and comment commands share.
 
 Why one lock: the monitor and a command both act on the same clone, forge and
-journal, and a command must never see (or make) a step half done. Why yielding:
-the monitor drives an incident's whole transaction (PR, gate, merge, sync wait,
-verification window) in one call, which can take many minutes; held throughout,
-the lock would keep a person's ``/gitmedic hold`` waiting until the merge it was
-meant to stop had happened. So the monitor gives the lock away at the points
-where nothing is half done:
+journal, and a command must never see (or make) a step half done. The monitor
+holds it for one tick only: a tick never waits (a transaction advances until its
+next deadline and the tick returns; :meth:`gitmedic.bot.loop.loop.Loop.step`),
+so a command queued during a tick runs right after it, before the next tick
+(:class:`QueuedFirst`). Inside a tick the monitor still gives the lock away
+between two steps of a transaction (each step is one action whose record is
+already in the journal): :meth:`SharedLock.yield_to_waiters`, a no-op when no
+command waits, so an idle service pays nothing; and before it runs the sim for
+the time to the next tick (``serve --cluster sim``).
 
-- between two steps of a transaction (each step is one action whose record is
-  already in the journal): :meth:`SharedLock.yield_to_waiters`, a no-op when no
-  command waits, so an idle service pays nothing;
-- while it waits on its clock (a sync poll, an oracle's interval in the
-  verification window, the only long step): :class:`YieldingClock`.
-
-A command that arrives mid-transaction therefore runs at the next step boundary
-and the transaction's next step sees what it did (the hold label). Commands
-never yield: each runs to its end, as before. The journal's per-app writer lock
-(:meth:`Journal.acquire`) stays the guard against another process; this lock is
-only about the threads of one process.
+A command that arrives mid-tick therefore runs at the next step boundary and the
+transaction's next step sees what it did (the hold label). Commands never yield:
+each runs to its end. The journal's per-app writer lock stays the guard against
+another process; this lock is only about the threads of one process.
 
 A yielding monitor lets every command already waiting go first, and takes the
 lock back only when none waits; it re-fetches the clone then, as any first
@@ -30,8 +26,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-
-from gitmedic.reconciler.clock import Clock
 
 
 class SharedLock(AbstractContextManager[None]):
@@ -58,6 +52,17 @@ class SharedLock(AbstractContextManager[None]):
             self._waiting += 1
             self._cond.wait_for(lambda: self._owner is None)
             self._waiting -= 1
+            self._owner, self._depth = me, 1
+        self._fetched()
+
+    def enter_after_queued(self) -> None:
+        """Acquire once every thread already queued has had its turn (the monitor's way)."""
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                return
+            self._cond.wait_for(lambda: self._owner is None and self._waiting == 0)
             self._owner, self._depth = me, 1
         self._fetched()
 
@@ -109,46 +114,16 @@ class SharedLock(AbstractContextManager[None]):
             raise
 
 
-class YieldingClock:
-    """A clock whose sleeps let queued commands in first.
+class QueuedFirst(AbstractContextManager[None]):
+    """The monitor's side of a :class:`SharedLock`: a tick starts only when no command
+    waits, so a command queued during a tick runs right after it, before the next one
+    (ticks may follow each other at once while a transaction is in flight)."""
 
-    ``idle_sleep``: the inner clock's sleep only waits (the system clock), so the
-    lock is given up for the whole sleep. When sleeping *does* work on shared
-    state (the sim's clock runs the simulated cluster, which commands read to
-    measure mu) the lock is yielded before the sleep and held during it: that
-    costs a command one sleep's computation, never a wall-clock wait.
-    """
+    def __init__(self, lock: SharedLock) -> None:
+        self.lock = lock
 
-    def __init__(
-        self,
-        inner: Clock,
-        lock: SharedLock,
-        *,
-        idle_sleep: bool,
-        on_wake: Callable[[], None] = lambda: None,
-    ) -> None:
-        self.inner, self.lock, self.idle_sleep = inner, lock, idle_sleep
-        self.on_wake = on_wake  # a wait that returned is progress (serve's liveness)
+    def __enter__(self) -> None:
+        self.lock.enter_after_queued()
 
-    def now(self) -> float:
-        return self.inner.now()
-
-    def sleep(self, seconds: float) -> None:
-        if not self.idle_sleep:
-            self.lock.yield_to_waiters()
-            self.inner.sleep(seconds)
-        else:
-            with self.lock.released():
-                self.inner.sleep(seconds)
-        self.on_wake()
-
-    def elapse(self, seconds: float) -> None:
-        """The monitor's interval on this clock: run it when sleeping is work, else nothing.
-
-        The sim's time passes only when its clock is slept on, so the monitor has
-        it run the interval it waits between two steps. A real cluster's time
-        passes by itself and the monitor already waits the interval on wall time
-        between steps: sleeping it here too would wait twice.
-        """
-        if not self.idle_sleep:
-            self.sleep(seconds)
+    def __exit__(self, *exc: object) -> None:
+        self.lock.__exit__()

@@ -1,24 +1,25 @@
 """``gitmedic serve`` assembled: forge, clone, loop, live actions, monitor thread, service.
 
 The monitor is the loop of ``gitmedic run`` in a thread of the same process: each
-interval (system time, an :class:`threading.Event` wait so shutdown is prompt) it
-fetches the clone, evaluates and answers incidents, then lets
-:class:`~gitmedic.bot.actions_live.LiveActions` carry what people asked for
-(retries, watches, transactions waiting for approval). With ``--cluster sim``
-each step ends by running the sim for the interval (the sim's time passes only
-when its clock is slept on), so an incident outlives its debounce and reaches
-a transaction by monitor steps alone; a real cluster's clock is not slept on
-there, since the wall-clock wait between steps is that interval already. Comment commands and the
-monitor share one :class:`~gitmedic.bot.serve_lock.SharedLock`, so a webhook
-never acts while a step is half done, and :meth:`MonitorThread.stop` finishes
-the current step before returning.
-
-The monitor does not keep that lock for a whole transaction: the loop reports
-every persisted step as an event, and serve's event handler logs it and yields
-the lock to any queued command; the cluster's clock, as the loop sees it, yields
-it around every wait (a sync poll, the verification window). A ``/gitmedic
-hold`` arriving mid-transaction is thus answered at the next step boundary and
-the merge step, which reads the hold, sees it.
+tick (under the shared lock) fetches the clone, evaluates when the interval is
+due, advances every transaction until it must wait and answers incidents, then
+lets :class:`~gitmedic.bot.actions_live.LiveActions` carry what people asked for
+(retries, watches, transactions waiting for approval). Between ticks the thread
+waits (system time, a :class:`threading.Event` wait so shutdown is prompt) the
+interval, or less when a transaction's deadline comes first (a sync poll, the
+verification window's next measurement), so the window's measurements are on
+time. With ``--cluster sim`` each tick ends by running the sim until the next
+tick is due (the sim's time passes only when its clock is slept on), so an
+incident outlives its debounce and a transaction runs its course by monitor
+ticks alone; while one is in flight the next tick follows at once. Comment
+commands and the monitor share one :class:`~gitmedic.bot.serve_lock.SharedLock`:
+a tick never waits, so the monitor holds it for one tick, and a command queued
+during a tick runs right after it, before the next one
+(:class:`~gitmedic.bot.serve_lock.QueuedFirst`); inside a tick every persisted
+step is an event whose handler yields the lock to a queued command, so a
+``/gitmedic hold`` is answered at the next step boundary and the merge step,
+which reads the hold, sees it. :meth:`MonitorThread.stop` finishes the current
+tick before returning.
 
 With ``--cluster kube`` every app reads the cluster through one watch cache
 (:mod:`gitmedic.reconciler.live_cache`, a list and a watch per kind, started before
@@ -42,16 +43,13 @@ from typing import TYPE_CHECKING
 
 from gitmedic.bot.actions_live import LiveActions
 from gitmedic.bot.dashboard_ticks import DashboardDesk
-from gitmedic.bot.loop.checks import AlertFeed
 from gitmedic.bot.loop.loop import Loop, LoopConfig
 from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.transact import share_dashboard
-from gitmedic.bot.loop.wiring import Cluster
 from gitmedic.bot.notify import Notifier
-from gitmedic.bot.retry_resolve import retry_queued
 from gitmedic.bot.serve_apps import AppsActions, app_state_dir
 from gitmedic.bot.serve_health import DEFAULT_STALL_INTERVALS, Heartbeat
-from gitmedic.bot.serve_lock import SharedLock, YieldingClock
+from gitmedic.bot.serve_lock import QueuedFirst, SharedLock
 from gitmedic.bot.serve_metrics import MonitorMetrics
 from gitmedic.bot.serve_settings import ServeSettings, build_service, git_changed_files
 from gitmedic.bot.serve_shards import Shards, shard_settings
@@ -59,10 +57,7 @@ from gitmedic.bot.server.handlers import ChangedFiles
 from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.service import Service
 from gitmedic.bot.start_line import start_line
-from gitmedic.detectors.snapshot import Snapshot
-from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.forge import Forge
-from gitmedic.reconciler.sync.state import SyncState
 from gitmedic.sim.engine import ManifestLoadError
 
 if TYPE_CHECKING:
@@ -78,9 +73,13 @@ class MonitorThread:
         interval_s: float,
         lock: AbstractContextManager[None],
         heartbeat: Heartbeat | None = None,
+        pause: Callable[[], float] | None = None,
     ) -> None:
         self.step, self.interval_s, self.lock = step, interval_s, lock
         self.heartbeat = heartbeat or Heartbeat(interval_s)
+        # How long until the next tick is due: the interval, or sooner when a transaction's
+        # deadline (a sync poll, the window's next measurement) comes first.
+        self.pause = pause or (lambda: interval_s)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gitmedic-monitor", daemon=True)
         self.steps = 0
@@ -94,8 +93,9 @@ class MonitorThread:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
-    def step_once(self) -> None:
-        """One monitor step under the shared lock; a failure is logged, never raised."""
+    def step_once(self) -> bool:
+        """One tick under the shared lock; a failure is logged, never raised (False)."""
+        ok = False
         try:
             with self.lock:
                 self.step()
@@ -103,12 +103,21 @@ class MonitorThread:
             log.exception("monitor step failed")
         else:
             self.heartbeat.passed()  # a failed step is no progress (serve_health)
+            ok = True
         self.steps += 1
+        return ok
+
+    def wait_s(self, ok: bool = True) -> float:
+        """The wait before the next tick: never longer than the interval, the whole
+        interval after a failed tick (its deadlines may be what failed)."""
+        if not ok:
+            return self.interval_s
+        return min(self.interval_s, max(0.0, self.pause()))
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.step_once()
-            self._stop.wait(self.interval_s)
+            ok = self.step_once()
+            self._stop.wait(self.wait_s(ok))
 
 
 @dataclass
@@ -240,19 +249,31 @@ def _wire(
     stepping: list[str] = []  # the app the monitor steps now
     shards = _shards(args, env, apps, stepping)
 
+    def held() -> list[_App]:
+        return [a for a in apps if shards is None or shards.holds(a.loop.config.app)]
+
     def step() -> None:
-        for app in apps:
-            if shards is None or shards.holds(app.loop.config.app):
-                stepping[:] = [app.loop.config.app]
-                try:
-                    app.step(interval)
-                finally:
-                    stepping.clear()
-        # Commands and the apps' work move transactions the loops did not drive: the
+        for app in held():
+            stepping[:] = [app.loop.config.app]
+            try:
+                app.step(interval)
+            finally:
+                stepping.clear()
+        # Commands and the apps' work move transactions the loops did not step: the
         # dashboard's boxes follow them (no forge call when nothing changed). Once per
-        # monitor step: the issue renders every app's journal, so once per app was
-        # O(apps^2) journal reads a step (1,000,000 with 1,000 apps).
+        # monitor tick: the issue renders every app's journal, so once per app was
+        # O(apps^2) journal reads a tick (1,000,000 with 1,000 apps).
         apps[0].loop.txns.refresh_dashboard()
+
+    def pause() -> float:
+        """Until the earliest app's next due time on the wall; with the sim, whose time ran
+        in the tick, none while a transaction is in flight (as fast as the sim computes)."""
+        ticking = held()
+        if not ticking:
+            return interval
+        if cluster == "sim":
+            return 0.0 if any(a.loop.in_flight() for a in ticking) else interval
+        return min(a.loop.next_due() for a in ticking) - ticking[0].loop.clock.now()
 
     share_dashboard([a.loop.txns for a in apps])  # one issue, a section per app
     desk = DashboardDesk([(a.loop.txns.view, a.loop.txns.dashboard) for a in apps], lock)
@@ -260,7 +281,7 @@ def _wire(
         settings, forge, actions, changed, repo=repo, metrics=metrics, dashboard=desk
     )
     service.liveness = heartbeat.stalled
-    monitor = MonitorThread(step, interval, lock, heartbeat)
+    monitor = MonitorThread(step, interval, QueuedFirst(lock), heartbeat, pause)
     loops = [app.loop for app in apps]
     return Served(service, monitor, actions, repo, loops, configs, broken, shards, cache)
 
@@ -292,15 +313,16 @@ class _App:
     loop: Loop
     actions: LiveActions
     recorder: MonitorMetrics
-    clock: YieldingClock
+    elapse: Callable[[float], None]  # the sim's time passes: it runs when slept on
 
     def step(self, interval: float) -> None:
         try:
             self.loop.step()
-            self.actions.work()  # the dashboard follows once all apps stepped (wire)
+            self.actions.work()  # the dashboard follows once all apps ticked (wire)
             self.recorder.after_step(self.loop)
-        finally:  # the sim's time runs the interval even after a failed step
-            self.clock.elapse(interval)
+        finally:  # the sim's time runs until the next tick is due, even after a failed step
+            due = self.loop.next_due() - self.loop.clock.now()
+            self.elapse(min(interval, max(0.0, due)))
 
 
 def _heartbeat(interval: float, env: Mapping[str, str]) -> Heartbeat:
@@ -344,25 +366,32 @@ def _wire_app(
         )
         lock.yield_to_waiters()  # every event is reported between two steps
 
-    clocks: list[YieldingClock] = []
-
-    def view(inner: Cluster) -> Cluster:
-        # The sim's clock runs the simulated cluster when slept on: not an idle wait.
-        yielding = YieldingCluster(inner, lock, idle_sleep=cluster != "sim", on_wake=heartbeat.beat)
-        clocks.append(yielding.clock)
-        return yielding
-
-    loop = build_loop(
-        config, cluster, forge, state, quiet=True, on_event=on_event, view=view, cache=cache
-    )
+    loop = build_loop(config, cluster, forge, state, quiet=True, on_event=on_event, cache=cache)
     actions = LiveActions(
         forge, loop.journal, loop.ports, loop.clock, app=config.app,
-        mu_now=loop.mu_now, retry=lambda incident: retry_queued(loop, incident), lock=lock,
+        mu_now=loop.mu_now, retry=loop.retry_queued, lock=lock,
         resume_ports=lambda plan: loop.ports(plan=plan), machine=loop.txns.runner.config,
     )  # fmt: skip
     recorded.append(MonitorMetrics(metrics, loop.journal, config.app, notifier=notifier))
-    (clock,) = clocks
-    return _App(loop, actions, recorded[0], clock)
+    return _App(loop, actions, recorded[0], _elapse(loop, cluster, lock, heartbeat))
+
+
+def _elapse(
+    loop: Loop, cluster: str, lock: SharedLock, heartbeat: Heartbeat
+) -> Callable[[float], None]:
+    """How the time between two ticks passes on the loop's clock. The sim's time passes
+    only when its clock is slept on (sleeping runs the simulated cluster, which commands
+    read): queued commands go first, then the sim runs for it. A real cluster's time
+    passes by itself while the monitor thread waits: nothing to run."""
+    if cluster != "sim":
+        return lambda seconds: None
+
+    def elapse(seconds: float) -> None:
+        lock.yield_to_waiters()
+        loop.clock.sleep(seconds)
+        heartbeat.beat()  # the sim ran: progress (serve's liveness)
+
+    return elapse
 
 
 def _forge_and_repo(
@@ -398,34 +427,3 @@ def _fetched(fetch: Callable[[], object], changed: ChangedFiles) -> ChangedFiles
         return changed(sha)
 
     return files
-
-
-class YieldingCluster:
-    """The cluster as serve's loop sees it: the same, but its clock yields the shared lock."""
-
-    def __init__(
-        self,
-        inner: Cluster,
-        lock: SharedLock,
-        *,
-        idle_sleep: bool,
-        on_wake: Callable[[], None] = lambda: None,
-    ) -> None:
-        self.inner = inner
-        self.engine_name = inner.engine_name
-        self.clock = YieldingClock(inner.clock, lock, idle_sleep=idle_sleep, on_wake=on_wake)
-
-    def snapshot(self) -> Snapshot:
-        return self.inner.snapshot()
-
-    def alerts(self) -> list[dict[str, object]]:
-        return self.inner.alerts()
-
-    def alerts_oracle(self) -> AlertFeed | None:
-        return self.inner.alerts_oracle()
-
-    def probe_oracle(self, probe: ProbeConfig) -> AlertFeed | None:
-        return self.inner.probe_oracle(probe)
-
-    def check(self, sha: str) -> SyncState:
-        return self.inner.check(sha)

@@ -1,13 +1,18 @@
 """Answering an incident: follow the attempt policy's moves until it must wait.
 
+A move never waits: a transaction is started and advanced until it must wait (a
+sync poll, the verification window's next measurement, a person), and the loop's
+next ticks advance it; when it settles, :meth:`Answerer.carry_on` takes the
+incident's next move.
+
 Each move comes from :func:`~gitmedic.bot.loop.attempts.next_move` over the
 journal, so answering is the same whether the process has run all along or was
 just restarted:
 
 1. the responder proposes (playbook, bisect, LLM, or escalation); an escalation
    (a runtime-only fault) becomes an issue with the evidence and no PR;
-2. a fix is decided by the policy, rendered into a PR body, planned and driven
-   by the runner (PR, gate, merge, sync, verify, commit or revert, announce);
+2. a fix is decided by the policy, rendered into a PR body, planned and stepped
+   by the runner over ticks (PR, gate, merge, sync, verify, commit or revert, announce);
 3. after an undone attempt with budget left, the responder proposes again with
    the feedback. A candidate that cleared its targets but caused new findings
    once deployed (recorded when the machine decided to undo it) is extended:
@@ -26,7 +31,7 @@ updates the incident's issue (:mod:`.tell`), closed again when it resolves.
 from __future__ import annotations
 
 from gitmedic.bot.loop.answer_ports import LoopPorts
-from gitmedic.bot.loop.attempts import Attempts, next_move, proposal_of
+from gitmedic.bot.loop.attempts import MEMORY, Attempts, next_move, proposal_of
 from gitmedic.bot.loop.incidents import incident_of
 from gitmedic.bot.loop.remember import reflect_fix, report_escalation
 from gitmedic.bot.loop.tell import needs_telling, tell_held, told_key
@@ -56,6 +61,19 @@ class Answerer:
             if not self._move(incident, loop.attempts(incident.id)):
                 return
             row = loop.book.row(incident.id)
+
+    def carry_on(self, state: TxnState) -> None:
+        """A transaction a tick advanced settled, or waits for a person now: its incident's
+        next move, from the journal (tell, the next attempt, remember, escalate). An incident
+        that resolved meanwhile is :meth:`remember_resolved`'s."""
+        self._memory_settled(state)
+        row = self.loop.book.row(state.plan.incident)
+        if row is None or row.status != "open":
+            return
+        incident = self.loop.open_incident(row.id) or incident_of(row)
+        self._tell(incident, state)
+        if state.settled:
+            self.answer(incident)
 
     def finish(self, row: IncidentRow) -> None:
         """After a restart: remember a fix that committed before the kill."""
@@ -102,7 +120,8 @@ class Answerer:
         """One move; False when the incident must wait (a person, or nothing left)."""
         move = next_move(attempts)
         if move.kind == "resume" and move.state is not None:
-            state = self.loop.txns.drive(move.state.plan.txn_id)
+            state = self.loop.txns.advance(move.state.plan.txn_id).state
+            self._memory_settled(state)
             self._tell(incident, state)
             return state.settled
         if move.kind == "remember" and move.state is not None:
@@ -141,7 +160,7 @@ class Answerer:
         )
         decision = "auto-merge" if plan.auto_merge else "needs approval"
         self.loop.emit("txn", f"attempt {attempt}: {plan.title} ({decision})", txn=plan.txn_id)
-        state = self.loop.txns.drive(plan.txn_id)
+        state = self.loop.txns.advance(plan.txn_id).state
         self._tell(incident, state)
         return state.settled
 
@@ -239,11 +258,16 @@ class Answerer:
             loop.resolve(incident.id, _how(attempts))
             return
         plan = loop.txns.start_memory(incident.id, change)
-        memory = loop.txns.drive(plan.txn_id)
+        self._memory_settled(loop.txns.advance(plan.txn_id).state)
+
+    def _memory_settled(self, memory: TxnState) -> None:
+        """Said once the memory PR's transaction settled (at once, or at a later tick)."""
+        if memory.plan.strategy != MEMORY or not memory.settled:
+            return
         if memory.merge_sha:
-            loop.emit("memory", f"memory PR #{memory.pr} merged (guard passed)", pr=memory.pr)
-        elif memory.settled:
-            loop.emit(
+            self.loop.emit("memory", f"memory PR #{memory.pr} merged (guard passed)", pr=memory.pr)
+        else:
+            self.loop.emit(
                 "memory",
                 f"memory PR #{memory.pr} {memory.outcome.value}: {memory.reason}",
                 pr=memory.pr,

@@ -13,9 +13,14 @@ order:
 2. the revisions the bot verified healthy (``gitmedic run --once`` ending
    healthy with that revision deployed), kept in the journal's SQLite file,
    newest first;
-3. with neither, and an incident still live, the history before where that
-   incident began (:func:`incident_history_rev`), so a restarted sim knows what
-   the one before it knew;
+3. with neither, and an incident in the journal, the history before where the
+   live one began, else the newest resolved one (:func:`incident_history_rev`), so
+   a restarted sim knows what the one before it knew: a resolved incident counts
+   too, since the revision is verified only once the app stayed healthy after it
+   (the end of ``run --once``), and a process killed in between left no live
+   incident and no verified revision, so its successor learned from the history
+   before HEAD, the faulty commits and the undone candidate among it, and saw a
+   phantom fault in the restored app;
 4. with nothing at all (a first run), the history before HEAD, as before.
 """
 
@@ -116,7 +121,21 @@ def resolve(repo: Path, rev: str) -> str:
 
 
 def incident_history_rev(journal: Journal, app: str) -> str | None:
-    """The first base of the transactions of the app's incidents still live, if any."""
-    live = {row.id for row in journal.incidents(app) if row.status in ("open", "escalated")}
-    bases = [t.plan.base_sha for t in journal.transactions(app=app) if t.plan.incident in live]
-    return bases[0] if bases else None
+    """Where the app's live incident began (the base of its first attempt); with none
+    live, where the newest resolved one began; else None. By attempt, not by the journal's
+    order: that is by creation time on the sim's clock, which starts at the same epoch in
+    every process, so a memory PR or a later attempt created after a restart can come
+    first, and its base (after the fault) holds the faulty commits in its history."""
+    rows = journal.incidents(app)  # oldest first
+    first: dict[str, tuple[int, str]] = {}
+    for t in journal.transactions(app=app):
+        if t.plan.strategy == "memory":  # the memory PR's base is the fixed main
+            continue
+        seen = first.get(t.plan.incident)
+        if seen is None or t.plan.attempt < seen[0]:
+            first[t.plan.incident] = (t.plan.attempt, t.plan.base_sha)
+    live = [r for r in rows if r.status in ("open", "escalated") and r.id in first]
+    if live:
+        return first[live[0].id][1]
+    resolved = [r for r in rows if r.status == "resolved" and r.id in first]
+    return first[resolved[-1].id][1] if resolved else None

@@ -10,15 +10,27 @@ The concerns live in their own modules; this one sequences them:
   feedback of the undone one, extending it when it caused what it uncovered),
   remember, escalate, or stop for a person;
 - runner (:mod:`~gitmedic.bot.loop.transact` over
-  :class:`~gitmedic.reconciler.transaction.Runner`): plans, ports, one step per call;
+  :class:`~gitmedic.reconciler.transaction.Runner`): plans, ports, advanced until each
+  must wait, never slept through;
 - memory (:mod:`~gitmedic.bot.loop.memory_txn`): the memory PR, a transaction too.
 
+The loop is a controller that never waits: :meth:`Loop.step` is one tick (the
+monitor when its interval is due and no transaction is in flight, whose own oracles
+watch the app meanwhile; every unsettled transaction advanced until it
+must wait, what follows one that settled, ready incidents answered when no
+transaction is in flight: one per app, not counting those waiting for a person)
+and returns; :meth:`Loop.next_due` says when the next tick is due (the next
+interval, or a transaction's deadline: a sync poll, the window's next
+measurement). ``run`` sleeps until then (:meth:`Loop.tick`); ``serve``'s monitor
+thread waits for it on the wall, holding its lock for one tick only, so a
+comment command is answered right after the tick it arrived in.
+
 Only the holder of the app's writer lease acts (:mod:`~gitmedic.reconciler.transaction.lease`):
-one holder id per process, renewed at every step. On its first step the loop
-resumes every transaction the journal holds unsettled (a process killed
-mid-transaction) before it proposes anything new. Nothing here sleeps on the
-wall clock and nothing calls an LLM unless a finding is left that the
-deterministic strategies cannot explain: the steady state costs no tokens.
+one holder id per process, renewed at every step. On its first tick the loop
+carries on every transaction the journal holds unsettled (a process killed
+mid-transaction) before it proposes anything new. Nothing in a tick sleeps and
+nothing calls an LLM unless a finding is left that the deterministic strategies
+cannot explain: the steady state costs no tokens.
 """
 
 from __future__ import annotations
@@ -50,6 +62,8 @@ from gitmedic.reconciler.transaction.lease import Lease, WriterLease, this_proce
 
 __all__ = ["Loop", "LoopConfig", "learned_ids"]
 log = logging.getLogger(__name__)
+# A deadline reached on the clock is due: float sums of waits may land a hair short of it.
+_EPSILON_S = 1e-6
 
 
 def learned_ids(detectors: Sequence[Detector]) -> frozenset[str]:
@@ -100,6 +114,7 @@ class Loop:
         self._grant: LockGrant | None = None
         self._resolved: dict[str, float] = {}
         self._mine: dict[str, None] = {}  # incidents this process saw or resumed, in order
+        self._monitor_due: float | None = None  # None: evaluate at the first tick
 
     # -- monitoring ------------------------------------------------------------------
 
@@ -145,31 +160,75 @@ class Loop:
         )
 
     def tick(self) -> None:
-        """One interval: evaluate, answer ready incidents not answered yet, sleep."""
+        """One tick, then the clock slept on until the next thing is due (``run``'s wait)."""
         self.step()
-        self.clock.sleep(self.config.interval_s)
+        self.clock.sleep(max(0.0, self.next_due() - self.clock.now()))
 
     def step(self) -> None:
-        """Resume the journal's work, evaluate, answer ready incidents (``serve`` waits itself)."""
+        """One tick; never waits. The monitor evaluates when its interval is due and no
+        transaction is in flight; every unsettled transaction of the app advances until it
+        must wait (its deadline is kept for :meth:`next_due`), and what follows one that
+        settled is answered from the journal; ready incidents are answered when no
+        transaction is in flight: at most one per app, not counting those waiting for a
+        person."""
         if not self.holds_lease():
-            self.evaluate()
+            self._evaluate_when_due()
             return
-        if not self.resumed:
+        if self.in_flight():
+            # During a transaction its own oracles watch the app (sync wait, window): the
+            # monitor's incidents are looked at again an interval after it settles (as
+            # when a step drove it to its end), so an incident is not closed under its fix
+            # mid-window nor a second one answered meanwhile.
+            self._monitor_due = self.clock.now() + self.config.interval_s
+        else:
+            self._evaluate_when_due()
+        if self.resumed:
+            self.advance()
+        else:
             self.resume()
-        self.evaluate()
         for incident in self.incidents.ready():
+            if self.in_flight():
+                break  # the monitor saw it during a transaction: answered once that settles
             self.answerer.answer(incident)
         self.answerer.resolve_committed_unseen()
         self.answerer.remember_resolved()
 
-    def resume(self) -> None:
-        """Carry on every unsettled transaction, then finish what committed ones left."""
+    def _evaluate_when_due(self) -> None:
+        now = self.clock.now()
+        if self._monitor_due is None or now >= self._monitor_due - _EPSILON_S:
+            self.evaluate()
+            self._monitor_due = now + self.config.interval_s
+
+    def advance(self, *, resuming: bool = False) -> None:
+        """Every unsettled transaction of the app, each until it must wait; one that
+        settled (or now waits for a person) is followed by its incident's next move."""
         for state in self.txns.unsettled():
-            self.emit(
-                "txn", f"resuming {state.plan.txn_id} at {state.phase.value}", txn=state.plan.txn_id
-            )
-            self._mine.setdefault(state.plan.incident)
-            self.txns.drive(state.plan.txn_id)
+            txn_id = state.plan.txn_id
+            if resuming:  # a process killed mid-transaction: carried on from the journal
+                self.emit("txn", f"resuming {txn_id} at {state.phase.value}", txn=txn_id)
+                self._mine.setdefault(state.plan.incident)
+            advanced = self.txns.advance(txn_id)
+            if advanced.state.settled or advanced.waiting_for_person:
+                self.answerer.carry_on(advanced.state)
+
+    def in_flight(self) -> bool:
+        """A transaction of the app is unsettled and not waiting for a person's approval."""
+        return any(t.phase is not Phase.AWAITING_APPROVAL for t in self.txns.unsettled())
+
+    def next_due(self) -> float:
+        """The earliest clock time anything is due: the monitor's next evaluation, or the
+        deadline of a transaction that waits (a sync poll, the window's next measurement)."""
+        now = self.clock.now()
+        txn = self.txns.next_due()
+        if txn is not None and self.in_flight():  # the monitor waits for it (see step)
+            return txn
+        monitor = self._monitor_due if self._monitor_due is not None else now
+        return monitor if txn is None else min(monitor, txn)
+
+    def resume(self) -> None:
+        """Carry on every unsettled transaction of the journal (one tick's share of each),
+        then finish what committed ones left: what the first tick does."""
+        self.advance(resuming=True)
         for row in self.book.live():
             self._mine.setdefault(row.id)
             self.answerer.finish(row)
@@ -203,7 +262,8 @@ class Loop:
         return True
 
     def retry(self, incident_id: str) -> str:
-        """A person's ``/gitmedic retry``: new attempts for an incident still open."""
+        """A person's ``/gitmedic retry``: a new attempt for an incident still open, started
+        and advanced until it waits; the next ticks carry it on."""
         incident = self.open_incident(incident_id)
         if incident is None:
             return f"incident {incident_id} is not open any more: nothing to retry"
@@ -215,6 +275,38 @@ class Loop:
         states = self.attempts(incident_id).states
         last = states[-1] if len(states) > before else None
         return f"attempt {last.plan.attempt}: {last.outcome.value}" if last else "no new attempt"
+
+    def retry_queued(self, incident_id: str) -> str | None:
+        """A person's retry of ``incident_id``, recorded in the journal's queue (serve's
+        pending work) when asked and carried out by a tick: now, or None to keep it queued.
+
+        The retry names an incident (the one in the PR's state marker), but a restarted
+        loop reopens the same fault under the id of what fires now, so the retry is
+        resolved by its findings: the named incident open: retried; nothing evaluated yet
+        since this process started, or a transaction in flight (one per app): kept queued;
+        the app's open incident carries a finding the named incident's transactions
+        targeted (the journal keeps their fingerprints): retried, in the tick it reopens,
+        inside its debounce, so one new attempt and not two; those findings still firing
+        without an incident yet: kept queued; otherwise the fault is gone, and the result
+        says so."""
+        if self.in_flight():
+            return None
+        if self.open_incident(incident_id) is not None:
+            return self.retry(incident_id)
+        if self.evaluations == 0:
+            return None
+        states = self.journal.transactions(incident=incident_id)
+        prints = frozenset(fp for state in states for fp in state.plan.targets)
+        if not prints:
+            return f"the journal has no findings of incident {incident_id}: nothing to retry"
+        current = self.incidents.open.get(self.config.app)
+        if current is not None and prints & {f.fingerprint for f in current.findings}:
+            reopened = f"incident {incident_id}'s fault is open again as incident {current.id}"
+            return f"{reopened}; retried it: {self.retry(current.id)}"
+        if prints & {f.fingerprint for f in self.findings}:
+            return None
+        return (f"incident {incident_id} is closed and its findings are no longer seen: "
+                "the fault is gone, so there is nothing to retry")  # fmt: skip
 
     def open_incident(self, incident_id: str) -> Incident | None:
         """The open incident of that id (open incidents are kept by app, one per app)."""
@@ -235,19 +327,14 @@ class Loop:
     def mu_now(self) -> float:
         return self.checks().mu_before
 
-    def drive(self, txn_id: str, ports: ForgePorts | None = None) -> TxnState:
-        """Step the transaction until settled or waiting for a person (the one runner)."""
-        if ports is None:
-            return self.txns.drive(txn_id)
-        return self.txns.runner.drive(txn_id, ports, stop_for_person=True)
-
     def run_once(self, max_seconds: float = 3600.0) -> bool:
-        """Until healthy, or every open incident is answered and settled; returns healthy."""
+        """Tick until healthy, or every open incident is answered and settled (or waits for
+        a person); returns healthy. Never healthy while a transaction is in flight."""
         deadline = self.clock.now() + max_seconds
         healthy_since: float | None = None
         while self.clock.now() < deadline:
             self.tick()
-            if self.healthy:
+            if self.healthy and not self.in_flight():
                 # Healthy long enough for an alert's ``for`` window to have fired.
                 healthy_since = self.clock.now() if healthy_since is None else healthy_since
                 if self.clock.now() - healthy_since >= self.config.settle_s:
@@ -256,7 +343,7 @@ class Loop:
             healthy_since = None
             if self._gave_up():
                 return False
-        return self.healthy
+        return self.healthy and not self.in_flight()
 
     def _gave_up(self) -> bool:
         open_incidents = list(self.incidents.open.values())

@@ -1,4 +1,4 @@
-"""The loop's transactions: plans from proposals, their ports, and the one runner that drives them.
+"""The loop's transactions: plans from proposals, their ports, and the one runner that steps them.
 
 Every transaction of the app (a fix, a retry, a requested revert, a memory PR)
 gets its ports here: a plan already in the journal is judged with the baselines
@@ -38,7 +38,14 @@ from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.bot.revert_txn import RevertPorts, reverted_pr
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.forge import Forge
-from gitmedic.reconciler.transaction import Journal, MachineConfig, Plan, Runner, TxnState
+from gitmedic.reconciler.transaction import (
+    Advanced,
+    Journal,
+    MachineConfig,
+    Plan,
+    Runner,
+    TxnState,
+)
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
 from gitmedic.reconciler.transaction.signals import firing_key
 
@@ -60,6 +67,7 @@ class Transactions:
             sync_timeout_s=config.sync_timeout_s, poll_s=5.0, failure_limit=config.failure_limit
         )
         self.runner = Runner(journal, cluster.clock, machine, on_record=on_record)
+        self.due: dict[str, float] = {}  # txn id -> when it may step again
         self.dashboard = DashboardKeeper(forge)
         self.dashboard.join(self.view)
 
@@ -120,15 +128,27 @@ class Transactions:
             app=app,
         )
 
-    # -- driving ---------------------------------------------------------------------
+    # -- advancing ------------------------------------------------------------------
 
-    def drive(self, txn_id: str) -> TxnState:
-        """Step until settled or waiting for a person, sleeping on the cluster's clock."""
+    def advance(self, txn_id: str) -> Advanced:
+        """Step ``txn_id`` until settled or it must wait (a sync poll, the window's next
+        measurement, a person's approval), with its plan's ports; never sleeps. The wait
+        comes back in the answer, and its deadline is kept for :meth:`next_due`."""
         plan = self.journal.load(txn_id).plan
-        state = self.runner.drive(txn_id, self.ports(plan=plan), stop_for_person=True)
-        if not state.settled:  # waiting for a person: the dashboard offers hold and retry
+        advanced = self.runner.until_wait(txn_id, self.ports(plan=plan))
+        if advanced.state.settled:
+            self.due.pop(txn_id, None)
+            return advanced
+        self.due[txn_id] = self.cluster.clock.now() + advanced.wait_s
+        if advanced.waiting_for_person:  # the dashboard offers hold and retry
             self.refresh_dashboard()
-        return state
+        return advanced
+
+    def next_due(self) -> float | None:
+        """The earliest deadline of a transaction of this process's that waits."""
+        live = {t.plan.txn_id for t in self.unsettled()}
+        dues = [at for txn_id, at in self.due.items() if txn_id in live]
+        return min(dues) if dues else None
 
     def unsettled(self) -> list[TxnState]:
         return [t for t in self.journal.transactions(app=self.config.app) if not t.settled]

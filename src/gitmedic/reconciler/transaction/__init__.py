@@ -14,7 +14,7 @@ from gitmedic.reconciler.transaction.ports import (
     Verdict,
     VerdictPhase,
 )
-from gitmedic.reconciler.transaction.runner import Advanced, Runner, drive
+from gitmedic.reconciler.transaction.runner import Advanced, Runner
 
 __all__ = [
     "Advanced",
@@ -39,5 +39,4 @@ __all__ = [
     "Verdict",
     "VerdictPhase",
     "advance",
-    "drive",
 ]

@@ -7,14 +7,14 @@ from the journal, asks the machine for exactly one action, persists its record
 and returns; it never sleeps, not even in the verification window, which is one
 journaled measurement per step (:mod:`~gitmedic.reconciler.transaction.window`).
 How long to wait before the next step is the answer's ``wait_s``, and waiting
-is the caller's (``run`` sleeps on the sim's clock, ``serve`` moves on to the
-next interval). As gitops-engine's sync does,
+is the caller's: the loop's tick (:meth:`~gitmedic.bot.loop.loop.Loop.step`)
+schedules the next step at that deadline and returns. As gitops-engine's sync does,
 the state lives outside the process: a process killed at any point resumes from
 the journal and repeats at most the one action whose record it had not written
 (the ports make that repetition harmless).
 
 A transaction is done when it is settled: terminal, and its outcome told
-(the machine's announcing step), so "drive until done" includes the telling.
+(the machine's announcing step), so "step until settled" includes the telling.
 """
 
 from __future__ import annotations
@@ -27,10 +27,6 @@ from gitmedic.reconciler.transaction.journal import Journal
 from gitmedic.reconciler.transaction.machine import MachineConfig, advance
 from gitmedic.reconciler.transaction.model import Phase, TxnState
 from gitmedic.reconciler.transaction.ports import Ports
-
-
-class StepLimitExceeded(RuntimeError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -73,43 +69,12 @@ class Runner:
 
     def until_wait(
         self, txn_id: str, ports: Ports, *, between: Callable[[], None] = lambda: None
-    ) -> TxnState:
-        """Step until settled or the machine must wait; ``between`` runs between steps."""
+    ) -> Advanced:
+        """Step while an action was recorded; stop when settled or the machine must wait
+        (its ``wait_s``, a person's approval included). Never sleeps: the wait is the
+        caller's, a deadline its tick schedules. ``between`` runs between two steps."""
         while True:
             advanced = self.step(txn_id, ports)
             if advanced.state.settled or not advanced.recorded:
-                return advanced.state
+                return advanced
             between()
-
-    def drive(
-        self,
-        txn_id: str,
-        ports: Ports,
-        *,
-        max_steps: int = 10_000,
-        stop_for_person: bool = False,
-    ) -> TxnState:
-        """Step until settled, sleeping on the clock between polls; with ``stop_for_person``
-        also return when the transaction waits for a person's approval."""
-        for _ in range(max_steps):
-            advanced = self.step(txn_id, ports)
-            if advanced.state.settled or (stop_for_person and advanced.waiting_for_person):
-                return advanced.state
-            if advanced.wait_s > 0:
-                self.clock.sleep(advanced.wait_s)
-        raise StepLimitExceeded(f"{txn_id} did not finish within {max_steps} steps")
-
-
-def drive(
-    journal: Journal,
-    txn_id: str,
-    ports: Ports,
-    clock: Clock,
-    config: MachineConfig | None = None,
-    *,
-    max_steps: int = 10_000,
-    on_record: Callable[[TxnState], None] = lambda state: None,
-) -> TxnState:
-    """:meth:`Runner.drive` for one transaction, in one call."""
-    runner = Runner(journal, clock, config, on_record=on_record)
-    return runner.drive(txn_id, ports, max_steps=max_steps)

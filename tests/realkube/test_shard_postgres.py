@@ -39,14 +39,12 @@ from tests.realkube.conftest import REALKUBE
 from tests.realkube.control_plane import ControlPlane
 from tests.realkube.processes import stop_recorded
 from tests.realkube.shard_replicas import Replicas, shares, until
-from tests.support.tools import ROOT
 
 pytestmark = REALKUBE
 
 APPS = ["shop", "blog", "wiki"]
 LEASE_S = 6  # rounds every 1.2 s, renewals every 2 s
 ROUND_S = LEASE_S / 5
-HOOK = ROOT / "tests" / "support" / "killhook"
 
 
 def stopped(pid: int) -> bool:
@@ -79,8 +77,7 @@ def test_a_holder_killed_mid_transaction_is_resumed_by_another_from_the_shared_j
         # the heir and takes back an app it served before
         replicas.start("b")
         until(replicas.alive(lambda: writers(postgres_url, replicas) == {"b": 3}), 60)
-        hooked = os.pathsep.join([str(HOOK), str(ROOT), os.environ.get("PYTHONPATH", "")])
-        replicas.start("a", {"PYTHONPATH": hooked, "GITMEDIC_TEST_KILL_AT": "stop:merged"})
+        replicas.start("a", {"GITMEDIC_TEST_KILL_AT": "stop:merged"})  # the hooks are on
         replicas.start("c")
         until(replicas.alive(lambda: shares(replicas.holders()) == {"a": 1, "b": 1, "c": 1}), 180)
         (app,) = [app for app, holder in replicas.holders().items() if holder == "a"]

@@ -36,7 +36,7 @@ def install(folder: str) -> None:
 
 
 HOOK = Path(__file__).parent / "killhook"
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[2]  # not tests.support.tools': this loads in gitmedic's start-up
 
 
 def marking_env(folder: Path) -> dict[str, str]:

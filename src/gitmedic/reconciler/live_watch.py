@@ -79,9 +79,12 @@ class KubeTransport:
         accept = _PARTIAL_METADATA if call.metadata_only else _JSON
         path = call.path(namespace)
         method, url, headers, _, _ = self.api.param_serialize(
-            "GET", path, query_params=query, header_params={"Accept": accept},
+            "GET",
+            path,
+            query_params=query,
+            header_params={"Accept": accept},
             auth_settings=["BearerToken"],
-        )  # fmt: skip
+        )
         timeout = (REQUEST_TIMEOUT_S, self.watch_timeout_s + READ_MARGIN_S)
         try:
             response = self.api.call_api(

@@ -305,8 +305,8 @@ class Loop:
             return f"{reopened}; retried it: {self.retry(current.id)}"
         if prints & {f.fingerprint for f in self.findings}:
             return None
-        return (f"incident {incident_id} is closed and its findings are no longer seen: "
-                "the fault is gone, so there is nothing to retry")  # fmt: skip
+        gone = "the fault is gone, so there is nothing to retry"
+        return f"incident {incident_id} is closed and its findings are no longer seen: {gone}"
 
     def open_incident(self, incident_id: str) -> Incident | None:
         """The open incident of that id (open incidents are kept by app, one per app)."""

@@ -188,3 +188,26 @@ def test_the_batch_app_s_view_keeps_its_own_crash_loop(shared: tuple[Path, Kmock
     assert ("pod-crashloop", "batch-worker") in seen["batch"]
     assert not {name for _, name in seen["shop"]} & {"batch-worker", "batch-worker-7d4-x2"}
     assert sibling_keys(neighbours(repo, config, batch).rendered) >= {("Deployment", "catalog")}
+
+
+@pytest.mark.integration
+@respx.mock
+def test_a_batch_app_that_does_not_render_leaves_its_crash_loop_unjudged(
+    shared: tuple[Path, KmockThread], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its objects unknown, the shop's loop cannot tell the worker is not its own: it opens
+    no incident for it, and says why it is not healthy (fail closed, never 'nothing found')."""
+    repo, _ = shared
+    (repo / "apps" / "batch" / "kustomization.yaml").write_text(
+        "resources:\n  - worker.yaml\n  - gone.yaml\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "batch: a kustomization naming a file that is gone")
+    respx.get(f"{ARGO}/api/v1/applications/shop").mock(
+        return_value=httpx.Response(200, json=velero())
+    )
+    argv = ["run", str(repo), "--path", APP, "--cluster", "kube", "--forge", "local"]
+    assert main([*argv, "--once", "--json", "--interval", "1", "--settle", "6"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["incidents"] == [] and report["healthy"] is False
+    assert "batch does not render (apps/batch/kustomization.yaml:3: " in report["error"]

@@ -82,3 +82,41 @@ def test_an_app_alone_in_its_namespace_renders_nothing(tmp_path: Path, renders: 
     found = neighbours(repo, config, config.apps[2])
     assert found.rendered == () and found.collision is None
     assert renders == []
+
+
+def test_a_neighbour_that_does_not_render_is_said_with_its_file_and_line(
+    tmp_path: Path, renders: list[str]
+) -> None:
+    """Never read as a neighbour rendering nothing: its objects are unknown, and why."""
+    repo = _repo(tmp_path, "staging-web")
+    (repo / "apps" / "staging" / "kustomization.yaml").write_text(
+        "resources:\n  - web.yaml\n  - gone.yaml\n"
+    )
+    config = load_config(repo / ".gitmedic" / "config.yaml")
+    dev = config.apps[0]
+    found = neighbours(repo, config, dev)
+    assert [u.app for u in found.unrendered] == ["staging"]
+    # outside a git work tree the file is named from the app's folder
+    assert found.unrendered[0].why.startswith("kustomization.yaml:3: resources:")
+    assert [(o.kind, o.name) for o in found.own] == [("Service", "dev-web")]
+    said = found.undivided(dev)
+    assert "cannot tell app dev's objects apart" in said and "namespace team" in said
+    assert "staging does not render (kustomization.yaml:3: " in said
+
+
+def test_a_neighbour_whose_folder_is_gone_is_unrendered_too(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "staging-web")
+    (repo / "apps" / "staging" / "web.yaml").unlink()
+    (repo / "apps" / "staging").rmdir()
+    config = load_config(repo / ".gitmedic" / "config.yaml")
+    found = neighbours(repo, config, config.apps[0])
+    (gone,) = found.unrendered
+    assert gone.app == "staging" and "apps/staging: no such file or directory" in gone.why
+    assert found.rendered == ()
+
+
+def test_neighbours_that_render_leave_the_app_divided(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "staging-web")
+    config = load_config(repo / ".gitmedic" / "config.yaml")
+    found = neighbours(repo, config, config.apps[0])
+    assert found.unrendered == () and found.undivided(config.apps[0]) == ""

@@ -43,8 +43,13 @@ watch cache (:mod:`gitmedic.reconciler.live_cache`), not a list per app per step
 A restarted run first carries on every transaction the journal holds unsettled
 (a run killed mid-transaction), then answers what fires.
 
+An app of a namespace whose other app does not render cannot be told apart from it
+(:mod:`gitmedic.bot.loop.siblings`): it is said, naming that app's file and line; its
+loop judges only what it renders itself, and it is never reported healthy (``error``
+in ``--json``), since what was left unjudged is not "nothing found".
+
 Exit codes: 0 every app healthy, 1 one is not (out of attempts, escalated or
-held, held by another process, or not deployable), 2 bad input.
+held, held by another process, not deployable, or not told apart), 2 bad input.
 """
 
 from __future__ import annotations
@@ -164,7 +169,8 @@ def _run_loops(
     finally:
         for loop in acting:
             loop.lease.release()
-    healthy = {loop.config.app: outcome[loop.config.app] for loop in acting}
+    # judged on its own objects alone, an app is not known to be healthy (siblings)
+    healthy = {lp.config.app: outcome[lp.config.app] and not lp.config.undivided for lp in acting}
     if args.once and loops:
         took = loops[0].clock.now() - began
         print(f"gitmedic: run --once took {took:.0f} s of the cluster's clock, "
@@ -193,6 +199,8 @@ def _loops(
 
     loops, broken, world = [], {}, SimWorld()  # one clock for every app's sim
     for config in configs:
+        if config.undivided:
+            print(f"gitmedic: {config.app}: {config.undivided}", file=sys.stderr)
         try:
             loops.append(
                 build_loop(config, cluster, forge, state, quiet=quiet, cache=cache, world=world)
@@ -261,7 +269,11 @@ def report_json_apps(
 ) -> dict[str, Any]:
     """Every app's report under ``apps``, and the incidents of all of them; with one app,
     that app's report alone (the shape scripts read before there were several)."""
-    apps = [{"app": lp.config.app, **report_json(lp, healthy[lp.config.app])} for lp in loops]
+    apps = [
+        {"app": lp.config.app, **report_json(lp, healthy[lp.config.app])}
+        | ({"error": lp.config.undivided} if lp.config.undivided else {})
+        for lp in loops
+    ]
     apps += [
         {"app": app, "healthy": False, "incidents": [], "held_by": holder}
         for app, holder in held.items()
@@ -307,7 +319,8 @@ def loop_config_of(repo: Path, args: argparse.Namespace, **extra: Any) -> LoopCo
 def _loop_config(
     repo: Path, config: Config | None, app: AppConfig, args: argparse.Namespace, extra: Any
 ) -> LoopConfig:
-    siblings = _own_objects(repo, config, app) if config is not None else frozenset()
+    if config is not None:
+        extra.update(_own_objects(repo, config, app))
     for flag, key in (("interval", "interval_s"), ("settle", "settle_s")):
         if getattr(args, flag, None) is not None:
             extra.setdefault(key, float(getattr(args, flag)))
@@ -326,7 +339,6 @@ def _loop_config(
         policy=config.policy if config else DEFAULT_POLICY,  # the policy as written: law
         llm=config.llm if config and config.llm.model else None,
         levers=config.levers if config else LeversConfig(),
-        siblings=siblings,
         **extra,
     )
 
@@ -394,9 +406,10 @@ def _print_event(event: Event) -> None:
     print(f"{at} {event.kind}: {event.text}", file=sys.stderr, flush=True)
 
 
-def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[str, str]]:
-    """What the other apps of ``app``'s namespace render (bot.loop.siblings). Refuses an
-    app whose objects one of them renders too: which one the cluster holds is not in
+def _own_objects(repo: Path, config: Config, app: AppConfig) -> dict[str, Any]:
+    """The loop's settings of ``app``'s namespace (bot.loop.siblings): what the other apps
+    render, and, when one of them does not, why and what ``app`` renders itself. Refuses
+    an app whose objects one of them renders too: which one the cluster holds is not in
     Git, so neither could be judged or fixed."""
     from gitmedic.bot.loop.siblings import sibling_keys
     from gitmedic.reconciler.manifests.shared_namespace import neighbours
@@ -404,7 +417,9 @@ def _own_objects(repo: Path, config: Config, app: AppConfig) -> frozenset[tuple[
     found = neighbours(repo, config, app)
     if found.collision is not None:
         raise UsageError(f"{CONFIG_PATH}: {found.collision.message()}")
-    return sibling_keys(found.rendered)
+    undivided = found.undivided(app)
+    own = sibling_keys(found.own) if undivided else frozenset()
+    return {"siblings": sibling_keys(found.rendered), "undivided": undivided, "own": own}
 
 
 def _app_config(config: LoopConfig) -> AppConfig:

@@ -232,6 +232,8 @@ def _wire(
     states = [app_state_dir(settings.state_dir, c.app, len(configs)) for c in configs]
     apps, wired, broken = [], [], {}
     for config, state in zip(configs, states, strict=True):
+        if config.undivided:  # served, judging only its own objects (run says the same)
+            log.error("%s: %s", config.app, config.undivided)
         try:
             apps.append(
                 _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier, cache)

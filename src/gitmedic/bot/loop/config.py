@@ -33,4 +33,8 @@ class LoopConfig:
     # What the other apps of the namespace render (kind, name; bot.loop.siblings): read once
     # at start, with the collision check, so a live read leaves them out without rendering again
     siblings: frozenset[tuple[str, str]] = frozenset()
+    # Why a neighbour's objects are unknown ('' when none is: shared_namespace.Unrendered):
+    # then only findings about ``own`` (what this app renders) and what it owns are judged
+    undivided: str = ""
+    own: frozenset[tuple[str, str]] = frozenset()
     settle_s: float = 300.0  # --once: healthy this long (alerts' for-windows) is healthy

@@ -92,7 +92,8 @@ class Loop:
         self.journal = journal
         self.detectors = list(detectors)
         self.on_event = on_event
-        self.monitor = Monitor(self.detectors)
+        # a neighbour that does not render: only what this app renders is judged (siblings)
+        self.monitor = Monitor(self.detectors, own=config.own if config.undivided else None)
         self.healthy_images = HealthyImages(journal, config.app)
         self.book = IncidentBook(journal, config.app)
         self.incidents = Incidents(
@@ -121,10 +122,14 @@ class Loop:
     def evaluate(self) -> None:
         snapshot = self.cluster.snapshot()
         failing = dict(self.monitor.failing)
+        unsure = {f.fingerprint for f in self.monitor.unsure}
         self.findings, transition = self.monitor.evaluate(snapshot, self.cluster.alerts())
         for det_id, why in self.monitor.failing.items():
             if failing.get(det_id) != why:  # said once, not at every evaluation
                 self.emit("detector-failed", f"{det_id} failed, its last findings kept: {why}")
+        if new := [f for f in self.monitor.unsure if f.fingerprint not in unsure]:
+            shown = "; ".join(f"{f.detector} on {f.resource}" for f in new)
+            self.emit("not-judged", f"might be a neighbour's, not judged: {shown}"[:300])
         self.healthy_images.observe(snapshot, self.clock.now())
         self.evaluations += 1
         for f in transition.activated:

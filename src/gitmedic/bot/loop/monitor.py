@@ -23,6 +23,10 @@ are held back (``held``) and count only once the deadline passes with the
 rollout unfinished (:mod:`gitmedic.bot.loop.rollouts`). While some are held, the
 alerts are not turned into findings either: a caller erring because a Service
 has no endpoint yet is the same start-up seen from outside.
+
+With ``own`` set (a neighbour of the namespace does not render, so its objects are
+unknown: :mod:`gitmedic.bot.loop.siblings`), findings about any other object are
+set aside (``unsure``), neither held nor persisted: they open no incident.
 """
 
 from __future__ import annotations
@@ -30,11 +34,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gitmedic.bot.loop.rollouts import held_back
+from gitmedic.bot.loop.siblings import Key, about_own
 from gitmedic.detectors.finding import Finding, Resource, Severity, sort_findings
 from gitmedic.detectors.runner import Persistence, Transition, run_detectors, thresholds_of
 from gitmedic.detectors.snapshot import Snapshot
@@ -54,6 +59,8 @@ class Monitor:
     last_seconds: float = 0.0  # wall time of the last evaluation (serve's metrics)
     # detector id -> why it failed at the last evaluation (its last findings are kept)
     failing: dict[str, str] = field(default_factory=dict)
+    own: frozenset[Key] | None = None  # None: every object of the snapshot is the app's
+    unsure: tuple[Finding, ...] = ()  # about objects that might be a neighbour's, last time
 
     def evaluate(
         self, snapshot: Snapshot, alerts: Sequence[Mapping[str, Any]] = ()
@@ -74,13 +81,25 @@ class Monitor:
             ),
             snapshot,
         )
-        self.held = tuple(sort_findings(held))
+        findings, unsure = self._own(findings, snapshot)
+        held, _ = self._own(held, snapshot)
         if not findings and not held:
-            findings = alert_findings(alerts)
+            findings, unsure_alerts = self._own(alert_findings(alerts), snapshot)
+            unsure += unsure_alerts
+        self.held = tuple(sort_findings(held))
+        self.unsure = tuple(sort_findings(unsure))
         thresholds = thresholds_of(self.detectors)
         self.persistence, transition = self.persistence.observe(findings, thresholds)
         self.last_seconds = time.perf_counter() - started
         return tuple(sort_findings(findings)), transition
+
+    def _own(
+        self, findings: Iterable[Finding], snapshot: Snapshot
+    ) -> tuple[list[Finding], list[Finding]]:
+        """The findings to judge, and those set aside as maybe a neighbour's."""
+        if self.own is None:
+            return list(findings), []
+        return about_own(findings, snapshot, self.own)
 
     def _run(self, det: Detector, snapshot: Snapshot) -> None:
         """One detector's findings; on an error its last ones stay, and ``failing`` says so."""

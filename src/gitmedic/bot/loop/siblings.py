@@ -11,12 +11,19 @@ this app's live snapshots, with what those objects own (a Deployment's
 ReplicaSets and their pods, a Service's EndpointSlices), a Service's Endpoints
 (same name, no owner) and the Events about any of them. Everything else stays:
 objects no app renders (a Node, a PVC made by hand) are still this app's to see.
+
+A neighbour that does not render leaves its objects unknown
+(:attr:`~gitmedic.bot.loop.config.LoopConfig.undivided`): then only findings about
+what this app renders, what that owns, its Services' Endpoints and the Events
+about them are judged (:func:`about_own`); the rest might be the neighbour's and
+open no incident.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.snapshot import Obj, Snapshot
 
 Key = tuple[str, str]  # kind, name (one namespace)
@@ -45,6 +52,20 @@ def without_siblings(snapshot: Snapshot, siblings: frozenset[Key]) -> Snapshot:
     )
 
 
+def about_own(
+    findings: Iterable[Finding], snapshot: Snapshot, own: frozenset[Key]
+) -> tuple[list[Finding], list[Finding]]:
+    """``findings`` split: those about the app's own objects (``own``, what it renders, and
+    what they own in ``snapshot``) and the rest, which might be about a neighbour's."""
+    ours = _owned_closure(list(snapshot), set(own))
+    mine: list[Finding] = []
+    unsure: list[Finding] = []
+    for finding in findings:
+        ref = finding.resource
+        (mine if _among(ref.kind, ref.name, ours) else unsure).append(finding)
+    return mine, unsure
+
+
 def _owned_closure(objects: Iterable[Obj], theirs: set[Key]) -> set[Key]:
     """``theirs`` and everything owned through ownerReferences, transitively."""
     pending = [o for o in objects if o.kind != "Event"]
@@ -63,9 +84,13 @@ def _is_theirs(obj: Obj, theirs: set[Key]) -> bool:
     if obj.kind == "Event":
         involved = obj.body.get("involvedObject") or {}
         return (str(involved.get("kind", "")), str(involved.get("name", ""))) in theirs
-    if obj.kind == "Endpoints":  # named after its Service, and owned by none
-        return ("Service", obj.name) in theirs
-    return (obj.kind, obj.name) in theirs
+    return _among(obj.kind, obj.name, theirs)
+
+
+def _among(kind: str, name: str, keys: set[Key]) -> bool:
+    if kind == "Endpoints":  # named after its Service, and owned by none
+        return ("Service", name) in keys
+    return (kind, name) in keys
 
 
 def _owners(obj: Obj) -> list[dict[str, object]]:

@@ -10,6 +10,11 @@ error naming both apps and the object, never a silent merge.
 
 Apps whose folders overlap (one inside the other) declare the same files and
 are reported per object as defined twice (:mod:`.duplicates`), as before.
+
+A neighbour that does not render (a broken kustomization) leaves its objects
+unknown: nothing can say which of the namespace's objects are its, nor whether it
+renders this app's. That is said (:attr:`Neighbours.unrendered`, with the file and
+line of its first error), never read as a neighbour rendering nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from gitmedic.reconciler.manifests.duplicates import object_key
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.manifests.tree import LoadFailure
 
-__all__ = ["Collision", "Neighbours", "collisions", "neighbours", "overlapping"]
+__all__ = ["Collision", "Neighbours", "Unrendered", "collisions", "neighbours", "overlapping"]
 
 
 @dataclass(frozen=True)
@@ -63,11 +68,32 @@ def collisions(apps: Sequence[AppConfig], objects: Sequence[Sequence[Obj]]) -> l
 
 
 @dataclass(frozen=True)
+class Unrendered:
+    """A neighbour that does not render: which objects are its is not known."""
+
+    app: str
+    why: str  # its first error, ``file:line: message`` where the loader locates it
+
+
+@dataclass(frozen=True)
 class Neighbours:
     """The other apps of one app's namespace, as the work tree renders them."""
 
     rendered: tuple[Obj, ...]  # what they render (apps overlapping this one's folder left out)
     collision: Collision | None  # the first of them rendering one of this app's objects
+    unrendered: tuple[Unrendered, ...] = ()  # those that do not render: their objects unknown
+    own: tuple[Obj, ...] = ()  # what the app itself renders (empty when it is alone)
+
+    def undivided(self, app: AppConfig) -> str:
+        """Why ``app``'s objects cannot be told apart from its neighbours' ('' when they can)."""
+        if not self.unrendered:
+            return ""
+        which = "; ".join(f"{u.app} does not render ({u.why})" for u in self.unrendered)
+        return (
+            f"cannot tell app {app.name}'s objects apart from its neighbours' in namespace "
+            f"{app.namespace}: {which}; until it renders, only what {app.name} renders (and "
+            "what that owns) is judged"
+        )
 
 
 def neighbours(root: Path, config: Config, app: AppConfig) -> Neighbours:
@@ -77,10 +103,15 @@ def neighbours(root: Path, config: Config, app: AppConfig) -> Neighbours:
     siblings = [a for a in siblings if not _overlap(a.path, app.path)]
     if not siblings:
         return Neighbours((), None)
-    mine = _rendered(root, app)
-    theirs = [(other, _rendered(root, other)) for other in siblings]
-    found = [c for other, objs in theirs for c in collisions([app, other], [mine, objs])]
-    return Neighbours(tuple(o for _, objs in theirs for o in objs), found[0] if found else None)
+    mine, _ = _rendered(root, app)  # an app that does not render says so when it runs
+    theirs = [(other, *_rendered(root, other)) for other in siblings]
+    found = [c for other, objs, _ in theirs for c in collisions([app, other], [mine, objs])]
+    return Neighbours(
+        tuple(o for _, objs, _ in theirs for o in objs),
+        found[0] if found else None,
+        tuple(Unrendered(other.name, why) for other, _, why in theirs if why),
+        tuple(mine),
+    )
 
 
 def _together(a: AppConfig, b: AppConfig) -> bool:
@@ -88,12 +119,16 @@ def _together(a: AppConfig, b: AppConfig) -> bool:
     return a.namespace == b.namespace and (not a.cluster or not b.cluster or a.cluster == b.cluster)
 
 
-def _rendered(root: Path, app: AppConfig) -> list[Obj]:
+def _rendered(root: Path, app: AppConfig) -> tuple[list[Obj], str]:
+    """What ``app`` renders, and its first error ('' when it renders): beside an error,
+    what rendered is a part of the app (a collision still), never all of it."""
     try:
         state = load_desired(root / app.path, namespace=app.namespace, deployer=app.deployer)
-        return list(state.snapshot)
-    except LoadFailure:
-        return []  # an app that does not load says so when it runs
+    except LoadFailure as exc:  # the input as a whole: its message names the path
+        return [], str(exc)
+    if state.errors:
+        return list(state.snapshot), str(state.errors[0])
+    return list(state.snapshot), ""
 
 
 def _shown(ref: Resource) -> tuple[bool, str]:

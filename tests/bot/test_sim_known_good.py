@@ -18,6 +18,7 @@ from gitmedic.bot.loop.known_good import (
     KnownGood,
     KnownGoodError,
     VerifiedRevisions,
+    incident_history_rev,
     known_good,
     note_healthy,
 )
@@ -169,3 +170,19 @@ def test_a_resolved_incident_keeps_the_history_before_it_until_a_revision_is_ver
     assert known_good(repo, "", journal, "shop") == KnownGood(
         (head,), source=f"revision {head[:12]}, verified healthy"
     )
+
+
+def test_the_newest_resolved_incident_is_the_journal_s_newest_not_the_clock_s(
+    tmp_path: Path,
+) -> None:
+    """Each ``run`` starts the sim's clock at the same epoch, so a restarted process's
+    incidents opened at earlier (or equal) times than the first one's: the newest is
+    the one the journal wrote last."""
+    journal = Journal(tmp_path / "journal.sqlite")
+    _incident(journal, "shop-zz", "a" * 40, "resolved", 300.0)
+    _incident(journal, "shop-yy", "b" * 40, "resolved", 120.0)  # after a restart
+    _incident(journal, "shop-xx", "c" * 40, "resolved", 120.0)  # and another
+    assert incident_history_rev(journal, "shop") == "c" * 40
+    _incident(journal, "shop-ww", "d" * 40, "open", 120.0)
+    _incident(journal, "shop-vv", "e" * 40, "open", 60.0)
+    assert incident_history_rev(journal, "shop") == "d" * 40  # the live one the journal has first

@@ -7,6 +7,7 @@ connection."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -116,6 +117,53 @@ def test_an_incident_is_one_row_updated_in_place_and_found_by_status(target: Tar
     assert journal.incident("nope") is None
     with pytest.raises(UnknownTransaction):
         journal.note_memory("nope", "opened")
+
+
+def test_incidents_are_listed_in_the_journal_s_order_not_by_their_clock(target: Target) -> None:
+    """Each ``run`` starts the sim's clock at the same epoch: an incident a restarted process
+    opened can carry an earlier (or the same) time than the one before it."""
+    journal = Journal(target)
+    journal.save_incident(IncidentRow("shop-zz", "shop", "resolved", EPOCH + 300))
+    journal.save_incident(IncidentRow("shop-yy", "shop", "resolved", EPOCH))
+    journal.save_incident(IncidentRow("cart-aa", "cart", "open", EPOCH))
+    Journal(target).save_incident(IncidentRow("shop-xx", "shop", "open", EPOCH))
+    journal.save_incident(IncidentRow("shop-zz", "shop", "escalated", EPOCH + 300))  # in place
+    assert [r.id for r in journal.incidents("shop")] == ["shop-zz", "shop-yy", "shop-xx"]
+    assert [r.id for r in journal.incidents("shop", status="resolved")] == ["shop-yy"]
+
+
+def test_a_journal_from_before_the_order_keeps_its_incidents_in_theirs(target: Target) -> None:
+    """A journal written before incidents had their place in the journal's order: its rows
+    come first, in the order they were inserted where the database knows it (SQLite's
+    rowid) and else in the order they were listed in (by the time they opened), and new
+    ones after them."""
+    _old_incidents(target, [("shop-zz", EPOCH + 300), ("shop-yy", EPOCH)])
+    journal = Journal(target)
+    journal.save_incident(IncidentRow("shop-xx", "shop", "open", EPOCH))
+    before = ["shop-zz", "shop-yy"] if isinstance(target, Path) else ["shop-yy", "shop-zz"]
+    assert [r.id for r in Journal(target).incidents("shop")] == [*before, "shop-xx"]
+
+
+def _old_incidents(target: Target, rows: list[tuple[str, float]]) -> None:
+    """The incidents table as it was before ``seq``, holding ``rows`` (id, opened)."""
+    create = (
+        "CREATE TABLE incidents (id TEXT PRIMARY KEY, app TEXT NOT NULL, status TEXT NOT NULL,"
+        " opened DOUBLE PRECISION NOT NULL, data TEXT NOT NULL)"
+    )
+    insert = "INSERT INTO incidents VALUES (?, 'shop', 'resolved', ?, '{}')"
+    if isinstance(target, Path):
+        db = sqlite3.connect(target)
+        db.execute(create)
+        db.executemany(insert, rows)
+        db.commit()
+        db.close()
+        return
+    import psycopg
+
+    with psycopg.connect(target, autocommit=True) as conn:
+        conn.execute(create)
+        for row in rows:
+            conn.execute(insert.replace("?", "%s"), row)
 
 
 # -- the writer lease -------------------------------------------------------------------

@@ -126,7 +126,7 @@ def incident_history_rev(journal: Journal, app: str) -> str | None:
     order: that is by creation time on the sim's clock, which starts at the same epoch in
     every process, so a memory PR or a later attempt created after a restart can come
     first, and its base (after the fault) holds the faulty commits in its history."""
-    rows = journal.incidents(app)  # oldest first
+    rows = journal.incidents(app)  # in the journal's order, oldest first
     first: dict[str, tuple[int, str]] = {}
     for t in journal.transactions(app=app):
         if t.plan.strategy == "memory":  # the memory PR's base is the fixed main

@@ -10,7 +10,10 @@ writer appending the same step loses with :class:`JournalConflict` instead of
 forking history. Incidents are rows keyed by their stable id (derived from the
 fingerprints that fired, :mod:`gitmedic.bot.loop.incidents`), so a restarted
 process finds the incident it was answering, its attempts (the transactions
-naming it) and its memory PR. Locks carry an expiry so a crashed holder's lock
+naming it) and its memory PR. Incidents are listed in the journal's order (``seq``, given
+at a row's first write), never by the time they opened: that is the cluster's clock,
+and the sim's starts at the same epoch in every process, so after a restart a newer
+incident can have opened "before" an older one. Locks carry an expiry so a crashed holder's lock
 can be taken over (at once when the holder is known dead, see
 :mod:`~gitmedic.reconciler.transaction.lease`), and the takeover names the
 previous holder for the log.
@@ -220,10 +223,11 @@ class Journal:
     def _put(self, row: IncidentRow) -> None:
         data = {"fingerprints": list(row.fingerprints), **row.data}
         with self._db() as db:
-            db.execute(
-                "INSERT INTO incidents VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                "app = excluded.app, status = excluded.status, opened = excluded.opened, "
-                "data = excluded.data",
+            db.execute(  # seq: the next of the journal's at the first write, then kept
+                "INSERT INTO incidents (id, app, status, opened, data, seq) VALUES "
+                "(?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM incidents)) "
+                "ON CONFLICT (id) DO UPDATE SET app = excluded.app, status = excluded.status, "
+                "opened = excluded.opened, data = excluded.data",
                 (row.id, row.app, row.status, row.opened, json.dumps(data, sort_keys=True)),
             )
 
@@ -232,6 +236,7 @@ class Journal:
         return rows[0] if rows else None
 
     def incidents(self, app: str, *, status: str | None = None) -> list[IncidentRow]:
+        """``app``'s incidents (of ``status``), in the order the journal first wrote them."""
         if status is None:
             return self._incidents("app = ?", (app,))
         return self._incidents("app = ? AND status = ?", (app, status))
@@ -240,7 +245,7 @@ class Journal:
         with self._db() as db:
             rows = db.execute(
                 f"SELECT id, app, status, opened, data FROM incidents WHERE {where} "
-                "ORDER BY opened, id",
+                "ORDER BY seq, opened, id",
                 args,
             )
         out = []

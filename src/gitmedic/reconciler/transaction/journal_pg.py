@@ -54,9 +54,12 @@ CREATE TABLE IF NOT EXISTS locks (
 );
 CREATE TABLE IF NOT EXISTS incidents (
     id TEXT PRIMARY KEY, app TEXT NOT NULL, status TEXT NOT NULL,
-    opened DOUBLE PRECISION NOT NULL, data TEXT NOT NULL
+    opened DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, seq BIGINT NOT NULL DEFAULT 0
 );
+ALTER TABLE incidents ADD COLUMN IF NOT EXISTS seq BIGINT NOT NULL DEFAULT 0;
 """
+# (A journal from before incidents had their ``seq``: its rows get 0, and are listed first,
+# in the order they had, by ``opened``.)
 # Replicas starting together would race CREATE TABLE IF NOT EXISTS (it is not safe
 # against itself): the schema is applied under this transaction-scoped lock.
 _SCHEMA_LOCK = 0x676D6A6C  # "gmjl"

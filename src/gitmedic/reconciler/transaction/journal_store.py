@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS locks (
 );
 CREATE TABLE IF NOT EXISTS incidents (
     id TEXT PRIMARY KEY, app TEXT NOT NULL, status TEXT NOT NULL, opened REAL NOT NULL,
-    data TEXT NOT NULL
+    data TEXT NOT NULL, seq INTEGER NOT NULL DEFAULT 0
 );
 """
 
@@ -71,6 +71,22 @@ class _SqliteTx:
             raise DuplicateKey(str(exc)) from None
 
 
+def _incident_seq(db: sqlite3.Connection) -> None:
+    """A journal written before incidents had their ``seq`` (the journal's order) gets the
+    column, its rows in the order they were inserted (the rowid: an upsert updates a row
+    in place). Checked and added in one write transaction: two processes may start at once."""
+    db.isolation_level = None
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if "seq" not in {row[1] for row in db.execute("PRAGMA table_info(incidents)")}:
+            db.execute("ALTER TABLE incidents ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
+            db.execute("UPDATE incidents SET seq = rowid")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 class SqliteStore:
     """One file in WAL mode; a short connection per transaction (they are not shared
     across threads), ``BEGIN IMMEDIATE`` so two writers queue instead of deadlocking."""
@@ -83,6 +99,7 @@ class SqliteStore:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SQLITE_SCHEMA)
+            _incident_seq(db)
         finally:
             db.close()
 

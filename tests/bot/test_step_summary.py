@@ -38,9 +38,10 @@ def test_repository_text_is_inert_in_a_cell() -> None:
     hostile = "x | </table><details><img src=x> @acme/admins `rm`"
     text = to_summary([_finding("a", Severity.WARNING, hostile)], [], Snapshot([]), files=1)
     row = next(line for line in text.splitlines() if "Service/shop/a" in line)
-    assert "<" not in row.replace("<!--", "") and "&lt;/table&gt;" in row
+    assert "<" not in row.replace("<!--", "") and "&lt;/table>&lt;details>" in row
     assert "x \\| &lt;" in row  # the pipe cannot end the cell
-    assert "@acme" not in row and "@\u200bacme" in row
+    assert "@acme" not in row and "@\u2060acme" in row  # a word joiner: shown, not a mention
+    assert "\\`rm\\`" in row  # no code span (in which the escapes would show)
     assert row.count("|") - row.count("\\|") == 6  # five cells, still
 
 

@@ -7,7 +7,8 @@ all of them, worst first, up to its limit of 1 MiB per step: past
 log and ``--format json`` have them all).
 
 Every cell's text came from the repository (names, messages quoting field values),
-so it is escaped: HTML is inert, ``|`` cannot end a cell, ``@`` mentions nobody.
+so it is escaped (:func:`gitmedic.bot.render.markdown.cell`): HTML and Markdown are
+inert, ``|`` cannot end a cell, ``@`` mentions nobody.
 
 The first line is a comment the Action reads for its outputs (counts by severity);
 GitHub does not show it.
@@ -15,9 +16,9 @@ GitHub does not show it.
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 
+from gitmedic.bot.render.markdown import cell
 from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.location import finding_location
 from gitmedic.detectors.snapshot import Snapshot
@@ -68,7 +69,7 @@ def _errors(errors: list[ManifestError]) -> list[str]:
         return []
     lines = ["| Error | Where |", "|-------|-------|"]
     lines += [
-        f"| {_cell(e.message)} | {_cell(f'{e.file}:{e.line}' if e.line else e.file)} |"
+        f"| {cell(e.message)} | {cell(f'{e.file}:{e.line}' if e.line else e.file)} |"
         for e in errors
     ]
     return [*lines, ""]
@@ -85,13 +86,7 @@ def _table(findings: list[Finding], snapshot: Snapshot) -> list[str]:
         rule = f.detector if f.rule == f.detector else f"{f.detector} ({f.rule})"
         text = f.summary + (f". {f.evidence}" if f.evidence else "")
         lines.append(
-            f"| {_ICON[f.severity]} | {_cell(rule)} | {_cell(str(f.resource))} "
-            f"| {_cell(where)} | {_cell(text)} |"
+            f"| {_ICON[f.severity]} | {cell(rule)} | {cell(str(f.resource))} "
+            f"| {cell(where)} | {cell(text)} |"
         )
     return lines
-
-
-def _cell(text: str) -> str:
-    """Text from the repository, inert in a Markdown table cell."""
-    escaped = html.escape(" ".join(text.split()), quote=False)
-    return escaped.replace("|", "\\|").replace("@", "@\u200b").replace("`", "'")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmedic.bot.memory.guard import MEMORY
+from gitmedic.bot.render.markdown import cell
 from gitmedic.detectors.snapshot import Obj, Snapshot, Workload
 from gitmedic.detectors.topology import calls
 from gitmedic.reconciler import repofs
@@ -230,12 +231,8 @@ def _table(title: str, header: tuple[str, ...], rows: tuple[tuple[str, ...], ...
     if not rows:
         return f"## {title}\n\nNone.\n"
     lines = [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ") or "-"
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -9,8 +9,8 @@ was absent".
 
 Every value is repository text (hostile): it is redacted (only masked secrets
 are ever shown), shortened, and escaped with
-:func:`~gitmedic.bot.render.untrusted.untrusted` plus ``|`` for the table, so a
-value can neither break the table, nor render HTML, nor mention anyone.
+:func:`~gitmedic.bot.render.markdown.cell`, so a value can neither break the table,
+nor render HTML or Markdown, nor mention anyone.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from gitmedic.bot.render.untrusted import untrusted
+from gitmedic.bot.render.markdown import cell
 from gitmedic.reconciler.manifests.documents import (
     EditError,
     describe,
@@ -57,7 +57,7 @@ def field_changes(edits: Iterable[Edit], read: Reader) -> tuple[FieldChange, ...
 
 def changes_table(changes: Iterable[FieldChange]) -> str:
     rows = [
-        f"| {_cell(c.file)} | {_cell(c.field)} | {_cell(c.before)} | {_cell(c.after)} |"
+        f"| {cell(c.file)} | {cell(c.field)} | {cell(c.before)} | {cell(c.after)} |"
         for c in changes
     ]
     if not rows:
@@ -99,8 +99,3 @@ def show(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     text = redact_text(text)
     return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
-
-
-def _cell(text: str) -> str:
-    flat = " ".join(text.split()) or "-"
-    return untrusted(flat).replace("|", "\\|")

@@ -3,7 +3,7 @@ evidence folded into ``<details>``, everything escaped and bounded.
 
 Findings arrive as JSON (a plan's proposal, a transaction's journal) and their
 text is cluster or repository text, so every cell goes through
-:func:`~gitmedic.bot.render.untrusted.untrusted` and ``|`` is escaped. A body
+:func:`~gitmedic.bot.render.markdown.cell`. A body
 lists at most ``limit`` of them and says how many it left out: a fault that
 makes 200 findings must still produce a body the forge accepts (GitHub refuses
 more than 65,536 characters).
@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gitmedic.bot.render import markdown
 from gitmedic.bot.render.untrusted import untrusted
 from gitmedic.reconciler.redact import redact_text
 
@@ -29,10 +30,8 @@ def line(text: object) -> str:
 
 
 def cell(text: object) -> str:
-    flat = " ".join(redact_text(str(text)).split())
-    if len(flat) > MAX_CELL:
-        flat = flat[: MAX_CELL - 1] + "…"
-    return untrusted(flat).replace("|", "\\|") or "-"
+    """``text`` redacted, bounded and inert in one table cell (or one list item)."""
+    return markdown.cell(redact_text(str(text)), limit=MAX_CELL)
 
 
 def finding_table(findings: Sequence[Mapping[str, Any]], limit: int) -> str:

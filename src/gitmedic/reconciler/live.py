@@ -276,14 +276,20 @@ def _get(
 
 def _why(reason: str, raw: bytes) -> str:
     """The reason, plus the message of a Kubernetes ``Status`` body when there is one."""
+    message = status_message(raw)
+    return f"{reason}: {message}" if message else reason
+
+
+def status_message(raw: bytes, limit: int = 300) -> str:
+    """The ``message`` of a Kubernetes ``Status`` body (an API server's error answer), at
+    most ``limit`` characters; '' when ``raw`` is no such body (not JSON, not UTF-8, no
+    message). The lists, the watches and the Lease calls all say why with it."""
     try:
         body = json.loads(raw)
-    except ValueError:
-        return reason
+    except ValueError:  # UnicodeDecodeError too
+        return ""
     message = body.get("message") if isinstance(body, Mapping) else None
-    if isinstance(message, str) and message:
-        return f"{reason}: {message[:300]}"
-    return reason
+    return message[:limit] if isinstance(message, str) else ""
 
 
 def _short(exc: BaseException) -> str:

@@ -30,6 +30,7 @@ from gitmedic.reconciler.live import (
     Listed,
     LiveReadError,
     list_kind,
+    status_message,
 )
 
 WATCH_TIMEOUT_S = 240  # the server ends each watch after this; it is resumed at once
@@ -100,7 +101,7 @@ class KubeTransport:
         if not 200 <= status < 300:
             body = bytes(raw.read() or b"")
             raw.release_conn()
-            message = f"watching {call.plural} ({path}): HTTP {status} {_why(body)}"
+            message = f"watching {call.plural} ({path}): HTTP {status} {status_message(body)}"
             raise ListDenied(message, call.kind) if status == 403 else LiveReadError(message)
         return self._events(call, raw)
 
@@ -154,15 +155,6 @@ def _raise_error(call: ListCall, status: object) -> None:
     if code == GONE:
         raise WatchGone(f"watching {call.plural}: {message or '410 Gone'}")
     raise LiveReadError(f"watching {call.plural}: the server sent an error ({code}: {message})")
-
-
-def _why(body: bytes) -> str:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return ""
-    message = data.get("message") if isinstance(data, Mapping) else None
-    return str(message)[:300] if message else ""
 
 
 def _short(exc: BaseException) -> str:

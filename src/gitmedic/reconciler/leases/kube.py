@@ -15,6 +15,7 @@ from typing import Any
 
 from gitmedic.reconciler.leases.api import LeaseApiError, LeaseConflict
 from gitmedic.reconciler.leases.record import LeaseFormatError, LeaseRecord, from_object, to_object
+from gitmedic.reconciler.live import status_message
 
 REQUEST_TIMEOUT_S = 10.0
 
@@ -87,7 +88,7 @@ class KubeLeases:
         if status == 409:
             raise LeaseConflict(f"{what}: 409 Conflict (another replica wrote it first)")
         if not 200 <= status < 300:
-            raise LeaseApiError(f"{what}: HTTP {status} {_message(raw)}"[:400])
+            raise LeaseApiError(f"{what}: HTTP {status} {status_message(raw)}"[:400])
         try:
             data = json.loads(raw)
         except ValueError:
@@ -95,12 +96,3 @@ class KubeLeases:
         if not isinstance(data, dict):
             raise LeaseApiError(f"{what}: the answer is not an object")
         return data
-
-
-def _message(raw: bytes) -> str:
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        return ""
-    message = body.get("message") if isinstance(body, dict) else None
-    return str(message) if message else ""

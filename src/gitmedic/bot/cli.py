@@ -210,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--repo", help="the manifest repo of the local forge (env GITMEDIC_REPO)")
     p.add_argument(
+        "--repos",
+        metavar="FILE",
+        help="serve every repository this YAML file lists, each with all its apps "
+        "(GITMEDIC_REPOS; instead of --repo/GITHUB_REPOSITORY)",
+    )
+    p.add_argument(
         "--state-dir",
         help="where deliveries, the journal and pending work persist (GITMEDIC_STATE_DIR)",
     )

@@ -15,7 +15,8 @@ reverts: :mod:`gitmedic.bot.notify`); ``GITMEDIC_JOURNAL_URL`` (the journal in
 PostgreSQL, for more than one replica: :mod:`gitmedic.bot.journal_url`); the
 monitor's ``GITMEDIC_FORGE`` (local|github), ``GITMEDIC_CLUSTER`` (sim|kube) and
 ``GITMEDIC_INTERVAL`` are read by :mod:`gitmedic.bot.serve_wiring`, GitHub's by
-:mod:`gitmedic.bot.github_env`.
+:mod:`gitmedic.bot.github_env`; ``GITMEDIC_REPOS`` (``--repos``, the service config of
+every repository served: :mod:`gitmedic.bot.serve_repos`) by the wiring too.
 The secret is registered with the redaction registry before anything logs.
 FastAPI and uvicorn are imported here only, so other commands never pay for them.
 

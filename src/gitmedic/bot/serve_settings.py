@@ -136,11 +136,24 @@ def build_service(
 ) -> Service:
     watched = watched_paths(repo or settings.repo, settings.watch)
     deps = Deps(forge, actions, changed, watched, dashboard=dashboard)
+    return Service(service_config(settings), deps, metrics=metrics)
+
+
+def build_routed_service(
+    settings: ServeSettings, named: list[tuple[str, Deps]], metrics: Metrics
+) -> Service:
+    """``serve --repos``: each delivery acts on the repository its payload names
+    (:mod:`gitmedic.bot.server.routes`)."""
+    from gitmedic.bot.server.routes import Routes
+
+    return Service(service_config(settings), Routes.of(named), metrics=metrics)
+
+
+def service_config(settings: ServeSettings) -> ServiceConfig:
     limits = settings.limits
-    config = ServiceConfig(
+    return ServiceConfig(
         settings.secret,
         settings.state_dir,
         settings.max_body_bytes,
         read_timeout_s=limits.read_timeout_s,
     )
-    return Service(config, deps, metrics=metrics)

@@ -25,6 +25,15 @@ With ``--cluster kube`` every app reads the cluster through one watch cache
 (:mod:`gitmedic.reconciler.live_cache`, a list and a watch per kind, started before
 the first step and stopped after the last), not a list of every kind per app per step.
 
+With ``--repos FILE`` (:mod:`gitmedic.bot.serve_repos`) the process serves every app
+of every repository the file lists: each repository is wired as the one repository
+is without it (its apps, its lock, its actions and dashboard, its state folder:
+:mod:`gitmedic.bot.serve_worlds`), the one monitor thread steps every repository
+once a tick, each under its own lock, in an order that rotates
+(:mod:`gitmedic.bot.serve_fair`), and webhooks act on the repository their payload
+names (:mod:`gitmedic.bot.server.routes`). Shard Leases and metrics name apps
+``repo/app``.
+
 With ``--forge github`` the repo is gitmedic's clone under the state directory
 (:mod:`gitmedic.bot.github_env`), fetched before every use: the monitor's step,
 every command, and the changed-files look-up of a merge.
@@ -36,7 +45,7 @@ import argparse
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,12 +57,24 @@ from gitmedic.bot.loop.report import Event
 from gitmedic.bot.loop.transact import share_dashboard
 from gitmedic.bot.notify import Notifier
 from gitmedic.bot.serve_apps import AppsActions, app_state_dir
+from gitmedic.bot.serve_fair import Rotation, fair_tick
 from gitmedic.bot.serve_health import DEFAULT_STALL_INTERVALS, Heartbeat
 from gitmedic.bot.serve_lock import QueuedFirst, SharedLock
 from gitmedic.bot.serve_metrics import MonitorMetrics
-from gitmedic.bot.serve_settings import ServeSettings, build_service, git_changed_files
+from gitmedic.bot.serve_repos import load_repos, repos_file
+from gitmedic.bot.serve_settings import (
+    ServeSettings,
+    build_routed_service,
+    build_service,
+    git_changed_files,
+    watched_paths,
+)
 from gitmedic.bot.serve_shards import Shards, shard_settings
-from gitmedic.bot.server.handlers import ChangedFiles
+from gitmedic.bot.serve_worlds import RepoWorld, check_one_journal, forge_and_repo, worlds_of
+from gitmedic.bot.serve_worlds import (  # what tests hand to wire, where it always was
+    github_and_clone as github_and_clone,
+)
+from gitmedic.bot.server.handlers import ChangedFiles, Deps
 from gitmedic.bot.server.metrics import Metrics
 from gitmedic.bot.server.service import Service
 from gitmedic.bot.start_line import start_line
@@ -124,13 +145,14 @@ class MonitorThread:
 class Served:
     service: Service
     monitor: MonitorThread
-    actions: LiveActions | AppsActions  # LiveActions when the config has one app
+    actions: LiveActions | AppsActions  # the first repository's; LiveActions for one app
     repo: Path
-    loops: list[Loop]
+    loops: list[Loop]  # every repository's
     configs: list[LoopConfig] = field(default_factory=list)  # every app's, deployable or not
     broken: dict[str, str] = field(default_factory=dict)  # app -> why it cannot be deployed
     shards: Shards | None = None  # --shard-leases: the apps this replica holds a Lease of
     cache: LiveCache | None = None  # --cluster kube: the cluster's watch cache, all apps'
+    repos: list[_Repo] = field(default_factory=list)  # serve --repos: each repository's
 
     @property
     def loop(self) -> Loop:
@@ -155,13 +177,25 @@ class Served:
 
 def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
     from gitmedic.bot.adopted_apps import adopted_note
-    from gitmedic.bot.start_line import check_cluster_for_forge
+    from gitmedic.bot.start_line import check_cluster_for_forge, start_line_repos
 
     kind = args.forge or env.get("GITMEDIC_FORGE", "local")
     # a real forge is never judged by the sim: checked before anything is cloned or built
     given = args.cluster or env.get("GITMEDIC_CLUSTER")
     args.cluster = check_cluster_for_forge(kind, given)
-    forge, repo, fetch = _forge_and_repo(settings, args, env)
+    listed = repos_file(args, env)
+    if listed is not None:
+        entries = load_repos(listed, kind)  # every problem, before anything is cloned
+        worlds = worlds_of(settings, args, env, kind, entries)
+        served = wire_repos(settings, args, env, worlds)
+        for world in worlds:
+            if note := adopted_note(world.repo):
+                log.info("%s: %s", world.name, note)
+        named = [(r.name, r.forge, r.repo, r.loops, r.configs, r.broken) for r in served.repos]
+        line = start_line_repos(kind, args.cluster, named, env)
+        log.info(f"{line}; {served.shards.describe()}" if served.shards else line)
+        return served
+    forge, repo, fetch = forge_and_repo(settings, args, env)
     served = wire(settings, args, env, forge, repo, fetch)
     if note := adopted_note(repo):
         log.info(note)
@@ -180,6 +214,16 @@ def wire(
     fetch: Callable[[], object],
 ) -> Served:
     """Everything but the forge: a loop and live actions per app, and the service."""
+    return wire_repos(settings, args, env, [RepoWorld(forge, repo, fetch)])
+
+
+def wire_repos(
+    settings: ServeSettings,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    worlds: list[RepoWorld],
+) -> Served:
+    """Every app of every repository in one process: one monitor, one watch cache."""
     from gitmedic.bot.run_cmd import loop_configs_of
 
     interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
@@ -188,10 +232,11 @@ def wire(
         from gitmedic.bot.loop.kube_cluster import record_version_early
 
         record_version_early(env)
-    configs = loop_configs_of(repo, args, interval_s=interval)
-    cache = _watch_cache(cluster, env, configs, interval)
+    each = [loop_configs_of(w.repo, w.args or args, interval_s=interval) for w in worlds]
+    check_one_journal(worlds, each, env)
+    cache = _watch_cache(cluster, env, [c for configs in each for c in configs], interval)
     try:
-        return _wire(settings, args, env, forge, repo, fetch, interval, cluster, configs, cache)
+        return _wire(settings, args, env, worlds, each, interval, cluster, cache)
     except BaseException:
         if cache is not None:
             cache.stop()
@@ -217,53 +262,26 @@ def _wire(
     settings: ServeSettings,
     args: argparse.Namespace,
     env: Mapping[str, str],
-    forge: Forge,
-    repo: Path,
-    fetch: Callable[[], object],
+    worlds: list[RepoWorld],
+    each: list[list[LoopConfig]],
     interval: float,
     cluster: str,
-    configs: list[LoopConfig],
     cache: LiveCache | None,
 ) -> Served:
-    lock = SharedLock(fetch)
     metrics = Metrics()
     heartbeat = _heartbeat(interval, env)
     notifier = _notifier(env)
-    states = [app_state_dir(settings.state_dir, c.app, len(configs)) for c in configs]
-    apps, wired, broken = [], [], {}
-    for config, state in zip(configs, states, strict=True):
-        try:
-            apps.append(
-                _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier, cache)
-            )
-        except ManifestLoadError as exc:  # said, and the other apps served (as run does)
-            broken[config.app] = str(exc)
-            log.error("%s: cannot deploy it: %s", config.app, exc)
-            continue
-        wired.append(config)
-    if not apps:
-        raise ValueError(f"no app can be deployed: {'; '.join(broken.values())}")
-    changed = _fetched(fetch, git_changed_files(repo))
-    each = [app.actions for app in apps]
-    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in wired], changed)
-    stepping: list[str] = []  # the app the monitor steps now
-    shards = _shards(args, env, apps, stepping)
+    shared = _Shared(cluster, metrics, heartbeat, notifier, cache)
+    repos = [
+        _wire_repo(settings, world, configs, shared)
+        for world, configs in zip(worlds, each, strict=True)
+    ]
+    stepping: list[str] = []  # the app the monitor steps now (its shard name)
+    loops = {r.shard(a.loop.config.app): a.loop for r in repos for a in r.apps}
+    shards = _shards(args, env, loops, stepping)
 
     def held() -> list[_App]:
-        return [a for a in apps if shards is None or shards.holds(a.loop.config.app)]
-
-    def step() -> None:
-        for app in held():
-            stepping[:] = [app.loop.config.app]
-            try:
-                app.step(interval)
-            finally:
-                stepping.clear()
-        # Commands and the apps' work move transactions the loops did not step: the
-        # dashboard's boxes follow them (no forge call when nothing changed). Once per
-        # monitor tick: the issue renders every app's journal, so once per app was
-        # O(apps^2) journal reads a tick (1,000,000 with 1,000 apps).
-        apps[0].loop.txns.refresh_dashboard()
+        return [a for r in repos for a in r.held(shards)]
 
     def pause() -> float:
         """Until the earliest app's next due time on the wall; with the sim, whose time ran
@@ -275,36 +293,161 @@ def _wire(
             return 0.0 if any(a.loop.in_flight() for a in ticking) else interval
         return min(a.loop.next_due() for a in ticking) - ticking[0].loop.clock.now()
 
+    if len(repos) == 1 and not repos[0].name:  # serve's one repository, as before --repos
+        (one,) = repos
+        service = build_service(
+            settings,
+            one.forge,
+            one.actions,
+            one.changed,
+            repo=one.repo,
+            metrics=metrics,
+            dashboard=one.desk,
+        )
+        monitor = MonitorThread(
+            lambda: one.step(interval, stepping, shards),
+            interval,
+            QueuedFirst(one.lock),
+            heartbeat,
+            pause,
+        )
+    else:
+        service = build_routed_service(settings, [(r.name, r.deps()) for r in repos], metrics)
+        rotation = Rotation(repos)
+
+        def step() -> None:  # each repository under its own lock: its commands go between
+            fair_tick(rotation, lambda r: r.locked_step(interval, stepping, shards), _name)
+
+        monitor = MonitorThread(step, interval, nullcontext(), heartbeat, pause)
+    service.liveness = heartbeat.stalled
+    first = repos[0]
+    configs = [c for r in repos for c in r.configs]
+    broken = {r.shard(app): why for r in repos for app, why in r.broken.items()}
+    every = list(loops.values())
+    return Served(
+        service, monitor, first.actions, first.repo, every, configs, broken, shards, cache, repos
+    )
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every repository's apps share in one process."""
+
+    cluster: str
+    metrics: Metrics
+    heartbeat: Heartbeat
+    notifier: Notifier | None
+    cache: LiveCache | None
+
+
+@dataclass
+class _Repo:
+    """One repository's apps, their actions and dashboards, under its own lock."""
+
+    name: str  # "": serve's one repository (its apps' names are unique as they are)
+    forge: Forge
+    repo: Path
+    lock: SharedLock
+    apps: list[_App]
+    configs: list[LoopConfig]  # every app's, deployable or not
+    broken: dict[str, str]
+    actions: LiveActions | AppsActions
+    changed: ChangedFiles
+    desk: DashboardDesk
+
+    @property
+    def loops(self) -> list[Loop]:
+        return [a.loop for a in self.apps]
+
+    def shard(self, app: str) -> str:
+        """The app's name among every repository's (its shard Lease, its metrics)."""
+        return f"{self.name}/{app}" if self.name else app
+
+    def held(self, shards: Shards | None) -> list[_App]:
+        return [
+            a for a in self.apps if shards is None or shards.holds(self.shard(a.loop.config.app))
+        ]
+
+    def step(self, interval: float, stepping: list[str], shards: Shards | None) -> None:
+        for app in self.held(shards):
+            stepping[:] = [self.shard(app.loop.config.app)]
+            try:
+                app.step(interval)
+            finally:
+                stepping.clear()
+        # Commands and the apps' work move transactions the loops did not step: the
+        # dashboard's boxes follow them (no forge call when nothing changed). Once per
+        # monitor tick: the issue renders every app's journal, so once per app was
+        # O(apps^2) journal reads a tick (1,000,000 with 1,000 apps).
+        self.apps[0].loop.txns.refresh_dashboard()
+
+    def locked_step(self, interval: float, stepping: list[str], shards: Shards | None) -> None:
+        with QueuedFirst(self.lock):
+            self.step(interval, stepping, shards)
+
+    def deps(self) -> Deps:
+        watched = watched_paths(self.repo, ())
+        return Deps(self.forge, self.actions, self.changed, watched, dashboard=self.desk)
+
+
+def _name(repo: _Repo) -> str:
+    return repo.name
+
+
+def _wire_repo(
+    settings: ServeSettings, world: RepoWorld, configs: list[LoopConfig], shared: _Shared
+) -> _Repo:
+    lock = SharedLock(world.fetch)
+    state_dir = world.state_dir or settings.state_dir
+    states = [app_state_dir(state_dir, c.app, len(configs)) for c in configs]
+    apps, wired, broken = [], [], {}
+    label = (lambda app: f"{world.name}/{app}") if world.name else (lambda app: app)
+    common = (shared.metrics, shared.heartbeat, shared.notifier, shared.cache)
+    for config, state in zip(configs, states, strict=True):
+        try:
+            args = (config, shared.cluster, world.forge, state, lock, *common, label(config.app))
+            apps.append(_wire_app(*args))
+        except ManifestLoadError as exc:  # said, and the other apps served (as run does)
+            broken[config.app] = str(exc)
+            log.error("%s: cannot deploy it: %s", label(config.app), exc)
+            continue
+        wired.append(config)
+    if not apps:
+        where = f"{world.name}: " if world.name else ""
+        raise ValueError(f"{where}no app can be deployed: {'; '.join(broken.values())}")
+    changed = _fetched(world.fetch, git_changed_files(world.repo))
+    each = [app.actions for app in apps]
+    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in wired], changed)
     share_dashboard([a.loop.txns for a in apps])  # one issue, a section per app
     desk = DashboardDesk([(a.loop.txns.view, a.loop.txns.dashboard) for a in apps], lock)
-    service = build_service(
-        settings, forge, actions, changed, repo=repo, metrics=metrics, dashboard=desk
+    return _Repo(
+        world.name, world.forge, world.repo, lock, apps, configs, broken, actions, changed, desk
     )
-    service.liveness = heartbeat.stalled
-    monitor = MonitorThread(step, interval, QueuedFirst(lock), heartbeat, pause)
-    loops = [app.loop for app in apps]
-    return Served(service, monitor, actions, repo, loops, configs, broken, shards, cache)
 
 
 def _shards(
-    args: argparse.Namespace, env: Mapping[str, str], apps: list[_App], stepping: list[str]
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    loops: dict[str, Loop],
+    stepping: list[str],
 ) -> Shards | None:
     """With --shard-leases: the coordinator (first round done), and each loop's writer
-    lease backed by its app's Kubernetes Lease."""
+    lease backed by its app's Kubernetes Lease. ``loops`` by shard name (``repo/app``
+    with --repos: unique among every repository's apps)."""
     from gitmedic.reconciler.leases.app_lease import ShardLease
     from gitmedic.reconciler.transaction.lease import this_process
 
     settings = shard_settings(args, env)
     if settings is None:
         return None
-    loops = {app.loop.config.app: app.loop for app in apps}
 
     def busy(app: str) -> bool:  # not handed over mid-step or mid-transaction
         return app in stepping or bool(loops[app].txns.unsettled())
 
     shards = Shards.of(settings, list(loops), this_process(), busy)
     for name, loop in loops.items():
-        loop.lease = ShardLease.of(shards.coordinator, loop.journal, name, loop.config.lock_ttl_s)
+        app, ttl = loop.config.app, loop.config.lock_ttl_s
+        loop.lease = ShardLease.of(shards.coordinator, loop.journal, app, ttl, shard=name)
     return shards
 
 
@@ -348,6 +491,7 @@ def _wire_app(
     heartbeat: Heartbeat,
     notifier: Notifier | None,
     cache: LiveCache | None = None,
+    label: str = "",  # its name among every repository's apps (serve --repos: repo/app)
 ) -> _App:
     from gitmedic.bot.run_cmd import build_loop
 
@@ -359,10 +503,10 @@ def _wire_app(
             recorder.on_event(event)
         log.info(
             "%s: %s: %s",
-            config.app,
+            label or config.app,
             event.kind,
             event.text,
-            extra={"event": event.kind, "pr": event.data.get("pr"), "app": config.app},
+            extra={"event": event.kind, "pr": event.data.get("pr"), "app": label or config.app},
         )
         lock.yield_to_waiters()  # every event is reported between two steps
 
@@ -372,7 +516,7 @@ def _wire_app(
         mu_now=loop.mu_now, retry=loop.retry_queued, lock=lock,
         resume_ports=lambda plan: loop.ports(plan=plan), machine=loop.txns.runner.config,
     )  # fmt: skip
-    recorded.append(MonitorMetrics(metrics, loop.journal, config.app, notifier=notifier))
+    recorded.append(MonitorMetrics(metrics, loop.journal, label or config.app, notifier=notifier))
     return _App(loop, actions, recorded[0], _elapse(loop, cluster, lock, heartbeat))
 
 
@@ -392,33 +536,6 @@ def _elapse(
         heartbeat.beat()  # the sim ran: progress (serve's liveness)
 
     return elapse
-
-
-def _forge_and_repo(
-    settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]
-) -> tuple[Forge, Path, Callable[[], object]]:
-    kind = args.forge or env.get("GITMEDIC_FORGE", "local")
-    if kind == "local":
-        from gitmedic.bot.forges.local import LocalForge
-
-        local = LocalForge(settings.repo)
-        return local, local.root, lambda: None
-    if kind != "github":
-        raise ValueError(f"GITMEDIC_FORGE must be local or github, not {kind!r}")
-    return github_and_clone(settings, env)
-
-
-def github_and_clone(
-    settings: ServeSettings, env: Mapping[str, str]
-) -> tuple[Forge, Path, Callable[[], object]]:
-    """The GitHub forge of ``env``, gitmedic's clone of its repository (synced), and how
-    to fetch it again: what :func:`wire` takes (tests give it a stand-in GitHub)."""
-    from gitmedic.bot.github_env import Clone, clone_url, github_forge_from_env
-
-    forge = github_forge_from_env(env)
-    clone = Clone(settings.state_dir / "clone", clone_url(env), forge.git_token)
-    forge.fetched = clone.sync  # a branch the bot pushed is read by its SHA at once (the gate)
-    return forge, clone.sync(), clone.sync
 
 
 def _fetched(fetch: Callable[[], object], changed: ChangedFiles) -> ChangedFiles:

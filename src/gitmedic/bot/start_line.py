@@ -24,7 +24,7 @@ import yaml
 
 from gitmedic.bot.exits import UsageError
 
-__all__ = ["check_cluster_for_forge", "kube_context", "start_line"]
+__all__ = ["check_cluster_for_forge", "kube_context", "start_line", "start_line_repos"]
 
 MAX_WHY = 160  # characters of why an app is not deployable, in the one line
 
@@ -74,6 +74,31 @@ def start_line(
     return (
         f"gitmedic: starting: forge {forge} ({repository}), cluster {cluster}{context}, "
         f"engine {', '.join(engines) or '?'}, {len(every)} app{'s' * (len(every) != 1)}: {listed}"
+    )
+
+
+# serve --repos: per repository, its name, forge, folder read, loops, apps and broken apps
+Repo = tuple[str, object, Path, Sequence[_Started], Sequence[object], Mapping[str, str]]
+
+
+def start_line_repos(
+    forge: str, cluster: str, repos: Sequence[Repo], env: Mapping[str, str] | None = None
+) -> str:
+    """``serve --repos``: every repository by the name webhooks give it, each with its
+    apps (those it cannot deploy marked so)."""
+    env = os.environ if env is None else env
+    context = f" (context {kube_context(env) or 'in-cluster'})" if cluster == "kube" else ""
+    loops = [loop for repo in repos for loop in repo[3]]
+    engines = sorted({str(getattr(loop.cluster, "engine_name", "") or "?") for loop in loops})
+    apps = sum(len(repo[4]) for repo in repos)
+    listed = "; ".join(
+        f"{name} ({folder}): " + ", ".join(_app(c, broken) for c in configs)
+        for name, _, folder, _, configs, broken in repos
+    )
+    return (
+        f"gitmedic: starting: forge {forge}, cluster {cluster}{context}, "
+        f"engine {', '.join(engines) or '?'}, {len(repos)} repositories, "
+        f"{apps} app{'s' * (apps != 1)}: {listed}"
     )
 
 

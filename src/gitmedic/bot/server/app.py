@@ -13,6 +13,8 @@ before it is authenticated):
 5. ``X-GitHub-Event`` / ``X-GitHub-Delivery`` missing: 400; JSON nested past the
    depth limit, or not a JSON object: 400 (verify, then parse);
 6. an event gitmedic does not handle: 202 ``ignored`` (not stored);
+   for a repository this service does not serve (``serve --repos``): 202, logged,
+   counted as ``unknown_repository``, not stored (:mod:`.routes`);
 7. a delivery id seen before (persisted, so also after a restart): 200 ``duplicate delivery``;
 8. otherwise persisted, queued, and 202 ``queued`` at once.
 
@@ -25,6 +27,7 @@ unauthenticated.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -39,6 +42,7 @@ from gitmedic.bot.server.intake import BodyTooLarge, BodyTooSlow, json_depth_exc
 from gitmedic.bot.server.service import Service
 
 _CLOSE = {"Connection": "close"}
+log = logging.getLogger(__name__)
 
 
 def create_app(service: Service) -> FastAPI:
@@ -109,6 +113,10 @@ def _accept(service: Service, request: Request, event: str, body: bytes) -> Resp
         return _answer(service, event, "malformed", "body is not a JSON object", 400)
     if not service.handles(event):
         return _answer(service, event, "ignored", f"event {event} ignored", 202)
+    refused = service.refusal(event, payload)
+    if refused is not None:  # never acted on another repository's forge
+        log.warning("delivery %s ignored: %s", delivery_id, refused, extra={"event": event})
+        return _answer(service, event, "unknown_repository", refused, 202)
     if not service.accept(Delivery(delivery_id, event, body)):
         return _answer(service, event, "duplicate", "duplicate delivery", 200)
     return _answer(service, event, "queued", "queued", 202)

@@ -1,7 +1,8 @@
 """Structured logs: one JSON object per line, every message redacted.
 
 Fields: ``ts`` (UTC ISO 8601), ``level``, ``logger``, ``msg``, and any of
-``event``, ``delivery``, ``result``, ``pr`` passed as ``extra=``. The
+``event``, ``delivery``, ``result``, ``pr``, ``app``, ``repository`` passed as
+``extra=`` (the last two tell apart the apps and repositories of one process). The
 :class:`~gitmedic.reconciler.redact.RedactingFilter` runs on the handler, so a
 token that reaches a log call (its exact value is in ``redact.REGISTRY``) is
 masked whatever logger emitted it.
@@ -17,7 +18,7 @@ from typing import TextIO
 
 from gitmedic.reconciler.redact import RedactingFilter, redact_text
 
-EXTRA_FIELDS = ("event", "delivery", "result", "pr")
+EXTRA_FIELDS = ("event", "delivery", "result", "pr", "app", "repository")
 
 
 class JsonFormatter(logging.Formatter):

@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitmedic.bot.server.deliveries import Delivery, DeliveryStore
 from gitmedic.bot.server.handlers import HANDLERS, Deps
 from gitmedic.bot.server.metrics import Metrics
+from gitmedic.bot.server.routes import Routes, repository
 from gitmedic.bot.server.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -40,11 +42,12 @@ class Service:
     def __init__(
         self,
         config: ServiceConfig,
-        deps: Deps,
+        deps: Deps | Routes,  # Routes: several repositories, by the payload's (serve --repos)
         metrics: Metrics | None = None,
         now: Callable[[], float] = time.time,
     ) -> None:
-        self.config, self.deps, self.now = config, deps, now
+        self.config, self.now = config, now
+        self.routes = deps if isinstance(deps, Routes) else Routes.one(deps)
         self.metrics = metrics or Metrics()
         self.store = DeliveryStore(config.state_dir / "deliveries.sqlite")
         self.worker = Worker(self._handle, self.metrics.queue_depth.set)
@@ -66,6 +69,11 @@ class Service:
     def handles(self, event: str) -> bool:
         return event in HANDLERS
 
+    def refusal(self, event: str, payload: Mapping[str, Any]) -> str | None:
+        """Why an authenticated delivery is acknowledged and ignored (a repository not
+        served here: :mod:`.routes`), or None."""
+        return self.routes.refusal(event, payload)
+
     def accept(self, delivery: Delivery) -> bool:
         """Persist and queue a delivery; False (and nothing queued) for a duplicate id."""
         if not self.store.accept(delivery, self.now()):
@@ -79,8 +87,14 @@ class Service:
             return  # handled before a restart
         extra = {"event": delivery.event, "delivery": delivery_id}
         try:
-            result = HANDLERS[delivery.event](json.loads(delivery.body), self.deps)
-            status = "done"
+            payload = json.loads(delivery.body)
+            extra["repository"] = repository(payload) or "-"
+            deps = self.routes.pick(delivery.event, payload)
+            if deps is None:  # queued before a restart that no longer serves its repository
+                status, result = "ignored", str(self.routes.refusal(delivery.event, payload))
+            else:
+                result = HANDLERS[delivery.event](payload, deps)
+                status = "done"
         except Exception as exc:  # recorded, never retried in a loop
             status, result = "failed", f"{type(exc).__name__}: {exc}"
             log.exception("handling failed", extra=extra)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,33 @@ def test_each_repository_has_its_own_state_folder(tmp_path: Path) -> None:
     folders = {repo_state_dir(tmp_path, n) for n in ("acme/shop", "acme%2Fshop", "acme", "shop")}
     assert len(folders) == 4
     assert all(f.parent == tmp_path / "repos" for f in folders)
+
+
+def test_each_github_repository_is_cloned_under_its_own_state_folder(tmp_path: Path) -> None:
+    from gitmedic.bot.serve_settings import ServeSettings
+    from gitmedic.bot.serve_worlds import worlds_of
+
+    bares = {}
+    for name in ("shop", "blog"):
+        work = git_folder(tmp_path / "work" / name)
+        bares[name] = tmp_path / f"{name}.git"
+        subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bares[name])], check=True)
+    file = written(
+        tmp_path,
+        "repositories:\n"
+        f"  - {{repo: acme/shop, clone_url: {bares['shop']}}}\n"
+        f"  - {{repo: acme/blog, clone_url: {bares['blog']}, path: apps/web}}\n",
+    )
+    settings = ServeSettings("s", tmp_path / "state", Path("."))
+    env = {"GITHUB_TOKEN": "ghp_" + "0" * 36, "GITHUB_API_URL": "http://127.0.0.1:9"}
+    shop, blog = worlds_of(
+        settings, args(namespace=None), env, "github", load_repos(file, "github")
+    )
+    assert [w.name for w in (shop, blog)] == ["acme/shop", "acme/blog"]
+    slugs = [
+        f"{getattr(w.forge, 'owner', '')}/{getattr(w.forge, 'name', '')}" for w in (shop, blog)
+    ]
+    assert slugs == ["acme/shop", "acme/blog"]
+    assert shop.repo == tmp_path / "state" / "repos" / "acme%2Fshop" / "clone"
+    assert (blog.repo / "README.md").exists() and (shop.repo / "README.md").exists()
+    assert (shop.args and shop.args.path, blog.args and blog.args.path) == (None, "apps/web")

@@ -12,7 +12,12 @@ from types import SimpleNamespace
 import pytest
 
 from gitmedic.bot.exits import UsageError
-from gitmedic.bot.start_line import check_cluster_for_forge, kube_context, start_line
+from gitmedic.bot.start_line import (
+    check_cluster_for_forge,
+    kube_context,
+    start_line,
+    start_line_repos,
+)
 from tests.bot.test_serve_github import github
 
 GITMEDIC = (sys.executable, "-m", "gitmedic")
@@ -50,6 +55,27 @@ def test_the_start_line_names_forge_repository_cluster_context_engine_and_apps(
     )
     local = start_line("local", object(), tmp_path, "sim", loops[:1], env)
     assert local.startswith(f"gitmedic: starting: forge local ({tmp_path}), cluster sim, ")
+
+
+def test_serve_repos_starts_saying_each_repository_with_its_apps(tmp_path: Path) -> None:
+    def loop(app: str) -> SimpleNamespace:
+        config = SimpleNamespace(app=app, namespace=app)
+        return SimpleNamespace(config=config, cluster=SimpleNamespace(engine_name="Flux"))
+
+    web, api, blog = loop("web"), loop("api"), loop("blog")
+    broken = {"api": "no such chart; add it to the repository"}
+    repos = [
+        ("acme/shop", object(), tmp_path / "shop", [web], [web.config, api.config], broken),
+        ("acme/blog", object(), tmp_path / "blog", [blog], [blog.config], {}),
+    ]
+    env = {"KUBECONFIG": str(tmp_path / "none")}
+    assert start_line_repos("github", "kube", repos, env) == (
+        "gitmedic: starting: forge github, cluster kube (context in-cluster), engine Flux, "
+        "2 repositories, 3 apps: acme/shop: web (web), api (api; not deployable: no such "
+        "chart); acme/blog: blog (blog)"
+    )
+    local = start_line_repos("local", "sim", repos[1:], env)
+    assert local.endswith(f"1 repository, 1 app: acme/blog ({tmp_path / 'blog'}): blog (blog)")
 
 
 def test_an_app_not_deployable_is_listed_in_its_place_with_why_in_one_line(

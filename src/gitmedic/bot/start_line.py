@@ -84,22 +84,27 @@ Repo = tuple[str, object, Path, Sequence[_Started], Sequence[object], Mapping[st
 def start_line_repos(
     forge: str, cluster: str, repos: Sequence[Repo], env: Mapping[str, str] | None = None
 ) -> str:
-    """``serve --repos``: every repository by the name webhooks give it, each with its
-    apps (those it cannot deploy marked so)."""
+    """``serve --repos``: every repository by the name webhooks give it (and its folder
+    with the local forge), each with its apps (those it cannot deploy marked so)."""
     env = os.environ if env is None else env
     context = f" (context {kube_context(env) or 'in-cluster'})" if cluster == "kube" else ""
     loops = [loop for repo in repos for loop in repo[3]]
     engines = sorted({str(getattr(loop.cluster, "engine_name", "") or "?") for loop in loops})
     apps = sum(len(repo[4]) for repo in repos)
     listed = "; ".join(
-        f"{name} ({folder}): " + ", ".join(_app(c, broken) for c in configs)
+        (f"{name} ({folder}): " if forge == "local" else f"{name}: ")  # GitHub's: a clone
+        + ", ".join(_app(c, broken) for c in configs)
         for name, _, folder, _, configs, broken in repos
     )
     return (
         f"gitmedic: starting: forge {forge}, cluster {cluster}{context}, "
-        f"engine {', '.join(engines) or '?'}, {len(repos)} repositories, "
+        f"engine {', '.join(engines) or '?'}, {len(repos)} {_plural(len(repos))}, "
         f"{apps} app{'s' * (apps != 1)}: {listed}"
     )
+
+
+def _plural(repos: int) -> str:
+    return "repository" if repos == 1 else "repositories"
 
 
 def _app(config: object, broken: Mapping[str, str]) -> str:

@@ -108,8 +108,9 @@ class KubeCluster:
         except AlertSourceError as exc:
             log.warning("alerts unavailable: %s", exc)
             return []
-        return [{"labels": {"alertname": a.name, **dict(a.labels)}}
-                for a in reading.observation.alerts]  # fmt: skip
+        return [
+            {"labels": {"alertname": a.name, **dict(a.labels)}} for a in reading.observation.alerts
+        ]
 
     def alerts_oracle(self) -> AlertsOracle | None:
         """The alert source as an oracle; None when the config names none."""
@@ -193,10 +194,12 @@ def engine_watcher(
             raise KubeSetupError("engine.kind argocd needs engine.url (the Argo CD server)")
         token = env.get(engine.token_env, "")
         if not token:
-            raise KubeSetupError(f"engine.kind argocd reads its token from ${engine.token_env}, "
-                                 "which is not set")  # fmt: skip
-        watcher = ArgoCDRestWatcher(engine.url, name, token, app_namespace=engine.namespace,
-                                    clock=clock)  # fmt: skip
+            raise KubeSetupError(
+                f"engine.kind argocd reads its token from ${engine.token_env}, which is not set"
+            )
+        watcher = ArgoCDRestWatcher(
+            engine.url, name, token, app_namespace=engine.namespace, clock=clock
+        )
         return watcher, f"Argo CD (application {name})"
     if engine.kind in ("argocd-cr", "flux"):
         from kubernetes import client

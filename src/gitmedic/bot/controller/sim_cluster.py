@@ -138,9 +138,12 @@ class SimCluster:
         return self.sim.tracker.firing(self.clock.now())
 
     def alerts_oracle(self) -> AlertListOracle:
-        return AlertListOracle(self.alerts, {"namespace": self.namespace},
-                               described="the simulator's alert rules",
-                               read_pending=self.pending_alerts)  # fmt: skip
+        return AlertListOracle(
+            self.alerts,
+            {"namespace": self.namespace},
+            described="the simulator's alert rules",
+            read_pending=self.pending_alerts,
+        )
 
     def pending_alerts(self) -> list[dict[str, Any]]:
         return self.sim.tracker.pending(self.clock.now())

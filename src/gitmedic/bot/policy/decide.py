@@ -50,9 +50,15 @@ from gitmedic.bot.policy.match import (
 from gitmedic.reconciler.config import PolicyConfig, PolicyRule
 
 __all__ = [
-    "LLM_FIELD_ALLOWLIST", "LLM_REMOVAL_ALLOWLIST", "SENSITIVE_KINDS", "ChangeSummary",
-    "Decision", "PolicyError", "Risk", "decide",
-]  # fmt: skip
+    "LLM_FIELD_ALLOWLIST",
+    "LLM_REMOVAL_ALLOWLIST",
+    "SENSITIVE_KINDS",
+    "ChangeSummary",
+    "Decision",
+    "PolicyError",
+    "Risk",
+    "decide",
+]
 
 
 class Risk(enum.IntEnum):
@@ -74,11 +80,17 @@ class Risk(enum.IntEnum):
 
 SENSITIVE_KINDS = frozenset(
     {
-        "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding",  # RBAC
-        "Secret", "CustomResourceDefinition", "Namespace",
-        "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+        "Role",
+        "ClusterRole",
+        "RoleBinding",
+        "ClusterRoleBinding",  # RBAC
+        "Secret",
+        "CustomResourceDefinition",
+        "Namespace",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
     }
-)  # fmt: skip
+)
 
 _CONTAINERS = ("**.containers[*]", "**.initContainers[*]")
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")

@@ -125,7 +125,12 @@ def _day_range(first: int, last: int) -> frozenset[int]:
 def specificity(rule: RuleLike) -> int:
     """How many matchers a rule gives: the most specific matching rule wins."""
     given = (
-        rule.strategies, rule.detectors, rule.playbooks, rule.fields,
-        rule.paths, rule.namespaces, rule.windows,
-    )  # fmt: skip
+        rule.strategies,
+        rule.detectors,
+        rule.playbooks,
+        rule.fields,
+        rule.paths,
+        rule.namespaces,
+        rule.windows,
+    )
     return sum(1 for g in given if g) + (rule.max_changed_lines is not None)

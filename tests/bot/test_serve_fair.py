@@ -1,6 +1,6 @@
 """``serve --repos``: one monitor steps every repository once a tick, in an order that
-rotates, and a repository whose step fails does not stop the others (bot.serve_fair,
-bot.serve_wiring.wire_repos over two local repositories on the sim)."""
+rotates, and a repository whose step fails does not stop the others (bot.service.fair,
+bot.service.wiring.wire_repos over two local repositories on the sim)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.serve_fair import EveryStepFailed, Rotation, fair_tick
-from gitmedic.bot.serve_repos import repo_state_dir
-from gitmedic.bot.serve_settings import ServeSettings
-from gitmedic.bot.serve_shards import Shards, ShardSettings
-from gitmedic.bot.serve_wiring import RepoWorld, Served, wire_repos
+from gitmedic.bot.service.fair import EveryStepFailed, Rotation, fair_tick
+from gitmedic.bot.service.repos import repo_state_dir
+from gitmedic.bot.service.settings import ServeSettings
+from gitmedic.bot.service.shards import Shards, ShardSettings
+from gitmedic.bot.service.wiring import RepoWorld, Served, wire_repos
 from gitmedic.reconciler.leases.app_lease import ShardLease
 from tests.bot.service_kit import SECRET
 from tests.bot.test_run_every_app import WEB, repo_of

@@ -1,5 +1,5 @@
 """``serve --repos FILE``: the service config read strictly, every problem at its line
-(bot.serve_repos)."""
+(bot.service.repos)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.exits import UsageError
-from gitmedic.bot.serve_repos import RepoEntry, load_repos, repo_state_dir, repos_file
+from gitmedic.bot.common.exits import UsageError
+from gitmedic.bot.service.repos import RepoEntry, load_repos, repo_state_dir, repos_file
 from gitmedic.sim.faults.git import init_repo
 
 
@@ -149,8 +149,8 @@ def test_each_repository_has_its_own_state_folder(tmp_path: Path) -> None:
 
 
 def test_each_github_repository_is_cloned_under_its_own_state_folder(tmp_path: Path) -> None:
-    from gitmedic.bot.serve_settings import ServeSettings
-    from gitmedic.bot.serve_worlds import worlds_of
+    from gitmedic.bot.service.settings import ServeSettings
+    from gitmedic.bot.service.worlds import worlds_of
 
     bares = {}
     for name in ("shop", "blog"):

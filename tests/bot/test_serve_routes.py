@@ -1,6 +1,6 @@
 """``serve --repos``: a delivery acts on the repository its payload names, with that
 repository's forge, actions and permissions; one for a repository not served is
-acknowledged, counted and never acted on (bot.server.routes)."""
+acknowledged, counted and never acted on (bot.service.webhook.routes)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gitmedic.bot.serve_settings import git_changed_files
-from gitmedic.bot.server.deliveries import Delivery
-from gitmedic.bot.server.handlers import Deps
-from gitmedic.bot.server.routes import Routes
-from gitmedic.bot.server.service import Service, ServiceConfig
+from gitmedic.bot.service.settings import git_changed_files
+from gitmedic.bot.service.webhook.deliveries import Delivery
+from gitmedic.bot.service.webhook.handlers import Deps
+from gitmedic.bot.service.webhook.routes import Routes
+from gitmedic.bot.service.webhook.service import Service, ServiceConfig
 from gitmedic.reconciler.forge import BOT_LOGIN, Permission
 from tests.bot import payloads
 from tests.bot.fakes import FakeActions, Scene, scene

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gitmedic.bot.serve_repos import RepoEntry, load_repos
+from gitmedic.bot.service.repos import RepoEntry, load_repos
 from tests.chart.conftest import Helm, one, values_file
 
 pytestmark = pytest.mark.integration

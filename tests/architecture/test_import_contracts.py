@@ -76,6 +76,8 @@ DETECTORS = "detectors: runner > detectors > spec > snapshot > values"
         ("gitmedic.bot.cli.detect", "gitmedic.bot.cli.run", CLI),
         ("gitmedic.bot.service.webhook.handlers", "gitmedic.bot.service.wiring", SERVICE),
         ("gitmedic.bot.service.lock", "gitmedic.bot.service.live_actions", SERVICE),
+        ("gitmedic.bot.service.repos", "gitmedic.bot.service.worlds", SERVICE),
+        ("gitmedic.bot.service.fair", "gitmedic.bot.service.webhook.routes", SERVICE),
         ("gitmedic.detectors.snapshot", "gitmedic.detectors.spec", DETECTORS),
         ("gitmedic.detectors.builtin.dns_policy_none", "gitmedic.detectors.runner", DETECTORS),
         # client libraries outside their adapters

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -176,3 +177,21 @@ def test_each_github_repository_is_cloned_under_its_own_state_folder(tmp_path: P
     assert shop.repo == tmp_path / "state" / "repos" / "acme%2Fshop" / "clone"
     assert (blog.repo / "README.md").exists() and (shop.repo / "README.md").exists()
     assert (shop.args and shop.args.path, blog.args and blog.args.path) == (None, "apps/web")
+
+
+def test_one_postgresql_journal_for_every_repository_needs_distinct_app_names(
+    tmp_path: Path,
+) -> None:
+    from types import SimpleNamespace
+
+    from gitmedic.bot.service.worlds import RepoWorld, check_one_journal
+    from gitmedic.reconciler.forge import Forge
+
+    forge = cast(Forge, SimpleNamespace())
+    shop, blog = (RepoWorld(forge, tmp_path, lambda: None, n) for n in ("acme/shop", "acme/blog"))
+    web = [SimpleNamespace(app="web")]
+    url = {"GITMEDIC_JOURNAL_URL": "postgresql://gm@db/gm"}
+    check_one_journal([shop, blog], [web, web], {})  # a SQLite journal per repository
+    check_one_journal([shop, blog], [web, [SimpleNamespace(app="blog")]], url)
+    with pytest.raises(ValueError, match="app web is in acme/shop and in acme/blog"):
+        check_one_journal([shop, blog], [web, web], url)

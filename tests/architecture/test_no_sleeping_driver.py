@@ -24,7 +24,7 @@ ALLOWED = {
     ),
     ("gitmedic/reconciler/transaction/verify.py", "OracleVerifier.verify"): (
         "a whole window in one call for the watch of a person's merge "
-        "(bot/actions_live.py via ForgePorts.verify), which goes when that watch is "
+        "(bot/service/live_actions.py via ForgePorts.verify), which goes when that watch is "
         "journaled and stepped like a transaction (issue 26, item 1)"
     ),
 }

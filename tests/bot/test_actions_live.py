@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.actions import ActionRefused
-from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.commands.actions import ActionRefused
 from gitmedic.bot.forges.local import LocalForge
+from gitmedic.bot.service.live_actions import LiveActions
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.forge import PrFilter, PrState
 from gitmedic.reconciler.transaction import Journal, Outcome, Phase, Plan, TxnState

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.service.live_actions import LiveActions
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.transaction import Journal, Outcome, Phase
 from gitmedic.reconciler.transaction.forge_ports import HOLD_LABEL

@@ -14,7 +14,7 @@ from markdown_it.token import Token
 from gitmedic.bot.memory.architecture import render_architecture
 from gitmedic.bot.render.changes import FieldChange, changes_table
 from gitmedic.bot.render.markdown import cell
-from gitmedic.bot.step_summary import to_summary
+from gitmedic.bot.render.step_summary import to_summary
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.load import load_desired

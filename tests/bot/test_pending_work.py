@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.actions_live import LiveActions, Watch
 from gitmedic.bot.pending import PendingWork
 from gitmedic.bot.render.mu import MU_EXPLAINED
+from gitmedic.bot.service.live_actions import LiveActions, Watch
 from gitmedic.reconciler.forge import PrState
 from gitmedic.reconciler.transaction import Journal, Phase
 from tests.bot.test_actions_live import World, waiting

@@ -11,8 +11,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from gitmedic.bot.exits import UsageError
-from gitmedic.bot.start_line import check_cluster_for_forge, kube_context, start_line
+from gitmedic.bot.common.exits import UsageError
+from gitmedic.bot.controller.start_line import (
+    check_cluster_for_forge,
+    kube_context,
+    start_line,
+    start_line_repos,
+)
 from tests.bot.test_serve_github import github
 
 GITMEDIC = (sys.executable, "-m", "gitmedic")
@@ -50,6 +55,27 @@ def test_the_start_line_names_forge_repository_cluster_context_engine_and_apps(
     )
     local = start_line("local", object(), tmp_path, "sim", loops[:1], env)
     assert local.startswith(f"gitmedic: starting: forge local ({tmp_path}), cluster sim, ")
+
+
+def test_serve_repos_starts_saying_each_repository_with_its_apps(tmp_path: Path) -> None:
+    def loop(app: str) -> SimpleNamespace:
+        config = SimpleNamespace(app=app, namespace=app)
+        return SimpleNamespace(config=config, cluster=SimpleNamespace(engine_name="Flux"))
+
+    web, api, blog = loop("web"), loop("api"), loop("blog")
+    broken = {"api": "no such chart; add it to the repository"}
+    repos = [
+        ("acme/shop", object(), tmp_path / "shop", [web], [web.config, api.config], broken),
+        ("acme/blog", object(), tmp_path / "blog", [blog], [blog.config], {}),
+    ]
+    env = {"KUBECONFIG": str(tmp_path / "none")}
+    assert start_line_repos("github", "kube", repos, env) == (
+        "gitmedic: starting: forge github, cluster kube (context in-cluster), engine Flux, "
+        "2 repositories, 3 apps: acme/shop: web (web), api (api; not deployable: no such "
+        "chart); acme/blog: blog (blog)"
+    )
+    local = start_line_repos("local", "sim", repos[1:], env)
+    assert local.endswith(f"1 repository, 1 app: acme/blog ({tmp_path / 'blog'}): blog (blog)")
 
 
 def test_an_app_not_deployable_is_listed_in_its_place_with_why_in_one_line(
@@ -164,8 +190,8 @@ def test_run_on_github_refuses_the_sim_though_the_api_is_on_loopback(tmp_path: P
 def test_serve_logs_one_start_line_for_every_app(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.serve_settings import ServeSettings
-    from gitmedic.bot.serve_wiring import assemble
+    from gitmedic.bot.service.settings import ServeSettings
+    from gitmedic.bot.service.wiring import assemble
     from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
 
     repo = make_repo(tmp_path)
@@ -184,7 +210,7 @@ def test_serve_logs_one_start_line_for_every_app(
         namespace=None,
         watch=None,
     )
-    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    caplog.set_level("INFO", logger="gitmedic.bot.service.wiring")
     served = assemble(ServeSettings("s3cret", tmp_path / "state", repo), args, {})
     (line,) = [r.getMessage() for r in caplog.records if "starting:" in r.getMessage()]
     assert line == (
@@ -199,8 +225,8 @@ def test_serve_logs_one_start_line_for_every_app(
 def test_serve_serves_the_apps_it_can_deploy_and_lists_the_one_it_cannot(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.serve_settings import ServeSettings
-    from gitmedic.bot.serve_wiring import assemble
+    from gitmedic.bot.service.settings import ServeSettings
+    from gitmedic.bot.service.wiring import assemble
     from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
 
     repo = make_repo(tmp_path)
@@ -216,7 +242,7 @@ def test_serve_serves_the_apps_it_can_deploy_and_lists_the_one_it_cannot(
     subprocess.run(["git", "-C", str(repo), "commit", "-qm", "a broken app"], check=True)
     given = {"forge": "local", "cluster": None, "interval": 3600.0, "watch": None}
     args = argparse.Namespace(**given, path=None, app=None, namespace=None)
-    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    caplog.set_level("INFO", logger="gitmedic.bot.service.wiring")
     served = assemble(ServeSettings("s3cret", tmp_path / "state", repo), args, {})
     assert [loop.config.app for loop in served.loops] == ["shop"]
     (line,) = [r.getMessage() for r in caplog.records if "starting:" in r.getMessage()]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gitmedic.bot.loop.monitor import Monitor
-from gitmedic.bot.loop.siblings import about_own
+from gitmedic.bot.controller.monitor import Monitor
+from gitmedic.bot.controller.siblings import about_own
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
 from gitmedic.detectors.spec import Detector, DetectorSpec

@@ -61,6 +61,7 @@ def test_the_value_sets_render_what_they_enable(helm: Helm) -> None:
             ]
         ),
         "replicas-postgres": sorted([*base, "PodDisruptionBudget", "Role", "RoleBinding"]),
+        "repos": sorted([*base, "ConfigMap", "PersistentVolumeClaim", "Role", "RoleBinding"]),
         "token-flux-secrets": sorted([*base, "Role", "RoleBinding", "ServiceMonitor"]),
     }
 

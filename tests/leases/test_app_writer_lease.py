@@ -50,3 +50,21 @@ def test_an_app_whose_lease_nobody_holds_yet_is_refused_saying_so(tmp_path: Path
     lone = ShardCoordinator(FakeLeases(), ["shop"], "h", group="g", clock=clock)
     grant = ShardLease.of(lone, Journal(tmp_path / "j.sqlite"), "shop", 120).hold()
     assert not grant.acquired and grant.holder == "no replica yet (its Lease is free)"
+
+
+def test_an_apps_lease_may_be_named_apart_from_its_journal_row(tmp_path: Path) -> None:
+    """serve --repos: the Kubernetes Lease of ``repo/app`` (unique among every repository's
+    apps), the journal row of ``app`` (its repository's own journal)."""
+    clock = Clock()
+    api = FakeLeases()
+    apps = ["acme/shop/web", "acme/blog/web"]
+    lone = ShardCoordinator(api, apps, "h:1:a", group="g", timing=Timing.of(15), clock=clock)
+    for _ in range(4):
+        lone.tick()
+        clock.advance(3)
+    journal = Journal(tmp_path / "journal.sqlite")
+    lease = ShardLease.of(lone, journal, "web", 120, shard="acme/blog/web")
+    assert lease.hold().acquired
+    assert (journal.lock_of("web") or ("",))[0] == "h:1:a"
+    unknown = ShardLease.of(lone, journal, "web", 120).hold()  # "web" is no shard's name
+    assert not unknown.acquired

@@ -2,9 +2,9 @@
 
 Memory changes the bot's own behaviour (a learned rule fires, a learned
 playbook routes the next incident), so it is held to the law a fix is held to.
-The PR itself is a transaction (:mod:`gitmedic.bot.loop.memory_txn`): its gate
+The PR itself is a transaction (:mod:`gitmedic.bot.controller.memory_txn`): its gate
 is the memory guard, published as ``gitmedic/gate`` like a fix's. Whether it
-merges on its own is decided here by :func:`gitmedic.bot.policy.decide` as
+merges on its own is decided here by :func:`gitmedic.bot.policy.decide.decide` as
 strategy ``memory`` (the built-in rules make guard-checked memory low risk; a
 team's ``policy`` is taken as written, so ``auto_merge: never`` or a policy
 without a memory rule leaves it for a person, who approves it with
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from gitmedic.bot.policy import ChangeSummary, Decision, decide
+from gitmedic.bot.policy.decide import ChangeSummary, Decision, decide
 from gitmedic.reconciler.config import PolicyConfig
 from gitmedic.reconciler.transaction.forge_ports import GATE_CONTEXT
 

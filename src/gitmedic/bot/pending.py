@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmedic.bot import sqlite_file
+from gitmedic.bot.common import sqlite_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending (

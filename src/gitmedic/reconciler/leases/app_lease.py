@@ -7,6 +7,10 @@ it, so ``gitmedic prs`` and a shared journal say who acts. The journal row is
 other holder of the journal row is taken to be gone (its Lease was released or
 expired, or it could not have lost it to us), so the row is taken at once instead
 of after the journal's own expiry.
+
+The Kubernetes Lease is named after the app's ``shard`` name, unique among every
+repository one install serves (``serve --repos``: ``repo/app``); the journal's row
+after the app as its own journal knows it.
 """
 
 from __future__ import annotations
@@ -22,18 +26,26 @@ from gitmedic.reconciler.transaction.lease import Lease
 class ShardLease:
     shards: ShardCoordinator
     journal_lease: Lease
+    shard: str = ""  # the app's name among the coordinator's; default the journal's
 
     @classmethod
-    def of(cls, shards: ShardCoordinator, journal: Journal, app: str, ttl_s: float) -> ShardLease:
+    def of(
+        cls,
+        shards: ShardCoordinator,
+        journal: Journal,
+        app: str,
+        ttl_s: float,
+        shard: str = "",
+    ) -> ShardLease:
         fenced = Lease(journal, app, shards.holder, ttl_s, dead=lambda holder: True)
-        return cls(shards, fenced)
+        return cls(shards, fenced, shard or app)
 
     @property
     def holder(self) -> str:
         return self.shards.holder
 
     def hold(self) -> LockGrant:
-        grant = self.shards.grant(self.journal_lease.app)
+        grant = self.shards.grant(self.shard or self.journal_lease.app)
         if not grant.acquired:
             return grant if grant.holder else LockGrant(False, "no replica yet (its Lease is free)")
         return self.journal_lease.hold()

@@ -25,7 +25,7 @@ from gitmedic.bot.server.app import create_app
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.forge import Permission
-from gitmedic.reconciler.transaction import Journal, Outcome, Phase, TxnState
+from gitmedic.reconciler.transaction import Journal, LockGrant, Outcome, Phase, TxnState
 from tests.bot.payloads import pr_comment
 from tests.bot.service_kit import SECRET, Bot
 from tests.bot.test_serve_lock import wait_until
@@ -179,3 +179,46 @@ def human_merge(repo: Path, forge: LocalForge) -> int:
     pr = forge.open_pr_as("bob", "bob/cart", "main", "Two cart replicas", "")
     forge.merge(pr.number, pr.head_sha)
     return pr.number
+
+
+class Switch:
+    """A writer lease a test takes away: held until ``lost``, then another replica's."""
+
+    holder = "this-process"
+
+    def __init__(self) -> None:
+        self.lost = False
+        self.holds = 0
+
+    def hold(self) -> LockGrant:
+        self.holds += 1
+        return LockGrant(False, "replica-2") if self.lost else LockGrant(True, self.holder)
+
+    def release(self) -> None:
+        pass
+
+
+def test_the_loops_runner_refuses_a_step_once_the_lease_is_lost_mid_tick(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    cluster = SimCluster(repo, APP, NAMESPACE)
+    sim = cluster.clock
+    config = LoopConfig(
+        "shop", repo, APP, NAMESPACE, policy=DEFAULT_POLICY, interval_s=60.0, window_s=60.0
+    )
+    lease = Switch()
+    journal = Journal(tmp_path / "j.sqlite")
+    loop = Loop(config, cluster, LocalForge(repo), journal, builtin_registry(), lease=lease)
+    fix = None
+    for _ in range(TICKS):
+        loop.step()
+        fix = fix_of(loop.journal)
+        if fix is not None and not fix.settled:
+            break
+        sim.sleep(loop.next_due() - loop.clock.now())
+    assert fix is not None and not fix.settled, "a fix in flight"
+    sim.sleep(loop.next_due() - loop.clock.now())  # its next step is due
+    holds, lease.lost = lease.holds, True  # expired and taken while the tick ran
+    advanced = loop.txns.advance(fix.plan.txn_id)  # the tick's own call, past its first check
+    assert advanced.refused == "shop's writer lease is held by replica-2, not by this process"
+    assert lease.holds == holds + 1, "asked before the step"
+    assert loop.journal.load(fix.plan.txn_id).records == fix.records, "nothing recorded"

@@ -49,7 +49,7 @@ release-dry-run: $(STAMP) tools
 
 # The chart's ClusterRole rules, generated from the detector registry.
 chart-rbac: $(STAMP)
-	$(BIN)/python -m gitmedic.bot.rbac charts/gitmedic/files/clusterrole-rules.yaml
+	$(BIN)/python -m gitmedic.bot.cli.rbac charts/gitmedic/files/clusterrole-rules.yaml
 
 # The chart's README, generated from values.yaml by the pinned helm-docs.
 chart-docs: tools

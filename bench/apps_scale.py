@@ -7,7 +7,7 @@ reported per size: median wall time, median CPU (user + sys of the child), the
 simulated time the run says it took, and the ratios 20/1. Target: <= 4x.
 
 Part 2, one process watching ``--apps`` apps (default 1,000): ``serve``'s own assembly
-(:func:`gitmedic.bot.serve_wiring.wire`: a loop, live actions and journal per app, the
+(:func:`gitmedic.bot.service.wiring.wire`: a loop, live actions and journal per app, the
 monitor step that steps each app and runs its sim for the interval), built in this
 process, on the sim and the local forge. After ``--warm`` monitor steps, a fault is
 committed into the middle app; the monitor steps on until that app's incident is open.
@@ -121,8 +121,8 @@ def timed(step: Callable[[], None]) -> tuple[float, float]:
 
 def part_serve(apps: int, warm: int, work: Path) -> bool:
     from gitmedic.bot.forges.local import LocalForge
-    from gitmedic.bot.serve_settings import ServeSettings
-    from gitmedic.bot.serve_wiring import wire
+    from gitmedic.bot.service.settings import ServeSettings
+    from gitmedic.bot.service.wiring import wire
 
     names = [f"app-{i:04}" for i in range(apps)]
     victim = names[apps // 2]

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from gitmedic.bot.loop.sim_cluster import SimCluster
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.memory.learned import load_learned
 from gitmedic.bot.memory.lesson import Lesson, render_rule
 from gitmedic.bot.memory.rule import compile_rule

@@ -134,13 +134,12 @@ def _inject(scene: Scene, fault_class: str, n: int, target: str) -> ScriptedMode
 
 
 def _occurrence(scene: Scene, fault_class: str, n: int, target: str, memory: bool) -> Occurrence:
+    from gitmedic.bot.controller.loop import Loop, LoopConfig
+    from gitmedic.bot.controller.sim_cluster import SimCluster
     from gitmedic.bot.forges.local import LocalForge
-    from gitmedic.bot.loop.loop import Loop, LoopConfig
-    from gitmedic.bot.loop.sim_cluster import SimCluster
     from gitmedic.bot.memory.learned import load_learned
-    from gitmedic.bot.run_cmd import DEFAULT_POLICY
     from gitmedic.detectors.builtin import builtin_registry
-    from gitmedic.reconciler.config import LlmConfig
+    from gitmedic.reconciler.config import DEFAULT_POLICY, LlmConfig
     from gitmedic.reconciler.transaction import Journal
 
     healthy_rev = _git(scene.repo, "rev-parse", "HEAD")

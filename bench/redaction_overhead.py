@@ -35,7 +35,7 @@ def detect(src: Path, repo: Path) -> tuple[float, str]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
-        [sys.executable, "-m", "gitmedic.bot.cli", "detect", str(repo), "--format", "json"],
+        [sys.executable, "-m", "gitmedic.bot.cli.main", "detect", str(repo), "--format", "json"],
         env=env,
         capture_output=True,
         text=True,

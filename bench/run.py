@@ -180,7 +180,7 @@ def profile(path: Path) -> None:
     import cProfile
     import pstats
 
-    from gitmedic.bot.cli import main
+    from gitmedic.bot.cli.main import main
 
     profiler = cProfile.Profile()
     with open(os.devnull, "w") as devnull:

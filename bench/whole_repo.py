@@ -70,7 +70,7 @@ KUBE_SCORE = Path.home() / ".cache/gitmedic-tools/kube-score-v1.20.0/kube-score"
 # gitmedic's CLI, then its own and its children's CPU (user + system) on stderr's last line.
 SPLIT = (
     "import json, resource, sys\n"
-    "from gitmedic.bot.cli import main\n"
+    "from gitmedic.bot.cli.main import main\n"
     "try:\n"
     "    code = main(sys.argv[1:])\n"
     "finally:\n"

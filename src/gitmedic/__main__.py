@@ -1,5 +1,5 @@
 import sys
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 
 sys.exit(main())

@@ -38,8 +38,13 @@ def test_the_contracts_are_all_read(graph: grimp.ImportGraph) -> None:
 
 CYCLE = "No import cycles in any package"
 RECONCILER = "reconciler: transaction > sync | oracles | manifests > health | config > gateways"
-BOT = "bot: cli > commands > assembly > loop | server > responder, memory > render, forges"
-LOOP = "bot.loop: loop > answer > transactions > wiring > decisions"
+BOT = (
+    "bot: cli > service > controller > transactions > commands | discover | memory > "
+    "responder > render > policy > forges | common"
+)
+LOOP = "bot.controller: assemble > loop > answer > transactions > wiring > decisions"
+CLI = "bot.cli: main > one module per command > their helpers"
+SERVICE = "bot.service: wiring > apps | settings | metrics > actions | webhook > shared parts"
 TRANSACTION = "reconciler.transaction: runner > machine > verdicts > ports > model > window"
 DETECTORS = "detectors: runner > detectors > spec > snapshot > values"
 
@@ -49,7 +54,7 @@ DETECTORS = "detectors: runner > detectors > spec > snapshot > values"
     [
         # cycles: each closes a path that exists today
         ("gitmedic.reconciler.repofs", "gitmedic.reconciler.manifests.load", CYCLE),
-        ("gitmedic.bot.exits", "gitmedic.bot.cli", CYCLE),
+        ("gitmedic.bot.common.exits", "gitmedic.bot.cli.main", CYCLE),
         ("gitmedic.detectors.origin", "gitmedic.detectors.snapshot", CYCLE),
         ("gitmedic.reconciler.manifests.helm_binary", "gitmedic.reconciler.manifests.helm", CYCLE),
         # layers read upwards
@@ -61,14 +66,24 @@ DETECTORS = "detectors: runner > detectors > spec > snapshot > values"
             "gitmedic.reconciler.transaction.journal",
             TRANSACTION,
         ),
-        ("gitmedic.bot.serve_settings", "gitmedic.bot.run_cmd", BOT),
-        ("gitmedic.bot.sarif", "gitmedic.bot.run_cmd", BOT),
-        ("gitmedic.bot.sqlite_file", "gitmedic.bot.policy", BOT),
-        ("gitmedic.bot.loop.transact", "gitmedic.bot.loop.answer", LOOP),
+        ("gitmedic.bot.service.settings", "gitmedic.bot.cli.run", BOT),
+        ("gitmedic.bot.render.sarif", "gitmedic.bot.cli.run", BOT),
+        ("gitmedic.bot.common.sqlite_file", "gitmedic.bot.policy.decide", BOT),
+        ("gitmedic.bot.controller.transact", "gitmedic.bot.controller.answer", LOOP),
+        ("gitmedic.bot.controller.loop", "gitmedic.bot.service.wiring", BOT),
+        ("gitmedic.bot.render.pr_body", "gitmedic.bot.responder.responder", BOT),
+        ("gitmedic.bot.controller.loop", "gitmedic.bot.controller.assemble", LOOP),
+        ("gitmedic.bot.cli.detect", "gitmedic.bot.cli.run", CLI),
+        ("gitmedic.bot.service.webhook.handlers", "gitmedic.bot.service.wiring", SERVICE),
+        ("gitmedic.bot.service.lock", "gitmedic.bot.service.live_actions", SERVICE),
         ("gitmedic.detectors.snapshot", "gitmedic.detectors.spec", DETECTORS),
         ("gitmedic.detectors.builtin.dns_policy_none", "gitmedic.detectors.runner", DETECTORS),
         # client libraries outside their adapters
-        ("gitmedic.bot.loop.loop", "kubernetes", "kubernetes only in the live cluster adapters"),
+        (
+            "gitmedic.bot.controller.loop",
+            "kubernetes",
+            "kubernetes only in the live cluster adapters",
+        ),
         ("gitmedic.bot.forges.local", "github", "PyGithub only in the GitHub forge"),
         (
             "gitmedic.reconciler.clock",
@@ -76,8 +91,8 @@ DETECTORS = "detectors: runner > detectors > spec > snapshot > values"
             "httpx only in the HTTP client and the oracles and engine that speak HTTP",
         ),
         ("gitmedic.bot.responder.responder", "litellm", "litellm only in the LLM completion"),
-        ("gitmedic.bot.serve_wiring", "fastapi", "FastAPI only in the webhook app"),
-        ("gitmedic.bot.serve_wiring", "uvicorn", "uvicorn only in serve and its protocol"),
+        ("gitmedic.bot.service.wiring", "fastapi", "FastAPI only in the webhook app"),
+        ("gitmedic.bot.service.wiring", "uvicorn", "uvicorn only in serve and its protocol"),
         (
             "gitmedic.bot.memory.rule",
             "cel_expr_python",

@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "gitmedic"
 OUTSIDE = ("gitmedic/bot/",)  # see the module docstring
 # ...but the comment commands and the transaction kinds, which never wait, are guarded
-GUARDED = ("gitmedic/bot/actions_live.py", "gitmedic/bot/transactions/")
+GUARDED = ("gitmedic/bot/service/live_actions.py", "gitmedic/bot/transactions/")
 
 ALLOWED = {
     ("gitmedic/reconciler/clock.py", "SystemClock.sleep"): (

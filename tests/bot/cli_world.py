@@ -98,7 +98,7 @@ class Served:
 
     def post(self, event: str, payload: Any, delivery: str) -> httpx.Response:
         """A signed webhook of ``event``, as GitHub delivers it."""
-        from gitmedic.bot.server.signature import sign
+        from gitmedic.bot.service.webhook.signature import sign
 
         raw = json.dumps(payload).encode()
         headers = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitmedic.bot.actions import ActionRefused, DetectorRun
+from gitmedic.bot.commands.actions import ActionRefused, DetectorRun
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.bot.render.revert_asked import Asked
 from gitmedic.reconciler.forge import Permission

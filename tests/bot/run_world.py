@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.sim.faults import inject
 from gitmedic.sim.faults.git import commit_all, init_repo

@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 from fastapi.testclient import TestClient
 
-from gitmedic.bot.actions import BotActions
-from gitmedic.bot.serve_settings import git_changed_files
-from gitmedic.bot.server.app import create_app
-from gitmedic.bot.server.handlers import Deps
-from gitmedic.bot.server.service import Service, ServiceConfig
+from gitmedic.bot.commands.actions import BotActions
+from gitmedic.bot.service.settings import git_changed_files
+from gitmedic.bot.service.webhook.app import create_app
+from gitmedic.bot.service.webhook.handlers import Deps
+from gitmedic.bot.service.webhook.service import Service, ServiceConfig
 from tests.bot.fakes import Scene
 
 SECRET = "whsec-test-7d1e4c"
@@ -39,7 +39,7 @@ class Bot:
         signature: str | None = None,
         raw: bytes | None = None,
     ) -> httpx.Response:
-        from gitmedic.bot.server.signature import sign
+        from gitmedic.bot.service.webhook.signature import sign
 
         body = raw if raw is not None else json.dumps(payload).encode()
         headers = {

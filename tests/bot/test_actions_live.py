@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.actions import ActionRefused
-from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.commands.actions import ActionRefused
 from gitmedic.bot.forges.local import LocalForge
+from gitmedic.bot.service.live_actions import LiveActions
 from gitmedic.bot.transactions.fix import carry_out_merges
 from gitmedic.bot.transactions.intents import Intents
 from gitmedic.bot.transactions.ports import ports_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gitmedic.bot.server.admission import Admission
+from gitmedic.bot.service.webhook.admission import Admission
 
 
 class Clock:

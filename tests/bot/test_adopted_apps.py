@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gitmedic.bot.adopted_apps import adopted_note, discovered_config, repo_apps_config
-from gitmedic.bot.run_cmd import loop_configs_of
+from gitmedic.bot.controller.assemble import loop_configs_of
+from gitmedic.bot.discover.adopted import adopted_note, discovered_config, repo_apps_config
 from gitmedic.reconciler.manifests.app_charts import adopted_config, tree_config
 from gitmedic.reconciler.manifests.tree import FsTree, GitTree
 from tests.manifests.helpers import commit_all, init_repo, write
@@ -41,7 +41,7 @@ def args(**given: str) -> argparse.Namespace:
 
 
 def test_the_discovered_apps_are_the_ones_init_writes(tmp_path: Path) -> None:
-    from gitmedic.bot.init_discover import discovered_apps
+    from gitmedic.bot.discover.apps import discovered_apps
 
     repo = repo_of(tmp_path, {**TWO_OVERLAYS, **CHART})
     config = discovered_config(repo)
@@ -106,12 +106,12 @@ def test_a_repository_with_nothing_to_discover_is_one_app(tmp_path: Path) -> Non
 def test_serve_monitors_each_discovered_app_with_its_own_journal(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.serve_settings import ServeSettings, watched_paths
-    from gitmedic.bot.serve_wiring import assemble
+    from gitmedic.bot.service.settings import ServeSettings, watched_paths
+    from gitmedic.bot.service.wiring import assemble
 
     repo = repo_of(tmp_path, TWO_OVERLAYS)
     given = {"forge": "local", "cluster": None, "interval": 3600.0, "watch": None}
-    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    caplog.set_level("INFO", logger="gitmedic.bot.service.wiring")
     served = assemble(
         ServeSettings("s3cret", tmp_path / "state", repo),
         argparse.Namespace(**given, path=None, app=None, namespace=None),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.commands import CommandCall, CommentEvent, handle_comment, parse_commands
+from gitmedic.bot.commands.dispatch import CommandCall, CommentEvent, handle_comment, parse_commands
 from gitmedic.reconciler.forge import BOT_LOGIN
 from tests.bot.fakes import FakeActions, Scene, scene
 

@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from gitmedic.bot.actions_live import LiveActions
+from gitmedic.bot.controller.loop import Loop, LoopConfig
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.loop import Loop, LoopConfig
-from gitmedic.bot.loop.sim_cluster import SimCluster
-from gitmedic.bot.run_cmd import DEFAULT_POLICY
-from gitmedic.bot.serve_settings import ServeSettings
-from gitmedic.bot.serve_wiring import MonitorThread, wire
-from gitmedic.bot.server.app import create_app
+from gitmedic.bot.service.live_actions import LiveActions
+from gitmedic.bot.service.settings import ServeSettings
+from gitmedic.bot.service.webhook.app import create_app
+from gitmedic.bot.service.wiring import MonitorThread, wire
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.clock import Clock
+from gitmedic.reconciler.config import DEFAULT_POLICY
 from gitmedic.reconciler.forge import Permission
 from gitmedic.reconciler.transaction import Journal, LockGrant, Outcome, Phase, TxnState
 from tests.bot.payloads import pr_comment

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gitmedic.bot.dashboard import TITLE, DashboardKeeper, DashboardView, render_dashboard
+from gitmedic.bot.render.dashboard import TITLE, DashboardKeeper, DashboardView, render_dashboard
 from gitmedic.reconciler.transaction import Journal, Phase, Plan, Record
 from tests.bot.fakes import scene
 from tests.support.golden import assert_golden

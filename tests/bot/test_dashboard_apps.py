@@ -7,10 +7,15 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from gitmedic.bot.dashboard import DashboardKeeper, DashboardView, render_board, render_dashboard
-from gitmedic.bot.dashboard_ticks import DashboardDesk, DashboardEdit, handle_edit
+from gitmedic.bot.render.dashboard import (
+    DashboardKeeper,
+    DashboardView,
+    render_board,
+    render_dashboard,
+)
 from gitmedic.bot.render.dashboard_apps import MAX_BODY, AppSection, fit_sections
 from gitmedic.bot.render.dashboard_controls import Control, offered, ticked
+from gitmedic.bot.service.dashboard_desk import DashboardDesk, DashboardEdit, handle_edit
 from gitmedic.reconciler.forge import BOT_LOGIN
 from gitmedic.reconciler.transaction import Journal, Phase, Record, TxnState
 from tests.bot.fakes import FakeActions, scene

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.commands import CommentEvent, handle_comment, refusal
-from gitmedic.bot.dashboard import DashboardKeeper, DashboardView
-from gitmedic.bot.dashboard_ticks import DashboardDesk, DashboardEdit, handle_edit
+from gitmedic.bot.commands.dispatch import CommentEvent, handle_comment, refusal
+from gitmedic.bot.render.dashboard import DashboardKeeper, DashboardView
 from gitmedic.bot.render.dashboard_controls import Control, controls_of, newly_ticked, ticked
-from gitmedic.bot.server.handlers import Deps, on_issues
+from gitmedic.bot.service.dashboard_desk import DashboardDesk, DashboardEdit, handle_edit
+from gitmedic.bot.service.webhook.handlers import Deps, on_issues
 from gitmedic.reconciler.forge import BOT_LOGIN, Permission
 from gitmedic.reconciler.transaction import Journal, Phase
 from tests.bot import payloads

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.dashboard import TITLE
 from gitmedic.bot.forges.local import LocalForge
+from gitmedic.bot.render.dashboard import TITLE
 from gitmedic.reconciler.forge import BOT_LOGIN, Issue, NotFound, Permission
 from gitmedic.reconciler.transaction.forge_ports import HOLD_LABEL
 from tests.bot.cli_world import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitmedic.bot.server.deliveries import REPLAY_WINDOW_S, Delivery, DeliveryStore
+from gitmedic.bot.service.webhook.deliveries import REPLAY_WINDOW_S, Delivery, DeliveryStore
 
 
 def test_the_same_body_under_a_new_id_is_a_duplicate_within_the_window(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 
 
 @pytest.mark.integration

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gitmedic.bot.loop.targets import fix_targets
+from gitmedic.bot.controller.targets import fix_targets
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.detectors.finding import Finding, Resource, Severity
 

@@ -6,7 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gitmedic.bot.loop.healthy_images import KEPT, REFRESH_S, HealthyImages, healthy_containers
+from gitmedic.bot.controller.healthy_images import (
+    KEPT,
+    REFRESH_S,
+    HealthyImages,
+    healthy_containers,
+)
 from gitmedic.detectors.snapshot import Mode, Snapshot
 from gitmedic.reconciler.transaction import Journal
 from tests.detectors.test_cases import to_obj

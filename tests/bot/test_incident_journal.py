@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from gitmedic.bot.loop.attempts import Attempts, next_move
-from gitmedic.bot.loop.incidents import IncidentBook
+from gitmedic.bot.controller.attempts import Attempts, next_move
+from gitmedic.bot.controller.incidents import IncidentBook
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.reconciler.transaction import Journal, Phase, Record
 from tests.transaction.fakes import plan

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.exits import UsageError
-from gitmedic.bot.journal_url import JOURNAL_URL_ENV, open_journal
+from gitmedic.bot.common.exits import UsageError
+from gitmedic.bot.controller.journal_url import JOURNAL_URL_ENV, open_journal
 from gitmedic.reconciler.redact import redact_text
 from gitmedic.reconciler.transaction.journal_pg import is_postgres_url, password_of, redact
 from gitmedic.reconciler.transaction.journal_store import SqliteStore
@@ -93,7 +93,7 @@ def test_a_postgresql_journal_makes_the_folder_of_its_local_file(
 ) -> None:
     # serve keeps each app's local file in a folder of its own (apps/<app>), made by nobody
     # else: the state kept there (verified revisions, pending work) must open at once
-    from gitmedic.bot.loop.known_good import VerifiedRevisions
+    from gitmedic.bot.controller.known_good import VerifiedRevisions
 
     state = tmp_path / "apps" / "shop"
     journal = open_journal(state, {JOURNAL_URL_ENV: postgres_url})

@@ -6,7 +6,7 @@ is an error naming that version.
 The shop and a ``batch`` chart share namespace ``shop``. The chart needs Kubernetes
 1.30 (``kubeVersion: >=1.30.0-0``); the config says 1.26. Live, the chart's worker
 crash-loops. The shop's loop leaves out what its neighbour renders
-(:mod:`gitmedic.bot.loop.siblings`), so the shop is healthy exactly when the chart
+(:mod:`gitmedic.bot.controller.siblings`), so the shop is healthy exactly when the chart
 rendered: for the cluster's 1.30, and not when the cluster does not say its version.
 """
 

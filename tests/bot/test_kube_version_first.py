@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot import run_cmd
-from gitmedic.bot.cli import build_parser
+from gitmedic.bot.cli import run as run_cmd
+from gitmedic.bot.cli.main import build_parser
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.manifests import kube_version
 from gitmedic.reconciler.manifests.apps import load_apps_desired

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.bot.controller.loop import Loop, LoopConfig
+from gitmedic.bot.controller.report import Event
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.loop import Loop, LoopConfig
-from gitmedic.bot.loop.report import Event
-from gitmedic.bot.loop.sim_cluster import SimCluster
-from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
+from gitmedic.reconciler.config import DEFAULT_POLICY
 from gitmedic.reconciler.transaction import Journal, Phase
 from gitmedic.reconciler.transaction.lease import Lease, WriterLease
 from tests.transaction.e2e_world import APP, NAMESPACE, make_repo

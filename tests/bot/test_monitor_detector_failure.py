@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gitmedic.bot.loop.monitor import Monitor
-from gitmedic.bot.loop.wiring import DetectorFailure, live_findings
+from gitmedic.bot.controller.monitor import Monitor
+from gitmedic.bot.controller.wiring import DetectorFailure, live_findings
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
 from gitmedic.detectors.spec import Detector, DetectorSpec

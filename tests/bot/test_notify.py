@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from gitmedic.bot.loop.report import Event
-from gitmedic.bot.notify import MAX_TEXT, Notifier, NotifyConfigError, check_url
-from gitmedic.bot.serve_metrics import MonitorMetrics
-from gitmedic.bot.server.metrics import Metrics
+from gitmedic.bot.controller.report import Event
+from gitmedic.bot.service.monitor_metrics import MonitorMetrics
+from gitmedic.bot.service.notify import MAX_TEXT, Notifier, NotifyConfigError, check_url
+from gitmedic.bot.service.webhook.metrics import Metrics
 from gitmedic.reconciler.redact import REGISTRY
 from gitmedic.reconciler.transaction import Outcome, Phase
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.policy import ChangeSummary, PolicyError, decide
-from gitmedic.bot.policy_match import glob_match, in_window
+from gitmedic.bot.policy.decide import ChangeSummary, PolicyError, decide
+from gitmedic.bot.policy.match import glob_match, in_window
 from gitmedic.reconciler.config import (
     DEFAULT_POLICY,
     DEFAULT_RULES,
@@ -328,7 +328,7 @@ def test_revert_regressions_is_an_explicit_key_defaulting_to_at_once() -> None:
 
 
 def test_the_init_template_writes_the_built_in_rules_explicitly(tmp_path: Path) -> None:
-    from gitmedic.bot.cli import main
+    from gitmedic.bot.cli.main import main
     from gitmedic.reconciler.manifests.config_file import load_config
 
     (tmp_path / "apps" / "shop").mkdir(parents=True)

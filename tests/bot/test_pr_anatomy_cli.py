@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.bot.controller.tell import issue_title
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.tell import issue_title
 from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.reconciler.forge import Issue, NotFound
 from tests.bot.cli_world import BOUTIQUE, SERVICE, prs, run_app, run_once, target_port_fault

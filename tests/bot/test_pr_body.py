@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.policy import Decision
+from gitmedic.bot.policy.decide import Decision
 from gitmedic.bot.render.changes import FieldChange
 from gitmedic.bot.render.pr_body import (
     IntroducingCommit,

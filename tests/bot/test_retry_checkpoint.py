@@ -23,13 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.bot.controller.loop import Loop, LoopConfig
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.loop import Loop, LoopConfig
-from gitmedic.bot.loop.sim_cluster import SimCluster
-from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.builtin.pod_crashloop import detect as crash_loops
 from gitmedic.detectors.snapshot import Obj, Snapshot
+from gitmedic.reconciler.config import DEFAULT_POLICY
 from gitmedic.reconciler.transaction import Journal, Phase, TxnState
 from tests.bot.test_retry_extends import RELEASES, _release_in_two_commits
 from tests.transaction.e2e_world import git

@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.bot.controller.loop import Loop, LoopConfig
+from gitmedic.bot.controller.report import Event
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.loop import Loop, LoopConfig
-from gitmedic.bot.loop.report import Event
-from gitmedic.bot.loop.sim_cluster import SimCluster
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.bot.responder.responder import Responder
-from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding, Resource, Severity
+from gitmedic.reconciler.config import DEFAULT_POLICY
 from gitmedic.reconciler.forge import PrFilter
 from gitmedic.reconciler.manifests.edit import Edit, Op
 from gitmedic.reconciler.manifests.paths import parse_path

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitmedic.bot.commands import CommentEvent, handle_comment
+from gitmedic.bot.commands.dispatch import CommentEvent, handle_comment
 from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.bot.render.revert_asked import Asked, requested_revert_body, watched_revert_body
 from gitmedic.reconciler.forge import BOT_LOGIN, PrFilter, PrState

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from gitmedic.bot.controller.loop import Loop, LoopConfig
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.loop import Loop, LoopConfig
-from gitmedic.bot.loop.sim_cluster import SimCluster
-from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
+from gitmedic.reconciler.config import DEFAULT_POLICY
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.transaction import Journal
 from gitmedic.sim.faults import BENIGN

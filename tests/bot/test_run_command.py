@@ -51,10 +51,10 @@ def test_a_healthy_repo_exits_0_with_no_incident(
 
 
 def test_a_runtime_only_fault_is_escalated_with_no_pull_request(tmp_path: Path) -> None:
-    from gitmedic.bot.loop.loop import Loop, LoopConfig
-    from gitmedic.bot.loop.sim_cluster import SimCluster
-    from gitmedic.bot.run_cmd import DEFAULT_POLICY
+    from gitmedic.bot.controller.loop import Loop, LoopConfig
+    from gitmedic.bot.controller.sim_cluster import SimCluster
     from gitmedic.detectors.builtin import builtin_registry
+    from gitmedic.reconciler.config import DEFAULT_POLICY
     from gitmedic.reconciler.transaction import Journal
     from gitmedic.sim.faults.runtime import database_auth_revoked
 
@@ -83,11 +83,11 @@ def test_a_fault_beyond_the_attempts_ends_failed_with_every_merge_reverted(
     whole container restored) needs a second attempt; with one attempt allowed the loop
     stops there, unhealthy, and main holds no merge that is not reverted (the demo's
     story (b) shows the second attempt committing)."""
-    from gitmedic.bot.loop.loop import Loop, LoopConfig
-    from gitmedic.bot.loop.report import txn_json
-    from gitmedic.bot.loop.sim_cluster import SimCluster
-    from gitmedic.bot.run_cmd import DEFAULT_POLICY
+    from gitmedic.bot.controller.loop import Loop, LoopConfig
+    from gitmedic.bot.controller.report import txn_json
+    from gitmedic.bot.controller.sim_cluster import SimCluster
     from gitmedic.detectors.builtin import builtin_registry
+    from gitmedic.reconciler.config import DEFAULT_POLICY
     from gitmedic.reconciler.transaction import Journal
     from tests.transaction.e2e_world import APP, EXAMPLE, NAMESPACE, git
 

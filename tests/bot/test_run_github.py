@@ -4,7 +4,7 @@ through the API (its PR's branch, the merge) is fetched into it before it is gat
 The GitHub stand-in (tests/support) serves REST over real HTTP from a bare repo;
 REPO is a clone of that bare repo, and the sim deploys REPO's ``main``. The command
 refuses the sim with ``--forge github`` (tests/bot/test_start_line.py), so the run
-is driven in-process past that check (:func:`gitmedic.bot.run_cmd.run_on`), with
+is driven in-process past that check (:func:`gitmedic.bot.cli.run.run_on`), with
 the forge ``--forge github`` builds from the environment.
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import build_parser
-from gitmedic.bot.github_env import github_forge_from_env, working_clone
-from gitmedic.bot.run_cmd import run_on
+from gitmedic.bot.cli.main import build_parser
+from gitmedic.bot.cli.run import run_on
+from gitmedic.bot.forges.github_env import github_forge_from_env, working_clone
 from tests.support.github_standin import shared_server
 from tests.support.github_store import GitHubStore
 from tests.transaction.e2e_world import APP, NAMESPACE, git, make_repo

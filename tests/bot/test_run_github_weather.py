@@ -12,7 +12,7 @@ revoked them, or the clocks disagree): each refused one is renewed.
 
 Both pair the sim with the GitHub forge on the loopback stand-in, which the command
 refuses (tests/bot/test_start_line.py), so they are driven in-process past that check
-(:func:`gitmedic.bot.run_cmd.run_on`) as tests/bot/test_run_github.py is.
+(:func:`gitmedic.bot.cli.run.run_on`) as tests/bot/test_run_github.py is.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import build_parser
-from gitmedic.bot.github_env import github_forge_from_env, working_clone
-from gitmedic.bot.run_cmd import run_on
+from gitmedic.bot.cli.main import build_parser
+from gitmedic.bot.cli.run import run_on
+from gitmedic.bot.forges.github_env import github_forge_from_env, working_clone
 from tests.bot.test_run_github import TOKEN
 from tests.forge.test_github_forge import _app_key
 from tests.support.github_standin import shared_server

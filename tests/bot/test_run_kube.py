@@ -11,7 +11,7 @@ import httpx
 import pytest
 import respx
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 from gitmedic.reconciler.live import connect
 from tests.live.kmock_thread import kmock_server
 from tests.sync.conftest import velero
@@ -99,7 +99,7 @@ def test_a_missing_argo_token_is_exit_2_naming_the_variable(
 
 
 def test_kmock_is_the_cluster_read(kube: Path) -> None:
-    from gitmedic.bot.loop.kube_cluster import KubeCluster
+    from gitmedic.bot.controller.kube_cluster import KubeCluster
     from gitmedic.reconciler.config import EngineConfig, OracleConfig
 
     engine = EngineConfig(kind="argocd", url=ARGO, token_env="SHOP_ARGO_TOKEN")
@@ -111,7 +111,7 @@ def test_kmock_is_the_cluster_read(kube: Path) -> None:
 def test_a_kind_rbac_withholds_is_left_out_and_said_once(
     kube: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.loop.kube_cluster import KubeCluster
+    from gitmedic.bot.controller.kube_cluster import KubeCluster
     from gitmedic.reconciler.config import EngineConfig, OracleConfig
 
     engine = EngineConfig(kind="argocd", url=ARGO, token_env="SHOP_ARGO_TOKEN")

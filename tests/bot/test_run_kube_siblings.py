@@ -18,8 +18,8 @@ import httpx
 import pytest
 import respx
 
-from gitmedic.bot.cli import main
-from gitmedic.bot.loop.siblings import sibling_keys, without_siblings
+from gitmedic.bot.cli.main import main
+from gitmedic.bot.controller.siblings import sibling_keys, without_siblings
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.reconciler.live import connect, read_live

@@ -26,10 +26,10 @@ CASES = {
 def test_a_runtime_fault_with_no_lever_is_escalated_naming_its_cause(
     tmp_path: Path, fault: str
 ) -> None:
-    from gitmedic.bot.loop.loop import Loop, LoopConfig
-    from gitmedic.bot.loop.sim_cluster import SimCluster
-    from gitmedic.bot.run_cmd import DEFAULT_POLICY
+    from gitmedic.bot.controller.loop import Loop, LoopConfig
+    from gitmedic.bot.controller.sim_cluster import SimCluster
     from gitmedic.detectors.builtin import builtin_registry
+    from gitmedic.reconciler.config import DEFAULT_POLICY
     from gitmedic.reconciler.transaction import Journal
     from gitmedic.sim.faults.demand import inject_named
 

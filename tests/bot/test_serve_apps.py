@@ -7,8 +7,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
-from gitmedic.bot.actions_live import LiveActions
-from gitmedic.bot.serve_apps import AppsActions, app_state_dir
+from gitmedic.bot.service.apps import AppsActions, app_state_dir
+from gitmedic.bot.service.live_actions import LiveActions
 
 
 class Recorder:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.dashboard import DashboardKeeper
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.serve_settings import ServeSettings
-from gitmedic.bot.serve_wiring import wire
+from gitmedic.bot.render.dashboard import DashboardKeeper
+from gitmedic.bot.service.settings import ServeSettings
+from gitmedic.bot.service.wiring import wire
 from tests.bot.service_kit import SECRET
 from tests.bot.test_run_every_app import WEB, repo_of
 

@@ -16,9 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gitmedic.bot.forges.github import GitHubForge
-from gitmedic.bot.serve_settings import ServeSettings
-from gitmedic.bot.serve_wiring import assemble, github_and_clone, wire
-from gitmedic.bot.server.app import create_app
+from gitmedic.bot.service.settings import ServeSettings
+from gitmedic.bot.service.webhook.app import create_app
+from gitmedic.bot.service.wiring import assemble, github_and_clone, wire
 from tests.bot.payloads import pr_comment
 from tests.bot.service_kit import SECRET, Bot
 from tests.support.github_standin import shared_server
@@ -88,7 +88,7 @@ def test_a_signed_approve_on_a_held_pr_adds_the_label_on_github(tmp_path: Path) 
 
 
 def test_serve_github_without_a_repository_is_a_clear_error(tmp_path: Path) -> None:
-    from gitmedic.bot.github_env import GitHubEnvError
+    from gitmedic.bot.forges.github_env import GitHubEnvError
 
     settings = ServeSettings(SECRET, tmp_path / "state", Path("."))
     # no --cluster: kube, the default with a real forge (the sim is refused with it)

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from gitmedic.bot.serve_health import Heartbeat
-from gitmedic.bot.serve_wiring import MonitorThread
+from gitmedic.bot.service.health import Heartbeat
+from gitmedic.bot.service.wiring import MonitorThread
 
 
 class Clock:

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from gitmedic.bot.actions_live import LiveActions
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.serve_lock import SharedLock
-from gitmedic.bot.serve_settings import ServeSettings
-from gitmedic.bot.serve_wiring import wire
-from gitmedic.bot.server.app import create_app
+from gitmedic.bot.service.live_actions import LiveActions
+from gitmedic.bot.service.lock import SharedLock
+from gitmedic.bot.service.settings import ServeSettings
+from gitmedic.bot.service.webhook.app import create_app
+from gitmedic.bot.service.wiring import wire
 from gitmedic.reconciler.forge import CommitStatus, Permission, PrState, StatusState
 from gitmedic.reconciler.transaction import Journal, Phase, TxnState
 from gitmedic.reconciler.transaction.forge_ports import HOLD_LABEL
@@ -139,7 +139,7 @@ def test_a_monitor_step_without_commands_runs_the_transaction_through(tmp_path: 
 def test_serve_with_the_local_forge_reads_the_work_tree_of_a_plain_repo(tmp_path: Path) -> None:
     """``--forge local`` on an ordinary clone: the loop and the sim read the work tree,
     not the ``.git`` directory the local forge keeps its state in."""
-    from gitmedic.bot.serve_wiring import assemble
+    from gitmedic.bot.service.wiring import assemble
 
     repo = make_repo(tmp_path)
     served = assemble(ServeSettings(SECRET, tmp_path / "state", repo), args(), {})

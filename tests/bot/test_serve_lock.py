@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gitmedic.bot.serve_lock import QueuedFirst, SharedLock
+from gitmedic.bot.service.lock import QueuedFirst, SharedLock
 
 BOUND_S = 10.0  # every wait below is bounded; a hang fails the test instead
 

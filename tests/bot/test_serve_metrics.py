@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.bot.controller.loop import Loop, LoopConfig
+from gitmedic.bot.controller.report import Event
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.loop import Loop, LoopConfig
-from gitmedic.bot.loop.report import Event
-from gitmedic.bot.loop.sim_cluster import SimCluster
-from gitmedic.bot.run_cmd import DEFAULT_POLICY
-from gitmedic.bot.serve_metrics import MonitorMetrics
-from gitmedic.bot.server.metrics import Metrics
+from gitmedic.bot.service.monitor_metrics import MonitorMetrics
+from gitmedic.bot.service.webhook.metrics import Metrics
 from gitmedic.detectors.builtin import builtin_registry
+from gitmedic.reconciler.config import DEFAULT_POLICY
 from gitmedic.reconciler.transaction import Journal
 from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
 

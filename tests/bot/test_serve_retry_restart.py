@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.serve_settings import ServeSettings
-from gitmedic.bot.serve_wiring import Served, wire
+from gitmedic.bot.service.settings import ServeSettings
+from gitmedic.bot.service.wiring import Served, wire
 from gitmedic.reconciler.forge import BOT_LOGIN
 from gitmedic.reconciler.transaction import Phase, TxnState
 from tests.bot.service_kit import SECRET

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.serve_shards import Shards, ShardSettings, shard_settings
+from gitmedic.bot.service.shards import Shards, ShardSettings, shard_settings
 from tests.bot.test_run_every_app import WEB, repo_of
 from tests.leases.fake_leases import FakeLeases
 
@@ -54,7 +54,7 @@ def test_the_first_round_runs_at_once_and_a_clean_stop_releases_every_lease(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     api = FakeLeases()
-    with caplog.at_level(logging.INFO, logger="gitmedic.bot.serve_shards"):
+    with caplog.at_level(logging.INFO, logger="gitmedic.bot.service.shards"):
         shards = Shards.of(ShardSettings("bots"), ["shop", "blog"], "h:1:x", bool, api=api)
     assert shards.holds("shop") and shards.holds("blog")
     assert "gitmedic-replica-0 of 1 replicas, 2 of 2 apps (cap 2); took shop, blog" in caplog.text

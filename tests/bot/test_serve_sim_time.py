@@ -15,10 +15,10 @@ from typing import Any, cast
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.serve_health import Heartbeat
-from gitmedic.bot.serve_lock import SharedLock
-from gitmedic.bot.serve_settings import ServeSettings
-from gitmedic.bot.serve_wiring import Served, _elapse, wire
+from gitmedic.bot.service.health import Heartbeat
+from gitmedic.bot.service.lock import SharedLock
+from gitmedic.bot.service.settings import ServeSettings
+from gitmedic.bot.service.wiring import Served, _elapse, wire
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.forge import PrState
 from gitmedic.reconciler.transaction import Outcome

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import main
-from gitmedic.bot.server.deliveries import Delivery
-from gitmedic.bot.server.logs import configure_logging
+from gitmedic.bot.cli.main import main
+from gitmedic.bot.service.webhook.deliveries import Delivery
+from gitmedic.bot.service.webhook.logs import configure_logging
 from gitmedic.reconciler.redact import REGISTRY
 from tests.bot import payloads
 from tests.bot.fakes import FakeActions, scene
@@ -80,7 +80,7 @@ def test_detect_does_not_import_the_web_stack() -> None:
     import sys
 
     code = (
-        "import sys; from gitmedic.bot.cli import build_parser; build_parser(); "
+        "import sys; from gitmedic.bot.cli.main import build_parser; build_parser(); "
         "print(sorted(m for m in ('fastapi', 'uvicorn', 'prometheus_client') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

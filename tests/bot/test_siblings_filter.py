@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitmedic.bot.loop.siblings import without_siblings
+from gitmedic.bot.controller.siblings import without_siblings
 from gitmedic.detectors.finding import Resource
 from gitmedic.detectors.snapshot import Mode, Obj, Snapshot
 

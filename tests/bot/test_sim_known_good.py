@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.loop.known_good import (
+from gitmedic.bot.controller.known_good import (
     KEPT,
     KnownGood,
     KnownGoodError,
@@ -21,7 +21,7 @@ from gitmedic.bot.loop.known_good import (
     known_good,
     note_healthy,
 )
-from gitmedic.bot.loop.sim_cluster import SimCluster
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.reconciler.sync.state import SyncPhase, SyncState
 from gitmedic.reconciler.transaction import IncidentRow, Journal
 from gitmedic.sim.faults import BENIGN

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from gitmedic.bot.exits import UsageError
-from gitmedic.bot.start_line import check_cluster_for_forge, kube_context, start_line
+from gitmedic.bot.common.exits import UsageError
+from gitmedic.bot.controller.start_line import check_cluster_for_forge, kube_context, start_line
 from tests.bot.test_serve_github import github
 
 GITMEDIC = (sys.executable, "-m", "gitmedic")
@@ -164,8 +164,8 @@ def test_run_on_github_refuses_the_sim_though_the_api_is_on_loopback(tmp_path: P
 def test_serve_logs_one_start_line_for_every_app(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.serve_settings import ServeSettings
-    from gitmedic.bot.serve_wiring import assemble
+    from gitmedic.bot.service.settings import ServeSettings
+    from gitmedic.bot.service.wiring import assemble
     from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
 
     repo = make_repo(tmp_path)
@@ -184,7 +184,7 @@ def test_serve_logs_one_start_line_for_every_app(
         namespace=None,
         watch=None,
     )
-    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    caplog.set_level("INFO", logger="gitmedic.bot.service.wiring")
     served = assemble(ServeSettings("s3cret", tmp_path / "state", repo), args, {})
     (line,) = [r.getMessage() for r in caplog.records if "starting:" in r.getMessage()]
     assert line == (
@@ -199,8 +199,8 @@ def test_serve_logs_one_start_line_for_every_app(
 def test_serve_serves_the_apps_it_can_deploy_and_lists_the_one_it_cannot(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gitmedic.bot.serve_settings import ServeSettings
-    from gitmedic.bot.serve_wiring import assemble
+    from gitmedic.bot.service.settings import ServeSettings
+    from gitmedic.bot.service.wiring import assemble
     from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
 
     repo = make_repo(tmp_path)
@@ -216,7 +216,7 @@ def test_serve_serves_the_apps_it_can_deploy_and_lists_the_one_it_cannot(
     subprocess.run(["git", "-C", str(repo), "commit", "-qm", "a broken app"], check=True)
     given = {"forge": "local", "cluster": None, "interval": 3600.0, "watch": None}
     args = argparse.Namespace(**given, path=None, app=None, namespace=None)
-    caplog.set_level("INFO", logger="gitmedic.bot.serve_wiring")
+    caplog.set_level("INFO", logger="gitmedic.bot.service.wiring")
     served = assemble(ServeSettings("s3cret", tmp_path / "state", repo), args, {})
     assert [loop.config.app for loop in served.loops] == ["shop"]
     (line,) = [r.getMessage() for r in caplog.records if "starting:" in r.getMessage()]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot import step_summary
-from gitmedic.bot.step_summary import to_summary
+from gitmedic.bot.render import step_summary
+from gitmedic.bot.render.step_summary import to_summary
 from gitmedic.detectors.finding import Finding, Resource, Severity
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.reconciler.manifests.parse import ManifestError
@@ -58,7 +58,7 @@ def test_past_the_limit_the_table_stops_and_says_how_much_is_left(
 
 def test_the_summary_and_sarif_files_are_redacted_as_stdout_is(tmp_path: Path) -> None:
     """Files written beside stdout leave the process too: a registered secret is masked."""
-    from gitmedic.bot.detect_cmd import Report, _write_extra_outputs
+    from gitmedic.bot.cli.detect import Report, _write_extra_outputs
     from gitmedic.detectors.builtin import builtin_registry
     from gitmedic.reconciler.redact import REGISTRY
 

@@ -6,8 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from gitmedic.bot.controller.tell import (
+    close_resolved,
+    issue_title,
+    needs_telling,
+    tell_held,
+    told_key,
+)
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.tell import close_resolved, issue_title, needs_telling, tell_held, told_key
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.reconciler.forge import IssueState
 from gitmedic.reconciler.transaction import Phase, TxnState

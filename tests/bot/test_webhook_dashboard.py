@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.dashboard import DashboardKeeper, DashboardView
-from gitmedic.bot.dashboard_ticks import DashboardDesk
-from gitmedic.bot.serve_settings import git_changed_files
-from gitmedic.bot.server.handlers import Deps
-from gitmedic.bot.server.service import Service, ServiceConfig
+from gitmedic.bot.render.dashboard import DashboardKeeper, DashboardView
+from gitmedic.bot.service.dashboard_desk import DashboardDesk
+from gitmedic.bot.service.settings import git_changed_files
+from gitmedic.bot.service.webhook.handlers import Deps
+from gitmedic.bot.service.webhook.service import Service, ServiceConfig
 from gitmedic.reconciler.forge import BOT_LOGIN
 from tests.bot import payloads
 from tests.bot.fakes import FakeActions, Scene, scene

@@ -16,7 +16,7 @@ from unittest.mock import Mock
 
 import pytest
 
-from gitmedic.bot.server.handlers import (
+from gitmedic.bot.service.webhook.handlers import (
     detector_run,
     on_check,
     on_issue_comment,
@@ -41,7 +41,7 @@ def test_every_webhook_fixture_validates(path: Path) -> None:
 
 
 def test_the_fixtures_cover_every_event_gitmedic_handles() -> None:
-    from gitmedic.bot.server.handlers import HANDLERS
+    from gitmedic.bot.service.webhook.handlers import HANDLERS
 
     events = {path.parent.name for path in _fixture_files()}
     assert set(HANDLERS) <= events

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.server.signature import sign, verify
+from gitmedic.bot.service.webhook.signature import sign, verify
 from gitmedic.reconciler.forge import BOT_LOGIN
 from tests.bot import payloads
 from tests.bot.fakes import FakeActions, Scene, scene

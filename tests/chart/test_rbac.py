@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import yaml
 
-from gitmedic.bot import rbac
+from gitmedic.bot.cli import rbac
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.registry import Registry
 from gitmedic.detectors.spec import Detector

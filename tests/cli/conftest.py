@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 from tests.conftest import APPS
 
 BOUTIQUE_RELEASE = APPS / "online-boutique/release/kubernetes-manifests.yaml"

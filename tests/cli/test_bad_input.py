@@ -145,7 +145,7 @@ def test_an_unknown_format_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:
 
 MEASURE = """
 import resource, sys
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 rc = main(sys.argv[1:])
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(f"MEASURE {rc} {peak}", file=sys.stderr)

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from gitmedic.bot.console import Console, literal, render
+from gitmedic.bot.cli.console import Console, literal, render
 
 
 def test_markup_becomes_ansi_styles_that_nest_and_end() -> None:

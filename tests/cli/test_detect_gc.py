@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gitmedic.bot.detect_cmd import _without_cyclic_gc
+from gitmedic.bot.cli.detect import _without_cyclic_gc
 
 
 @pytest.fixture(autouse=True)

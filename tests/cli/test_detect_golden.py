@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 from tests.conftest import APPS, App, real_apps
 
 GOLDEN = Path(__file__).parents[1] / "fixtures" / "golden" / "detect"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot import detect_cmd
+from gitmedic.bot.cli import detect as detect_cmd
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding, Severity
 from gitmedic.detectors.registry import Registry

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.annotations import command, escape_data, escape_property
+from gitmedic.bot.render.annotations import command, escape_data, escape_property
 from tests.cli.conftest import Cli, faulty_boutique
 from tests.conftest import APPS
 from tests.manifests.helpers import commit_all, init_repo

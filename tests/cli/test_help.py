@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 
-from gitmedic.bot.cli import build_parser
+from gitmedic.bot.cli.main import build_parser
 
 
 def undocumented(parser: argparse.ArgumentParser, name: str = "gitmedic") -> Iterator[str]:

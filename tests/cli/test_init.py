@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gitmedic import __version__
-from gitmedic.bot.init_cmd import action_ref
+from gitmedic.bot.cli.init import action_ref
 
 pytestmark = pytest.mark.integration  # each starts the gitmedic CLI
 

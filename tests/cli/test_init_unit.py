@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gitmedic.bot.init_cmd import action_ref
+from gitmedic.bot.cli.init import action_ref
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import StatusState
 from tests.forge.backends import BRANCH, FIX, STATE, commit_files, make_repo

@@ -14,7 +14,7 @@ from tests.cli.conftest import faulty_boutique
 HEAVY = ("kubernetes", "github", "litellm", "fastapi", "httpx", "ruamel", "cel_expr_python")
 PROBE = """
 import json, sys
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 rc = main(sys.argv[2:])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in json.loads(sys.argv[1]))
 print(json.dumps({"rc": rc, "heavy": heavy}), file=sys.stderr)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 from gitmedic.reconciler.config import ConfigError, parse_config, schema
 from gitmedic.reconciler.manifests.apps import load_apps_desired
 from gitmedic.reconciler.manifests.config_file import load_config

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import build_parser
+from gitmedic.bot.cli.main import build_parser
 from gitmedic.detectors.builtin import builtin_registry
 from tests.support.tools import ROOT
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 from gitmedic.detectors import run_detectors
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.live import load_live

@@ -176,8 +176,8 @@ def test_charts_add_says_when_the_cache_cannot_be_written(
 ) -> None:
     import argparse
 
-    from gitmedic.bot.charts_cmd import run_charts_add
-    from gitmedic.bot.exits import UsageError
+    from gitmedic.bot.cli.charts import run_charts_add
+    from gitmedic.bot.common.exits import UsageError
 
     (tmp_path / "web.tgz").write_bytes(tgz({"web/Chart.yaml": CHART_YAML}))
     (tmp_path / "a-file").write_text("")

@@ -196,7 +196,7 @@ def test_the_kube_version_is_asked_else_the_cluster_s_else_the_config_s_else_cur
 def test_a_connected_cluster_records_its_version(monkeypatch: pytest.MonkeyPatch) -> None:
     from kubernetes import client
 
-    from gitmedic.bot.loop.kube_cluster import record_version
+    from gitmedic.bot.controller.kube_cluster import record_version
 
     class Version:
         def __init__(self, api: Any) -> None:

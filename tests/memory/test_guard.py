@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.learned import MIGRATION
 from tests.memory.rules import GOOD, deployment

@@ -16,7 +16,7 @@ from tests.support.unit_guard import GUARD, UnitTierViolation, audit, spawned
     [
         (["/venv/bin/gitmedic", "run", "repo"], "starts the whole gitmedic CLI"),
         ([sys.executable, "-m", "gitmedic", "detect", "."], "starts the whole gitmedic CLI"),
-        (["python3", "-m", "gitmedic.bot.cli", "demo"], "starts the whole gitmedic CLI"),
+        (["python3", "-m", "gitmedic.bot.cli.main", "demo"], "starts the whole gitmedic CLI"),
         (["/cache/helm-v3.22.0/helm", "template", "."], "runs helm"),
         (["kube-score", "score", "-"], "runs kube-score"),
         (["actionlint", "ci.yml"], "runs actionlint"),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.extras import EXTRA_OF_MODULE, missing_extra_message
+from gitmedic.bot.common.extras import EXTRA_OF_MODULE, missing_extra_message
 from gitmedic.reconciler.transaction.gate import Gate
 
 BLOCKED_RUN = """
@@ -28,7 +28,7 @@ class Refuse(MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, Refuse())
-from gitmedic.bot.cli import main
+from gitmedic.bot.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 

@@ -9,13 +9,15 @@ and the sim, whose cluster is that repository's ``main`` deployed: the fault
 committed there is what every replica would see, and so is the fix once merged.
 
 A fault is committed into an app the replica ``a`` holds. ``a`` runs with the crash
-tests' hook (``tests/support/killhook``) set to *stop* (SIGSTOP) right after the
-journal records the fix's merge: its transaction is then merged and not verified
-yet. The test reads that from the shared journal, SIGKILLs ``a``, and checks that
-another replica takes the app's Lease within the lease duration (plus rounds): ``b``,
-which served every app before the others started (so its loop had resumed the
-journal once already), says it resumes that very transaction at ``merged``,
-verifies the deployed fix and commits it; and, on the forge and in the journal: one
+tests' hook (``tests/support/killhook``) set to *stop* (SIGSTOP) at one of three
+points of the fix's transaction: right before the journal records the merge (the PR
+is merged on the forge, the journal does not know it), right after it (merged, not
+verified), or after the first measurement of the verification window. The test reads
+that from the shared journal, SIGKILLs ``a``, and checks that another replica takes
+the app's Lease within the lease duration (plus rounds): ``b``, which served every app
+before the others started (so its loop had resumed the journal once already), says it
+resumes that very transaction where ``a`` left it, verifies the deployed fix (never
+merging it again) and commits it; and, on the forge and in the journal: one
 PR per attempt and one attempt, no merge without its verification, the outcome
 comment once, the fault fixed on ``main`` with no other app touched.
 """
@@ -27,6 +29,8 @@ import signal
 import subprocess
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import PrFilter, PrState
@@ -63,8 +67,17 @@ def in_flight(journal: Journal, app: str) -> list[TxnState]:
     return [t for t in journal.transactions(app=app) if not t.settled]
 
 
+# Where a is stopped, and the phase its journal then shows (the heir resumes there).
+KILL_POINTS = [
+    pytest.param("before:merged", P.GATED, id="merged-on-the-forge-not-in-the-journal"),
+    pytest.param("merged", P.MERGED, id="merged-not-verified"),
+    pytest.param("measured-window", P.SYNCED, id="mid-window"),
+]
+
+
+@pytest.mark.parametrize(("kill_at", "left_at"), KILL_POINTS)
 def test_a_holder_killed_mid_transaction_is_resumed_by_another_from_the_shared_journal(
-    lease_plane: ControlPlane, tmp_path: Path, postgres_url: str
+    lease_plane: ControlPlane, tmp_path: Path, postgres_url: str, kill_at: str, left_at: Phase
 ) -> None:
     namespace = f"t-pg-{os.getpid()}"
     lease_plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
@@ -77,7 +90,7 @@ def test_a_holder_killed_mid_transaction_is_resumed_by_another_from_the_shared_j
         # the heir and takes back an app it served before
         replicas.start("b")
         until(replicas.alive(lambda: writers(postgres_url, replicas) == {"b": 3}), 60)
-        replicas.start("a", {"GITMEDIC_TEST_KILL_AT": "stop:merged"})  # the hooks are on
+        replicas.start("a", {"GITMEDIC_TEST_KILL_AT": f"stop:{kill_at}"})  # the hooks are on
         replicas.start("c")
         until(replicas.alive(lambda: shares(replicas.holders()) == {"a": 1, "b": 1, "c": 1}), 180)
         (app,) = [app for app, holder in replicas.holders().items() if holder == "a"]
@@ -88,11 +101,16 @@ def test_a_holder_killed_mid_transaction_is_resumed_by_another_from_the_shared_j
         web.write_text(web.read_text().replace("targetPort: 8080", "targetPort: 9090"))
         commit_all(replicas.repo, f"{app}: the service's port")
 
-        # a's fix merged, its verification not begun: a is stopped there by the hook
+        # a is stopped by the hook where the test asked: the fix's PR merged on the forge
+        # in every case, the journal at the phase before or after it
         until(replicas.alive(lambda: stopped(replicas.pids["a"])), 150)
         (txn,) = in_flight(journal, app)
-        assert txn.phase is Phase.MERGED and txn.merge_sha, txn.phase
-        assert txn.plan.attempt == 1 and txn.mu_post is None
+        assert txn.phase is left_at, txn.phase
+        assert txn.plan.attempt == 1 and txn.mu_post is None and txn.pr is not None
+        assert LocalForge(replicas.repo).get_pr(txn.pr).state is PrState.MERGED
+        assert bool(txn.merge_sha) is (left_at is not P.GATED), "the journal knows the merge"
+        if left_at is P.SYNCED:
+            assert txn.measured(Stage.WINDOW, txn.merge_sha or ""), "a measured the window once"
         holder_a = dict(locks(postgres_url))[app]
         assert holder_a.split(":")[1] == str(replicas.pids["a"]), "the journal's writer is a"
         os.kill(replicas.pids["a"], signal.SIGKILL)
@@ -111,7 +129,7 @@ def test_a_holder_killed_mid_transaction_is_resumed_by_another_from_the_shared_j
 
         resumed = until(replicas.alive(settled, but="a"), 150)
         print(f"shards on PostgreSQL: {txn.plan.txn_id} settled {resumed:.1f} s after the takeover")
-        assert f"{app}: txn: resuming {txn.plan.txn_id} at merged" in replicas.log(heir)
+        assert f"{app}: txn: resuming {txn.plan.txn_id} at {left_at.value}" in replicas.log(heir)
         holder_heir = dict(locks(postgres_url))[app]
         assert holder_heir.split(":")[1] == str(replicas.pids[heir]), "the writer is the heir"
 
@@ -121,9 +139,10 @@ def test_a_holder_killed_mid_transaction_is_resumed_by_another_from_the_shared_j
             fix.plan.strategy
         ], "one attempt: the one resumed"
         assert fix.outcome is Outcome.COMMITTED and fix.mu_post is not None, fix.reason
-        assert fix.merge_sha == txn.merge_sha and fix.pr == txn.pr
+        assert fix.merge_sha and fix.pr == txn.pr
+        assert fix.merge_sha == (txn.merge_sha or fix.merge_sha), "the merge a recorded"
         steps = [r.phase for r in fix.records if not {"measurement", "announced"} & set(r.data)]
-        # merged once (by a); deployed, judged and committed (by the heir)
+        # merged once on the forge (by a), recorded once; deployed, judged and committed
         assert steps == [P.PR_OPENED, P.GATED, P.MERGED, P.SYNCED, P.COMMITTED], steps
         assert fix.measured(Stage.WINDOW, fix.merge_sha), "judged by a window measured"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gitmedic.bot.loop.loop import learned_ids
+from gitmedic.bot.controller.loop import learned_ids
 from gitmedic.bot.responder.incident import Incidents, incident_id, open_incident
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding, Resource, Severity

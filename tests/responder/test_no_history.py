@@ -13,8 +13,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from gitmedic.bot.loop.wiring import change_summary
-from gitmedic.bot.policy import decide
+from gitmedic.bot.controller.wiring import change_summary
+from gitmedic.bot.policy.decide import decide
 from gitmedic.bot.responder.responder import Responder
 from gitmedic.detectors import Resource
 from gitmedic.reconciler.config import DEFAULT_POLICY

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from gitmedic.bot.server.signature import sign
+from gitmedic.bot.service.webhook.signature import sign
 from tests.support.github_standin import free_port
 
 SECRET = "whsec-security-suite-5c1e"
@@ -64,7 +64,7 @@ def serve(
 ) -> Iterator[Served]:
     port = free_port()
     log = state.parent / f"serve-{port}.log"
-    argv = [sys.executable, "-m", "gitmedic.bot.cli", "serve", "--forge", "local",
+    argv = [sys.executable, "-m", "gitmedic.bot.cli.main", "serve", "--forge", "local",
             "--cluster", "sim", "--repo", str(repo), "--state-dir", str(state),
             "--port", str(port), "--interval", str(interval), "--log-level", "warning"]  # fmt: skip
     full_env = {**os.environ, "GITMEDIC_WEBHOOK_SECRET": SECRET, **(env or {})}

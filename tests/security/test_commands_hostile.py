@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.commands import CommentEvent, handle_comment
+from gitmedic.bot.commands.dispatch import CommentEvent, handle_comment
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import BOT_LOGIN
 from tests.bot import payloads

@@ -110,7 +110,7 @@ def leaks(where: str, text: str) -> list[str]:
 
 
 def gitmedic(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitmedic.bot.cli", *argv], env=env,
+    return subprocess.run([sys.executable, "-m", "gitmedic.bot.cli.main", *argv], env=env,
                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
 
 

@@ -130,7 +130,7 @@ def test_credential_names(name: str, credential: bool, as_env: bool) -> None:
 def test_without_detect_secrets_the_structure_still_masks_and_the_model_does_not_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gitmedic.bot.extras import missing_extra_message
+    from gitmedic.bot.common.extras import missing_extra_message
     from gitmedic.bot.responder.llm import Budget, run_agent
     from gitmedic.reconciler import secret_scan
 

@@ -2,7 +2,7 @@
 
 ``/proc/<pid>/cmdline`` of every process is readable by every user of the
 machine, so a token on git's command line leaks. gitmedic's own clone
-(:class:`gitmedic.bot.github_env.Clone`, what ``serve`` and ``run --forge
+(:class:`gitmedic.bot.forges.github_env.Clone`, what ``serve`` and ``run --forge
 github`` fetch before each use) is cloned and fetched from a real HTTP git
 server on 127.0.0.1 (git's "dumb" protocol, static files) through a ``git`` shim
 on PATH that records each call's argv and environment names. The server sees
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.github_env import Clone
+from gitmedic.bot.forges.github_env import Clone
 from tests.security.local_http import serving
 
 TOKEN = "ghs_argv_must_never_hold_this_0123456789"

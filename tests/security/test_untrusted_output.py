@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from gitmedic.bot.controller.remember import report_escalation
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.remember import report_escalation
-from gitmedic.bot.policy import ChangeSummary, PolicyConfig, decide
+from gitmedic.bot.policy.decide import ChangeSummary, PolicyConfig, decide
 from gitmedic.bot.render.pr_body import PrBodyInput, render_pr_body
 from gitmedic.bot.render.untrusted import untrusted
 from gitmedic.bot.responder.incident import Incident

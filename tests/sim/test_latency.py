@@ -15,13 +15,12 @@ import httpx
 import pytest
 import respx
 
+from gitmedic.bot.controller.loop import Loop, LoopConfig
+from gitmedic.bot.controller.sim_cluster import SimCluster
+from gitmedic.bot.controller.sim_probes import service_of
 from gitmedic.bot.forges.local import LocalForge
-from gitmedic.bot.loop.loop import Loop, LoopConfig
-from gitmedic.bot.loop.sim_cluster import SimCluster
-from gitmedic.bot.loop.sim_probes import service_of
-from gitmedic.bot.run_cmd import DEFAULT_POLICY
 from gitmedic.detectors.builtin import builtin_registry
-from gitmedic.reconciler.config import ProbeConfig
+from gitmedic.reconciler.config import DEFAULT_POLICY, ProbeConfig
 from gitmedic.reconciler.forge import PrFilter
 from gitmedic.reconciler.oracles import AlertsOracle, Observation, severity
 from gitmedic.reconciler.oracles.probes import judged

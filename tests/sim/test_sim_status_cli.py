@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.cli import main
-from gitmedic.bot.loop.known_good import VerifiedRevisions
+from gitmedic.bot.cli.main import main
+from gitmedic.bot.controller.known_good import VerifiedRevisions
 from gitmedic.reconciler.transaction import Journal
 from gitmedic.sim.faults.git import commit_all, init_repo
 from tests.sim.helpers import app

@@ -2,7 +2,7 @@
 
 Installed by ``tests/support/killhook/sitecustomize.py`` in a subprocess only, when
 ``GITMEDIC_TEST_STEP_MARKS`` names a folder. Each time a loop holds its app's writer
-lease for a step (:meth:`gitmedic.bot.loop.loop.Loop.holds_lease` answers yes), the file
+lease for a step (:meth:`gitmedic.bot.controller.loop.Loop.holds_lease` answers yes), the file
 ``<folder>/<app>`` gets the wall time. The journal's lease row used to be that sign, but
 it is renewed only every third of its TTL (``reconciler/transaction/lease.py``), so it
 no longer tells a step from a quiet process; nothing in ``gitmedic`` reads the variable.
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitmedic.bot.loop.loop import Loop
+from gitmedic.bot.controller.loop import Loop
 
 
 def install(folder: str) -> None:

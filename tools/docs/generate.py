@@ -200,7 +200,7 @@ def _one_line(text: str) -> str:
 
 
 def cli_page() -> str:
-    from gitmedic.bot.cli import build_parser
+    from gitmedic.bot.cli.main import build_parser
 
     lines = [
         "# Command reference",

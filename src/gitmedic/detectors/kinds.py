@@ -44,6 +44,6 @@ WORKLOAD_KINDS = (
 )
 # Workload kinds defined by a CRD: a repository without one may not install it at all.
 CUSTOM_WORKLOAD_KINDS = frozenset({"Rollout"})
-# Pod owners the live reader does not list (gitmedic.bot.rbac.NOT_LISTED_LIVE): live,
+# Pod owners the live reader does not list (gitmedic.bot.cli.rbac.NOT_LISTED_LIVE): live,
 # the ReplicaSets and Pods they own are the top-level workloads, as before they were modelled.
 LISTED_DESIRED_ONLY = frozenset({"ReplicationController", "Rollout"})

@@ -260,9 +260,12 @@ def _get(
 
     accept = _PARTIAL_METADATA if call.metadata_only else _JSON
     method, url, headers, _, _ = api.param_serialize(
-        "GET", path, query_params=query, header_params={"Accept": accept},
+        "GET",
+        path,
+        query_params=query,
+        header_params={"Accept": accept},
         auth_settings=["BearerToken"],
-    )  # fmt: skip
+    )
     try:
         response = api.call_api(
             method, url, header_params=headers, _request_timeout=REQUEST_TIMEOUT_S

@@ -7,7 +7,7 @@ import dataclasses
 import time
 from pathlib import Path
 
-from gitmedic.bot.loop.healthy_images import healthy_containers
+from gitmedic.bot.controller.healthy_images import healthy_containers
 from gitmedic.bot.responder.levers import ROLLBACK_IMAGE, SeenHealthy
 from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.sim.faults.demand import inject_named

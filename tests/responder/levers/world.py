@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitmedic.bot.loop.sim_cluster import SimCluster
+from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.responder.levers import Bounds, Evidence
 from gitmedic.bot.responder.states import DesiredStates
 from gitmedic.bot.responder.workspace import Workspace

@@ -119,11 +119,18 @@ class Refs:
         lines = out(repo, "for-each-ref", fmt, "refs/heads").splitlines()
         tips = {name: sha for sha, name in (line.split(" ", 1) for line in lines)}
         contained = {
-            base: frozenset(out(repo, "for-each-ref", "--format=%(refname:strip=2)",
-                                f"--merged=refs/heads/{base}", "refs/heads").split())
+            base: frozenset(
+                out(
+                    repo,
+                    "for-each-ref",
+                    "--format=%(refname:strip=2)",
+                    f"--merged=refs/heads/{base}",
+                    "refs/heads",
+                ).split()
+            )
             for base in set(bases)
             if base in tips
-        }  # fmt: skip
+        }
         return cls(tips, contained)
 
 

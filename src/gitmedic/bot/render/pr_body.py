@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gitmedic.bot.policy import Decision
+from gitmedic.bot.policy.decide import Decision
 from gitmedic.bot.render.changes import FieldChange, changes_table
 from gitmedic.bot.render.templates import cell, fill, prose
 from gitmedic.bot.render.untrusted import untrusted

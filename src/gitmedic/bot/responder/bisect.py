@@ -262,9 +262,11 @@ def _candidates(units: list[Unit], everything: list[Unit]) -> Iterator[tuple[Uni
         by_ref.setdefault(u.ref, []).append(u)
     deleted = [u for u in everything if u.path is None and not u.added and u not in units]
     pairs: list[tuple[Unit, ...]] = [
-        p for us in by_ref.values() if len(us) <= MAX_PAIR_UNITS
+        p
+        for us in by_ref.values()
+        if len(us) <= MAX_PAIR_UNITS
         for p in itertools.combinations(us, 2)
-    ]  # fmt: skip
+    ]
     groups: list[list[tuple[Unit, ...]]] = [
         [(u,) for u in units],
         [(u,) for u in deleted],

@@ -271,10 +271,9 @@ def _assistant(content: str, calls: list[_Call]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         out["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments}}
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in calls
-        ]  # fmt: skip
+        ]
     return out
 
 

@@ -114,8 +114,9 @@ def _to_edit(ws: Workspace, raw: Mapping[str, Any], contents: Mapping[str, str])
         raise EditError(f"{file} is a symbolic link: gitmedic does not edit through links")
     if not ws.repo.exists(file):
         raise EditError(f"{file} does not exist in the repository")
-    ref = Resource(str(raw["kind"]), str(raw.get("namespace") or ws.repo.namespace),
-                   str(raw["name"]))  # fmt: skip
+    ref = Resource(
+        str(raw["kind"]), str(raw.get("namespace") or ws.repo.namespace), str(raw["name"])
+    )
     content = ws.content(file, contents)
     chunks = split_chunks(split_lines(content))
     doc = chunks[find_object(chunks, ref, file)].data()

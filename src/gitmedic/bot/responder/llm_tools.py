@@ -127,16 +127,18 @@ def read_only_tools(
             return "no live state was captured for this incident"
         ns = str(args.get("namespace") or repo.namespace)
         ref = Resource(str(args["kind"]), ns, str(args["name"]))
-        lines = [f"{e.body.get('reason', '')}: {e.body.get('message', '')}"
-                 for e in live.events_for(ref)]  # fmt: skip
+        lines = [
+            f"{e.body.get('reason', '')}: {e.body.get('message', '')}" for e in live.events_for(ref)
+        ]
         return data_block(f"events of {ref}", "\n".join(lines) or "(none)")
 
     def read_playbook(args: Mapping[str, Any]) -> str:
         wanted = args.get("id")
         chosen = [p for p in playbooks if wanted in (None, "", p.id)]
         if not wanted:
-            return "\n".join(f"{p.id}: {p.title} (detectors {', '.join(p.detectors)})"
-                             for p in chosen)  # fmt: skip
+            return "\n".join(
+                f"{p.id}: {p.title} (detectors {', '.join(p.detectors)})" for p in chosen
+            )
         return data_block(chosen[0].source, chosen[0].body) if chosen else f"no playbook {wanted}"
 
     def read_architecture(args: Mapping[str, Any]) -> str:

@@ -112,5 +112,10 @@ def evidence_of(findings: Iterable[Finding]) -> tuple[Mapping[str, Any], ...]:
 def hand_over(proposal: Proposal, why: str) -> Proposal:
     """An escalation to a person when the attempts found nothing new to deploy."""
     reason = f"{why}; a person has to decide. Last diagnosis: {proposal.diagnosis}"
-    return Proposal(proposal.incident, "escalate", diagnosis=reason, evidence=proposal.evidence,
-                    escalation=Escalation(reason, proposal.evidence))  # fmt: skip
+    return Proposal(
+        proposal.incident,
+        "escalate",
+        diagnosis=reason,
+        evidence=proposal.evidence,
+        escalation=Escalation(reason, proposal.evidence),
+    )

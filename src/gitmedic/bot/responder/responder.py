@@ -117,9 +117,14 @@ class Responder:
         plan = self._deterministic(ws, findings, incident)
         llm: LlmOutcome | None = None
         if plan.unresolved and model_of(self.llm):
-            llm = llm_fix(ws, plan.unresolved, config=self.llm or LlmConfig(),
-                          playbooks=self.playbooks, live=incident.live,
-                          completion=self.completion)  # fmt: skip
+            llm = llm_fix(
+                ws,
+                plan.unresolved,
+                config=self.llm or LlmConfig(),
+                playbooks=self.playbooks,
+                live=incident.live,
+                completion=self.completion,
+            )
             if llm.fix is not None:
                 ws.accept(llm.fix)
                 plan = _Plan((*plan.fixes, llm.fix), plan.escalated, ())
@@ -325,9 +330,16 @@ def _proposal(incident: Incident, plan: _Plan, llm: LlmOutcome | None) -> Propos
         if llm is not None:
             reasons.append(f"the model proposed no valid edit: {llm.diagnosis}")
         reason = redact_text("; ".join(reasons) or "nothing to fix")
-        return Proposal(incident.id, "escalate", diagnosis=reason, evidence=evidence,
-                        escalation=Escalation(reason, evidence), tokens=tokens, cost_usd=cost,
-                        rejected=rejected)  # fmt: skip
+        return Proposal(
+            incident.id,
+            "escalate",
+            diagnosis=reason,
+            evidence=evidence,
+            escalation=Escalation(reason, evidence),
+            tokens=tokens,
+            cost_usd=cost,
+            rejected=rejected,
+        )
     lines = [f.diagnosis for f in plan.fixes]
     lines += [f"Escalated: {f.detector} on {f.resource} ({why})." for f, why in plan.escalated]
     commit = next((f.commit for f in plan.fixes if f.commit is not None), None)

@@ -195,8 +195,9 @@ class DesiredStates:
         if (blob, file) not in self._blobs:
             text = self.repo.read(file, sha)
             parsed = parse_text(text, file)
-            objects = tuple(self._to_obj(p.body, Source(file, p.line, p.document))
-                            for p in parsed.objects)  # fmt: skip
+            objects = tuple(
+                self._to_obj(p.body, Source(file, p.line, p.document)) for p in parsed.objects
+            )
             self._blobs[(blob, file)] = _Parsed(objects, parsed.foreign)
         return self._blobs[(blob, file)]
 

@@ -128,17 +128,20 @@ def _from_introduction(
 
 
 def _restore_at(
-    ws: Workspace, finding: Finding, bound: BoundFix, paths: list[Path], file: str,
+    ws: Workspace,
+    finding: Finding,
+    bound: BoundFix,
+    paths: list[Path],
+    file: str,
     intro: Introduction,
-) -> Fix | None:  # fmt: skip
+) -> Fix | None:
     """The recipe's fields (as widened to what the commit changed) as before ``intro``."""
     edits = ws.restore(bound.target, paths, intro.parent, {})
     contents = ws.applied(edits, {})
     if not edits or not ws.check(finding, contents):
         return None
     text = _text(finding, paths, bound, intro.commit, "introduced by")
-    return Fix("playbook", tuple(edits), contents, text, bound.playbook, intro.commit,
-               intro.walked)  # fmt: skip
+    return Fix("playbook", tuple(edits), contents, text, bound.playbook, intro.commit, intro.walked)
 
 
 def _from_last_change(
@@ -173,8 +176,9 @@ def _from_fallback(
     contents: dict[str, str] = {}
     for text_path, value in bound.fallback.items():
         path = parse_path(text_path)
-        doc = ws.states.at(ws.head).get(bound.target.kind, bound.target.namespace,
-                                        bound.target.name)  # fmt: skip
+        doc = ws.states.at(ws.head).get(
+            bound.target.kind, bound.target.namespace, bound.target.name
+        )
         found = doc is not None and lookup(doc.body, path)[0]
         edit = Edit(Op.SET if found else Op.INSERT, file, bound.target, path, value)
         edit = edit.with_base(_blob(ws.content(file, contents)))

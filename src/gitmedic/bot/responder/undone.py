@@ -20,8 +20,9 @@ REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40})", re.MULTILINE)
 
 def undone_commits(git: Git, path: str, rev: str = "HEAD") -> frozenset[str]:
     """The commits reachable from ``rev`` that a later exact revert cancelled out."""
-    out = git.run("log", "--format=%H%x00%B%x00", "--grep=This reverts commit", rev,
-                  "--", path or ".").stdout  # fmt: skip
+    out = git.run(
+        "log", "--format=%H%x00%B%x00", "--grep=This reverts commit", rev, "--", path or "."
+    ).stdout
     fields = out.split("\0")
     undone: set[str] = set()
     for sha, body in zip(fields[0::2], fields[1::2], strict=False):

@@ -2,7 +2,7 @@
 
 - :mod:`~gitmedic.bot.transactions.fix`: a fix's merge a person asked for
   (``/gitmedic merge``), an intent the next tick carries out; the fix's plan is
-  made by the loop (:mod:`gitmedic.bot.loop.transact`), from the incident;
+  made by the loop (:mod:`gitmedic.bot.controller.transact`), from the incident;
 - :mod:`~gitmedic.bot.transactions.retry`: a person's retry of an incident, queued
   and run by the next tick as a new attempt;
 - :mod:`~gitmedic.bot.transactions.revert`: a revert a person asked for on a

@@ -1,6 +1,6 @@
 """A fix's merge a person asked for: ``/gitmedic merge``, carried out by the next tick.
 
-The fix's plan is made by the loop from its incident (:mod:`gitmedic.bot.loop.transact`);
+The fix's plan is made by the loop from its incident (:mod:`gitmedic.bot.controller.transact`);
 what a person adds is the merge. The command approves the PR (the label the
 machine's approval step reads) and, when its gate has passed, records an intent
 (:func:`ask_merge`) and answers at once. The loop's next tick steps the PR's

@@ -2,7 +2,7 @@
 
 ``serve`` answers a comment or a webhook at once and acts on nothing: a command
 records an intent and the loop's next tick, holding the app's writer lease, acts
-on it (:meth:`gitmedic.bot.loop.loop.Loop.step`). Intents that are not yet a
+on it (:meth:`gitmedic.bot.controller.loop.Loop.step`). Intents that are not yet a
 transaction's plan live here: an incident to try again
 (:mod:`~gitmedic.bot.transactions.retry`), a merge to tell about
 (:mod:`~gitmedic.bot.transactions.fix`). A revert asked for and a merge to watch
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmedic.bot import sqlite_file
+from gitmedic.bot.common import sqlite_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending (

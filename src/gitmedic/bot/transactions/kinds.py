@@ -1,6 +1,6 @@
 """The strategies that name a transaction's kind in its plan, as plain data.
 
-The attempt policy (:mod:`gitmedic.bot.loop.attempts`) decides from them without
+The attempt policy (:mod:`gitmedic.bot.controller.attempts`) decides from them without
 importing the kinds' modules, which drive forges and clusters.
 """
 

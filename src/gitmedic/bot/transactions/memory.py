@@ -13,7 +13,7 @@ policy as strategy ``memory`` (:func:`memory_decision`).
 
 Memory changes the bot's own behaviour (a learned rule fires, a learned
 playbook routes the next incident), so it is held to the law a fix is held to:
-:func:`gitmedic.bot.policy.decide` (the built-in rules make guard-checked memory
+:func:`gitmedic.bot.policy.decide.decide` (the built-in rules make guard-checked memory
 low risk; a team's ``policy`` is taken as written, so ``auto_merge: never`` or a
 policy without a memory rule leaves it for a person, who approves it with
 ``/gitmedic approve`` as any fix), told in the PR's body (:func:`decision_section`).
@@ -29,7 +29,7 @@ from typing import Any
 
 from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.reflection import MemoryChange
-from gitmedic.bot.policy import ChangeSummary, Decision, decide
+from gitmedic.bot.policy.decide import ChangeSummary, Decision, decide
 from gitmedic.bot.transactions.kinds import MEMORY
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.config import PolicyConfig

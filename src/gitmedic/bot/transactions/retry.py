@@ -3,7 +3,7 @@
 ``/gitmedic retry`` on an attempt's PR closes that PR and queues its incident
 (:func:`queue_retry`; one queued retry per incident, however often asked). The
 loop's tick carries the queue out (:func:`carry_out_retries`) through the loop's
-own retry (:meth:`~gitmedic.bot.loop.loop.Loop.retry_queued`), which may answer
+own retry (:meth:`~gitmedic.bot.controller.loop.Loop.retry_queued`), which may answer
 ``None``: the item stays queued (after a restart the loop has not looked yet, or a
 transaction of the app is in flight). Its result is told on the PR the person
 commented on, then the item is marked done. A retry re-run after a crash is

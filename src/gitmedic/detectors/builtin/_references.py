@@ -80,17 +80,27 @@ def _container_refs(container: JSON, path: str) -> Iterator[Reference]:
             ref = mapping(value_from.get(field))
             if ref.get("name"):
                 yield Reference(
-                    kind, str(ref["name"]), str(ref.get("key", "")), ref.get("optional") is True,
-                    "env", f"{path}.env[{j}].valueFrom.{field}", name,
-                )  # fmt: skip
+                    kind,
+                    str(ref["name"]),
+                    str(ref.get("key", "")),
+                    ref.get("optional") is True,
+                    "env",
+                    f"{path}.env[{j}].valueFrom.{field}",
+                    name,
+                )
     for j, source in enumerate(as_list(container.get("envFrom"))):
         for field, kind in (("configMapRef", CONFIGMAP), ("secretRef", SECRET)):
             ref = mapping(mapping(source).get(field))
             if ref.get("name"):
                 yield Reference(
-                    kind, str(ref["name"]), None, ref.get("optional") is True,
-                    "envFrom", f"{path}.envFrom[{j}].{field}", name,
-                )  # fmt: skip
+                    kind,
+                    str(ref["name"]),
+                    None,
+                    ref.get("optional") is True,
+                    "envFrom",
+                    f"{path}.envFrom[{j}].{field}",
+                    name,
+                )
 
 
 def _volume_refs(volume: JSON, path: str) -> Iterator[Reference]:

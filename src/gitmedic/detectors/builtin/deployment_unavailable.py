@@ -71,8 +71,10 @@ def _statefulset(snapshot: Snapshot, obj: Obj) -> Iterator[Finding]:
     ready = _count(obj.status, "availableReplicas", "readyReplicas")
     if wanted == 0 or ready >= wanted:
         return
-    selector = {str(k): str(v) for k, v in
-                mapping(mapping(obj.spec.get("selector")).get("matchLabels")).items()}  # fmt: skip
+    selector = {
+        str(k): str(v)
+        for k, v in mapping(mapping(obj.spec.get("selector")).get("matchLabels")).items()
+    }
     stale = [
         p for p in snapshot.pods_selected_by(obj.namespace, selector) if _long_unready(snapshot, p)
     ]

@@ -22,16 +22,15 @@ SPEC = DetectorSpec(
     id="hpa-no-cpu-request",
     description="A CPU-utilisation HorizontalPodAutoscaler targets a workload whose "
     "containers have no CPU request.",
-    kinds=frozenset({"HorizontalPodAutoscaler", "Deployment", "StatefulSet", "ReplicaSet",
-                     "LimitRange"}),
+    kinds=frozenset(
+        {"HorizontalPodAutoscaler", "Deployment", "StatefulSet", "ReplicaSet", "LimitRange"}
+    ),
     severity=Severity.WARNING,
     remediation="Restore the containers' resources.requests.cpu of the last working revision.",
     scope=Scope.BOTH,
-    certain_because=(
-        "never critical (a warning)"
-    ),
+    certain_because=("never critical (a warning)"),
     playbooks=("hpa-no-cpu-request",),
-)  # fmt: skip
+)
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:

@@ -19,17 +19,16 @@ SPEC = DetectorSpec(
     id="memory-limit-below-request",
     description="A container's memory or CPU limit is lower than its request "
     "(the API server refuses the pod).",
-    kinds=frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob",
-                     "Pod"}),
+    kinds=frozenset(
+        {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod"}
+    ),
     severity=Severity.CRITICAL,
     remediation="Restore the limit (or the request) of the last working revision so that "
     "limit >= request.",
     scope=Scope.BOTH,
-    certain_because=(
-        "the API server rejects such a pod: the spec alone proves no pod is created"
-    ),
+    certain_because=("the API server rejects such a pod: the spec alone proves no pod is created"),
     playbooks=("memory-limit-too-small", "cpu-limit-too-tight"),
-)  # fmt: skip
+)
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
@@ -49,7 +48,11 @@ def detect(snapshot: Snapshot) -> Iterator[Finding]:
                     rule=f"{name}-limit-below-request",
                     evidence=f"resources.limits.{name}={shown_limit} < "
                     f"resources.requests.{name}={shown_request}",
-                    params={"container": container.name, "container_field": container.list_field,
-                            "resource": name,
-                            "request": str(shown_request), "limit": str(shown_limit)},
-                )  # fmt: skip
+                    params={
+                        "container": container.name,
+                        "container_field": container.list_field,
+                        "resource": name,
+                        "request": str(shown_request),
+                        "limit": str(shown_limit),
+                    },
+                )

@@ -24,8 +24,9 @@ SPEC = DetectorSpec(
     id="memory-limit-too-small",
     description="A container's memory limit is below 16Mi, too small for any real process "
     "(it will be OOMKilled).",
-    kinds=frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob",
-                     "Pod"}),
+    kinds=frozenset(
+        {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod"}
+    ),
     severity=Severity.CRITICAL,
     remediation="Restore the memory limit of the last working revision.",
     scope=Scope.BOTH,
@@ -33,7 +34,7 @@ SPEC = DetectorSpec(
         "a limit under 16 MiB leaves no room for any runtime: the container is OOMKilled"
     ),
     playbooks=("memory-limit-too-small",),
-)  # fmt: skip
+)
 MIN_MEMORY_LIMIT = Decimal(16 * 1024 * 1024)
 
 

@@ -62,8 +62,10 @@ def missing_reference(message: str) -> dict[str, str] | None:
     if m := _NO_KEY.search(message):
         return {"kind": m["kind"], "name": m["name"], "key": m["key"]}
     if m := _NOT_FOUND.search(message):
-        return {"kind": "ConfigMap" if m["kind"].lower() == "configmap" else "Secret",
-                "name": m["name"]}  # fmt: skip
+        return {
+            "kind": "ConfigMap" if m["kind"].lower() == "configmap" else "Secret",
+            "name": m["name"],
+        }
     return None
 
 

@@ -46,9 +46,14 @@ SPEC = DetectorSpec(
 INIT_STUCK_AFTER_S = 600.0  # initialisation that takes 10 minutes is not going to finish
 MIN_RESTARTS = 2
 _OTHER_DETECTORS = frozenset(
-    {"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError",
-     "CreateContainerError"}
-)  # fmt: skip
+    {
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "InvalidImageName",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+    }
+)
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:
@@ -109,6 +114,9 @@ def _finding(group: Group, ages: list[float | None]) -> Finding:
         rule=group.rule,
         evidence=evidence,
         related=group.pods,
-        params={"container": group.container, "container_field": "initContainers",
-                "last_termination_reason": str(last.get("reason") or "") or None},
-    )  # fmt: skip
+        params={
+            "container": group.container,
+            "container_field": "initContainers",
+            "last_termination_reason": str(last.get("reason") or "") or None,
+        },
+    )

@@ -43,22 +43,28 @@ SPEC = DetectorSpec(
     remediation="Restore the field the scheduler message points at (nodeSelector, affinity, "
     "resource requests, claimName) to its last working value.",
     scope=Scope.LIVE,
-    certain_because=(
-        "read from the pod's live status and the scheduler's events"
-    ),
+    certain_because=("read from the pod's live status and the scheduler's events"),
     playbooks=("pod-unschedulable", "node-fault"),
-)  # fmt: skip
+)
 PENDING_AFTER_S = 300.0  # a pod unscheduled this long without an event is stuck
 _CLASSES = (
-    ("unbound-pvc", re.compile(r"unbound immediate PersistentVolumeClaim|persistentvolumeclaim "
-                               r"\"[^\"]+\" not found|volume node affinity conflict", re.I)),
+    (
+        "unbound-pvc",
+        re.compile(
+            r"unbound immediate PersistentVolumeClaim|persistentvolumeclaim "
+            r"\"[^\"]+\" not found|volume node affinity conflict",
+            re.I,
+        ),
+    ),
     ("node-selector", re.compile(r"didn't match (Pod's )?node (affinity|selector)", re.I)),
-    ("anti-affinity", re.compile(r"didn't (match|satisfy) (existing )?pods? (anti-)?affinity",
-                                 re.I)),
+    (
+        "anti-affinity",
+        re.compile(r"didn't (match|satisfy) (existing )?pods? (anti-)?affinity", re.I),
+    ),
     ("insufficient-resources", re.compile(r"Insufficient \S+", re.I)),
     ("host-port", re.compile(r"free ports", re.I)),
     ("taint", re.compile(r"taint", re.I)),
-)  # fmt: skip
+)
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:

@@ -24,8 +24,19 @@ SPEC = DetectorSpec(
     id="resource-quota-blocks",
     description="A ResourceQuota limits requests/limits of cpu or memory while a workload's "
     "containers do not set them (pods are refused: FailedCreate).",
-    kinds=frozenset({"ResourceQuota", "LimitRange", "Deployment", "StatefulSet", "DaemonSet",
-                     "ReplicaSet", "Job", "CronJob", "Pod"}),
+    kinds=frozenset(
+        {
+            "ResourceQuota",
+            "LimitRange",
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "ReplicaSet",
+            "Job",
+            "CronJob",
+            "Pod",
+        }
+    ),
     severity=Severity.CRITICAL,
     remediation="Restore the containers' resources (requests and limits) of the last working "
     "revision, or add a LimitRange with defaults.",
@@ -35,14 +46,16 @@ SPEC = DetectorSpec(
         "judged"
     ),
     playbooks=("resource-quota-blocks",),
-)  # fmt: skip
+)
 # quota key -> (section, resource name) a container must specify
 _FIELDS = {
-    "requests.memory": ("requests", "memory"), "memory": ("requests", "memory"),
+    "requests.memory": ("requests", "memory"),
+    "memory": ("requests", "memory"),
     "limits.memory": ("limits", "memory"),
-    "requests.cpu": ("requests", "cpu"), "cpu": ("requests", "cpu"),
+    "requests.cpu": ("requests", "cpu"),
+    "cpu": ("requests", "cpu"),
     "limits.cpu": ("limits", "cpu"),
-}  # fmt: skip
+}
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:

@@ -21,8 +21,18 @@ SPEC = DetectorSpec(
     id="service-no-endpoints",
     description="A Service with a selector has no ready endpoints while the workload it "
     "selects wants replicas.",
-    kinds=frozenset({"Service", "Endpoints", "EndpointSlice", "Pod", "Deployment", "StatefulSet",
-                     "DaemonSet", "ReplicaSet"}),
+    kinds=frozenset(
+        {
+            "Service",
+            "Endpoints",
+            "EndpointSlice",
+            "Pod",
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "ReplicaSet",
+        }
+    ),
     severity=Severity.CRITICAL,
     remediation="Make the selected pods Ready (see the pod findings) or restore the selector, "
     "targetPort or readiness probe of the last working revision.",
@@ -31,7 +41,7 @@ SPEC = DetectorSpec(
         "read from the live Endpoints: no ready address while the workload wants pods"
     ),
     playbooks=("service-no-endpoints", "chaos-network", "traffic-flood"),
-)  # fmt: skip
+)
 
 
 def detect(snapshot: Snapshot) -> Iterator[Finding]:

@@ -9,8 +9,11 @@ from gitmedic.reconciler.health.fields import JSON
 from gitmedic.reconciler.health.status import Health, HealthStatus
 
 H, S, P, D = (
-    HealthStatus.HEALTHY, HealthStatus.SUSPENDED, HealthStatus.PROGRESSING, HealthStatus.DEGRADED
-)  # fmt: skip
+    HealthStatus.HEALTHY,
+    HealthStatus.SUSPENDED,
+    HealthStatus.PROGRESSING,
+    HealthStatus.DEGRADED,
+)
 
 
 def _generations(obj: JSON) -> tuple[int, int]:

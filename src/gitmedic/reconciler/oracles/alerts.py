@@ -76,8 +76,9 @@ class AlertsOracle(LazyHttpClient):
             body = self._get("/api/v2/alerts", params)
             return _reading(_alertmanager_firing(body), self.matchers)
         body = self._get("/api/v1/alerts", [])
-        return _reading(_prometheus_in(body, "firing"), self.matchers,
-                        _prometheus_in(body, "pending"))  # fmt: skip
+        return _reading(
+            _prometheus_in(body, "firing"), self.matchers, _prometheus_in(body, "pending")
+        )
 
     def _get(self, path: str, params: list[tuple[str, str]]) -> Any:
         import httpx

@@ -20,17 +20,31 @@ Predicate = Callable[[Any], bool]
 Condition = Predicate | str
 
 _FUNCS: dict[str, Callable[..., Any]] = {
-    "len": len, "min": min, "max": max, "sum": sum, "abs": abs, "any": any, "all": all,
-}  # fmt: skip
+    "len": len,
+    "min": min,
+    "max": max,
+    "sum": sum,
+    "abs": abs,
+    "any": any,
+    "all": all,
+}
 _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
-}  # fmt: skip
+}
 _ARITH: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.Mod: operator.mod,
-}  # fmt: skip
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Mod: operator.mod,
+}
 _CONSTANTS = {"True": True, "False": False, "None": None}
 
 
@@ -52,10 +66,24 @@ def compile_condition(condition: Condition) -> Predicate:
 
 def _check(node: ast.AST, source: str) -> None:
     allowed = (
-        ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Constant, ast.Name, ast.Subscript,
-        ast.Call, ast.List, ast.Tuple, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, ast.cmpop,
+        ast.Compare,
+        ast.BoolOp,
+        ast.UnaryOp,
+        ast.BinOp,
+        ast.Constant,
+        ast.Name,
+        ast.Subscript,
+        ast.Call,
+        ast.List,
+        ast.Tuple,
+        ast.Load,
+        ast.And,
+        ast.Or,
+        ast.Not,
+        ast.USub,
+        ast.cmpop,
         ast.operator,
-    )  # fmt: skip
+    )
     for child in ast.walk(node):
         if not isinstance(child, allowed):
             raise ConditionError(f"{type(child).__name__} is not allowed in {source!r}")

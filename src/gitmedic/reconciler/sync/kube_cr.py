@@ -66,18 +66,30 @@ def argocd_application_watcher(
     api: CustomObjectsReader, name: str, namespace: str = "argocd", clock: Clock | None = None
 ) -> CustomResourceWatcher:
     return CustomResourceWatcher(
-        api, group="argoproj.io", version="v1alpha1", plural="applications",
-        namespace=namespace, name=name, assess=assess_application, clock=clock,
-    )  # fmt: skip
+        api,
+        group="argoproj.io",
+        version="v1alpha1",
+        plural="applications",
+        namespace=namespace,
+        name=name,
+        assess=assess_application,
+        clock=clock,
+    )
 
 
 def flux_kustomization_watcher(
     api: CustomObjectsReader, name: str, namespace: str = "flux-system", clock: Clock | None = None
 ) -> CustomResourceWatcher:
     return CustomResourceWatcher(
-        api, group="kustomize.toolkit.fluxcd.io", version="v1", plural="kustomizations",
-        namespace=namespace, name=name, assess=assess_kustomization, clock=clock,
-    )  # fmt: skip
+        api,
+        group="kustomize.toolkit.fluxcd.io",
+        version="v1",
+        plural="kustomizations",
+        namespace=namespace,
+        name=name,
+        assess=assess_kustomization,
+        clock=clock,
+    )
 
 
 def from_kubeconfig(context: str | None = None) -> CustomObjectsReader:

@@ -8,7 +8,7 @@ SQL through a :class:`~.journal_store.Store` and the same contract suite
 Records are append-only and keyed by (transaction, sequence number): a second
 writer appending the same step loses with :class:`JournalConflict` instead of
 forking history. Incidents are rows keyed by their stable id (derived from the
-fingerprints that fired, :mod:`gitmedic.bot.loop.incidents`), so a restarted
+fingerprints that fired, :mod:`gitmedic.bot.controller.incidents`), so a restarted
 process finds the incident it was answering, its attempts (the transactions
 naming it) and its memory PR. Locks carry an expiry so a crashed holder's lock
 can be taken over (at once when the holder is known dead, see

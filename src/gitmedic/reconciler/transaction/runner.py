@@ -7,7 +7,7 @@ from the journal, asks the machine for exactly one action, persists its record
 and returns; it never sleeps, not even in the verification window, which is one
 journaled measurement per step (:mod:`~gitmedic.reconciler.transaction.window`).
 How long to wait before the next step is the answer's ``wait_s``, and waiting
-is the caller's: the loop's tick (:meth:`~gitmedic.bot.loop.loop.Loop.step`)
+is the caller's: the loop's tick (:meth:`~gitmedic.bot.controller.loop.Loop.step`)
 schedules the next step at that deadline and returns. As gitops-engine's sync does,
 the state lives outside the process: a process killed at any point resumes from
 the journal and repeats at most the one action whose record it had not written

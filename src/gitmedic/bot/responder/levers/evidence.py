@@ -44,8 +44,9 @@ class Bounds:
 
 @dataclass(frozen=True)
 class SeenHealthy:
-    """A container the monitor saw Ready and running (:mod:`gitmedic.bot.loop.healthy_images`):
-    the image its pod spec named and the build it ran (``imageID``), last seen at ``seen``."""
+    """A container the monitor saw Ready and running
+    (:mod:`gitmedic.bot.controller.healthy_images`): the image its pod spec named and the
+    build it ran (``imageID``), last seen at ``seen``."""
 
     kind: str
     namespace: str

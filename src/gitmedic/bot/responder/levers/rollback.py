@@ -2,7 +2,7 @@
 
 Evidence: a ``pod-crashloop`` (rule ``crashloop``) or ``pod-image-pull`` finding
 on a container, and the monitor's record of what ran healthy there
-(:class:`~.evidence.SeenHealthy`, kept by :mod:`gitmedic.bot.loop.healthy_images`
+(:class:`~.evidence.SeenHealthy`, kept by :mod:`gitmedic.bot.controller.healthy_images`
 across restarts): the newest build seen Ready and running that is not the one
 failing now. A recent commit that changed anything in the container or pod that
 can explain the symptom (:data:`~gitmedic.bot.responder.live_blame.EXPLAINS`)

@@ -1,0 +1,48 @@
+"""Which journal ``run`` and ``serve`` open: the state directory's SQLite file, or the
+PostgreSQL database ``GITMEDIC_JOURNAL_URL`` names (more than one replica).
+
+The URL's password is registered with the redaction registry before the journal is
+opened, so no log line or comment can carry it, and every message here names the
+URL with its password replaced by ``****``. A URL that is not ``postgresql://`` or
+a database that cannot be reached is bad input (exit 2), never a silent fall back
+to SQLite: replicas that each wrote their own file would each think they held the
+lease.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from gitmedic.bot.common.exits import UsageError
+from gitmedic.bot.common.extras import require
+from gitmedic.reconciler.redact import REGISTRY
+from gitmedic.reconciler.transaction import Journal
+from gitmedic.reconciler.transaction.journal_pg import is_postgres_url, password_of, redact
+from gitmedic.reconciler.transaction.journal_store import JournalUnavailable
+
+JOURNAL_URL_ENV = "GITMEDIC_JOURNAL_URL"
+SQLITE_FILE = "journal.sqlite"
+# serve's intents stay on this host beside a PostgreSQL journal (bot/transactions/intents.py)
+LOCAL_FILE = "local.sqlite"
+
+
+def require_driver(environ: Mapping[str, str] = os.environ) -> None:
+    """At a command's start: a PostgreSQL journal needs the [postgres] extra (the CLI
+    names it), checked before any work rather than at the first app's journal."""
+    if environ.get(JOURNAL_URL_ENV, "").strip():
+        require("psycopg")
+
+
+def open_journal(state: Path, environ: Mapping[str, str] = os.environ) -> Journal:
+    url = environ.get(JOURNAL_URL_ENV, "").strip()
+    if not url:
+        return Journal(state / SQLITE_FILE)
+    REGISTRY.add(password_of(url))
+    if not is_postgres_url(url):
+        raise UsageError(f"{JOURNAL_URL_ENV}: {redact(url)} is not a postgresql:// URL")
+    try:
+        return Journal(url, local=state / LOCAL_FILE)
+    except JournalUnavailable as exc:
+        raise UsageError(f"{JOURNAL_URL_ENV}: {exc}") from None

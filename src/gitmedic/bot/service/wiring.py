@@ -1,0 +1,431 @@
+"""``gitmedic serve`` assembled: forge, clone, loop, live actions, monitor thread, service.
+
+The monitor is the loop of ``gitmedic run`` in a thread of the same process: each
+tick (under the shared lock) fetches the clone, evaluates when the interval is
+due, advances every transaction until it must wait (with the loop's runner, the
+only one: it checks the app's writer lease before each step), answers incidents
+and acts on what people asked for: :class:`~gitmedic.bot.service.live_actions.LiveActions`
+only records intents (a retry, a merge, a revert's plan, a watch of a person's
+merge), and the tick carries them out. Between ticks the thread
+waits (system time, a :class:`threading.Event` wait so shutdown is prompt) the
+interval, or less when a transaction's deadline comes first (a sync poll, the
+verification window's next measurement), so the window's measurements are on
+time. With ``--cluster sim`` each tick ends by running the sim until the next
+tick is due (the sim's time passes only when its clock is slept on), so an
+incident outlives its debounce and a transaction runs its course by monitor
+ticks alone; while one is in flight the next tick follows at once. Comment
+commands and the monitor share one :class:`~gitmedic.bot.service.lock.SharedLock`:
+a tick never waits, so the monitor holds it for one tick, and a command queued
+during a tick runs right after it, before the next one
+(:class:`~gitmedic.bot.service.lock.QueuedFirst`); inside a tick every persisted
+step is an event whose handler yields the lock to a queued command, so a
+``/gitmedic hold`` is answered at the next step boundary and the merge step,
+which reads the hold, sees it. A command never steps a transaction: it is
+answered at once, even during another transaction's verification window, and
+what it asked for is done by the next tick. :meth:`MonitorThread.stop` finishes the current
+tick before returning.
+
+With ``--cluster kube`` every app reads the cluster through one watch cache
+(:mod:`gitmedic.reconciler.live_cache`, a list and a watch per kind, started before
+the first step and stopped after the last), not a list of every kind per app per step.
+
+With ``--forge github`` the repo is gitmedic's clone under the state directory
+(:mod:`gitmedic.bot.forges.github_env`), fetched before every use: the monitor's step,
+every command, and the changed-files look-up of a merge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmedic.bot.controller.loop import Loop, LoopConfig
+from gitmedic.bot.controller.report import Event
+from gitmedic.bot.controller.start_line import start_line
+from gitmedic.bot.controller.transact import share_dashboard
+from gitmedic.bot.service.apps import AppsActions, app_state_dir
+from gitmedic.bot.service.dashboard_desk import DashboardDesk
+from gitmedic.bot.service.health import DEFAULT_STALL_INTERVALS, Heartbeat
+from gitmedic.bot.service.live_actions import LiveActions
+from gitmedic.bot.service.lock import QueuedFirst, SharedLock
+from gitmedic.bot.service.monitor_metrics import MonitorMetrics
+from gitmedic.bot.service.notify import Notifier
+from gitmedic.bot.service.settings import ServeSettings, build_service, git_changed_files
+from gitmedic.bot.service.shards import Shards, shard_settings
+from gitmedic.bot.service.webhook.handlers import ChangedFiles
+from gitmedic.bot.service.webhook.metrics import Metrics
+from gitmedic.bot.service.webhook.service import Service
+from gitmedic.reconciler.forge import Forge
+from gitmedic.sim.engine import ManifestLoadError
+
+if TYPE_CHECKING:
+    from gitmedic.reconciler.live_cache import LiveCache
+
+log = logging.getLogger(__name__)
+
+
+class MonitorThread:
+    def __init__(
+        self,
+        step: Callable[[], None],
+        interval_s: float,
+        lock: AbstractContextManager[None],
+        heartbeat: Heartbeat | None = None,
+        pause: Callable[[], float] | None = None,
+    ) -> None:
+        self.step, self.interval_s, self.lock = step, interval_s, lock
+        self.heartbeat = heartbeat or Heartbeat(interval_s)
+        # How long until the next tick is due: the interval, or sooner when a transaction's
+        # deadline (a sync poll, the window's next measurement) comes first.
+        self.pause = pause or (lambda: interval_s)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="gitmedic-monitor", daemon=True)
+        self.steps = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Ask the monitor to stop and wait for the step in progress to finish."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def step_once(self) -> bool:
+        """One tick under the shared lock; a failure is logged, never raised (False)."""
+        ok = False
+        try:
+            with self.lock:
+                self.step()
+        except Exception:  # one failed step is logged; the next interval tries again
+            log.exception("monitor step failed")
+        else:
+            self.heartbeat.passed()  # a failed step is no progress (service.health)
+            ok = True
+        self.steps += 1
+        return ok
+
+    def wait_s(self, ok: bool = True) -> float:
+        """The wait before the next tick: never longer than the interval, the whole
+        interval after a failed tick (its deadlines may be what failed)."""
+        if not ok:
+            return self.interval_s
+        return min(self.interval_s, max(0.0, self.pause()))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            ok = self.step_once()
+            self._stop.wait(self.wait_s(ok))
+
+
+@dataclass
+class Served:
+    service: Service
+    monitor: MonitorThread
+    actions: LiveActions | AppsActions  # LiveActions when the config has one app
+    repo: Path
+    loops: list[Loop]
+    configs: list[LoopConfig] = field(default_factory=list)  # every app's, deployable or not
+    broken: dict[str, str] = field(default_factory=dict)  # app -> why it cannot be deployed
+    shards: Shards | None = None  # --shard-leases: the apps this replica holds a Lease of
+    cache: LiveCache | None = None  # --cluster kube: the cluster's watch cache, all apps'
+
+    @property
+    def loop(self) -> Loop:
+        return self.loops[0]
+
+    @contextmanager
+    def running(self) -> Iterator[Served]:
+        if self.shards:
+            self.shards.start()
+        self.monitor.start()
+        try:
+            yield self
+        finally:
+            self.monitor.stop()
+            if self.shards:  # after the last step: the others may take the apps at once
+                self.shards.stop()
+            for loop in self.loops:
+                loop.lease.release()  # the next serve need not wait for it to expire
+            if self.cache is not None:  # after the last step: no snapshot reads it now
+                self.cache.stop()
+
+
+def assemble(settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]) -> Served:
+    from gitmedic.bot.controller.start_line import check_cluster_for_forge
+    from gitmedic.bot.discover.adopted import adopted_note
+
+    kind = args.forge or env.get("GITMEDIC_FORGE", "local")
+    # a real forge is never judged by the sim: checked before anything is cloned or built
+    given = args.cluster or env.get("GITMEDIC_CLUSTER")
+    args.cluster = check_cluster_for_forge(kind, given)
+    forge, repo, fetch = _forge_and_repo(settings, args, env)
+    served = wire(settings, args, env, forge, repo, fetch)
+    if note := adopted_note(repo):
+        log.info(note)
+    apps, broken = served.configs, served.broken
+    line = start_line(kind, forge, repo, args.cluster, served.loops, env, apps=apps, broken=broken)
+    log.info(f"{line}; {served.shards.describe()}" if served.shards else line)
+    return served
+
+
+def wire(
+    settings: ServeSettings,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    forge: Forge,
+    repo: Path,
+    fetch: Callable[[], object],
+) -> Served:
+    """Everything but the forge: a loop and live actions per app, and the service."""
+    from gitmedic.bot.controller.assemble import loop_configs_of
+
+    interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
+    cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
+    if cluster == "kube":  # charts render for the cluster's version from the first
+        from gitmedic.bot.controller.kube_cluster import record_version_early
+
+        record_version_early(env)
+    configs = loop_configs_of(repo, args, interval_s=interval)
+    cache = _watch_cache(cluster, env, configs, interval)
+    try:
+        return _wire(settings, args, env, forge, repo, fetch, interval, cluster, configs, cache)
+    except BaseException:
+        if cache is not None:
+            cache.stop()
+        raise
+
+
+def _watch_cache(
+    cluster: str, env: Mapping[str, str], configs: list[LoopConfig], interval: float
+) -> LiveCache | None:
+    """One watch cache of the real cluster for every app (list + watch per kind), not a
+    list of every kind per app per step (:mod:`gitmedic.reconciler.live_cache`)."""
+    if cluster != "kube":
+        return None
+    from gitmedic.bot.controller.kube_cluster import KubeSetupError, shared_cache
+
+    try:
+        return shared_cache(env, {c.namespace for c in configs}, interval_s=interval)
+    except KubeSetupError as exc:
+        raise ValueError(f"--cluster kube: {exc}") from None  # as run says it
+
+
+def _wire(
+    settings: ServeSettings,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    forge: Forge,
+    repo: Path,
+    fetch: Callable[[], object],
+    interval: float,
+    cluster: str,
+    configs: list[LoopConfig],
+    cache: LiveCache | None,
+) -> Served:
+    lock = SharedLock(fetch)
+    metrics = Metrics()
+    heartbeat = _heartbeat(interval, env)
+    notifier = _notifier(env)
+    states = [app_state_dir(settings.state_dir, c.app, len(configs)) for c in configs]
+    apps, wired, broken = [], [], {}
+    for config, state in zip(configs, states, strict=True):
+        try:
+            apps.append(
+                _wire_app(config, cluster, forge, state, lock, metrics, heartbeat, notifier, cache)
+            )
+        except ManifestLoadError as exc:  # said, and the other apps served (as run does)
+            broken[config.app] = str(exc)
+            log.error("%s: cannot deploy it: %s", config.app, exc)
+            continue
+        wired.append(config)
+    if not apps:
+        raise ValueError(f"no app can be deployed: {'; '.join(broken.values())}")
+    changed = _fetched(fetch, git_changed_files(repo))
+    each = [app.actions for app in apps]
+    actions = each[0] if len(each) == 1 else AppsActions(each, [c.path for c in wired], changed)
+    stepping: list[str] = []  # the app the monitor steps now
+    shards = _shards(args, env, apps, stepping)
+
+    def held() -> list[_App]:
+        return [a for a in apps if shards is None or shards.holds(a.loop.config.app)]
+
+    def step() -> None:
+        for app in held():
+            stepping[:] = [app.loop.config.app]
+            try:
+                app.step(interval)
+            finally:
+                stepping.clear()
+        # Commands record transactions (a revert's plan, a watch) the loops step next: the
+        # dashboard's boxes follow them (no forge call when nothing changed). Once per
+        # monitor tick: the issue renders every app's journal, so once per app was
+        # O(apps^2) journal reads a tick (1,000,000 with 1,000 apps).
+        apps[0].loop.txns.refresh_dashboard()
+
+    def pause() -> float:
+        """Until the earliest app's next due time on the wall; with the sim, whose time ran
+        in the tick, none while a transaction is in flight (as fast as the sim computes)."""
+        ticking = held()
+        if not ticking:
+            return interval
+        if cluster == "sim":
+            return 0.0 if any(a.loop.in_flight() for a in ticking) else interval
+        return min(a.loop.next_due() for a in ticking) - ticking[0].loop.clock.now()
+
+    share_dashboard([a.loop.txns for a in apps])  # one issue, a section per app
+    desk = DashboardDesk([(a.loop.txns.view, a.loop.txns.dashboard) for a in apps], lock)
+    service = build_service(
+        settings, forge, actions, changed, repo=repo, metrics=metrics, dashboard=desk
+    )
+    service.liveness = heartbeat.stalled
+    monitor = MonitorThread(step, interval, QueuedFirst(lock), heartbeat, pause)
+    loops = [app.loop for app in apps]
+    return Served(service, monitor, actions, repo, loops, configs, broken, shards, cache)
+
+
+def _shards(
+    args: argparse.Namespace, env: Mapping[str, str], apps: list[_App], stepping: list[str]
+) -> Shards | None:
+    """With --shard-leases: the coordinator (first round done), and each loop's writer
+    lease backed by its app's Kubernetes Lease."""
+    from gitmedic.reconciler.leases.app_lease import ShardLease
+    from gitmedic.reconciler.transaction.lease import this_process
+
+    settings = shard_settings(args, env)
+    if settings is None:
+        return None
+    loops = {app.loop.config.app: app.loop for app in apps}
+
+    def busy(app: str) -> bool:  # not handed over mid-step or mid-transaction
+        return app in stepping or bool(loops[app].txns.unsettled())
+
+    shards = Shards.of(settings, list(loops), this_process(), busy)
+    for name, loop in loops.items():
+        loop.lease = ShardLease.of(shards.coordinator, loop.journal, name, loop.config.lock_ttl_s)
+    return shards
+
+
+@dataclass
+class _App:
+    loop: Loop
+    actions: LiveActions
+    recorder: MonitorMetrics
+    elapse: Callable[[float], None]  # the sim's time passes: it runs when slept on
+
+    def step(self, interval: float) -> None:
+        try:
+            self.loop.step()  # intents too; the dashboard follows once all apps ticked (wire)
+            self.recorder.after_step(self.loop)
+        finally:  # the sim's time runs until the next tick is due, even after a failed step
+            due = self.loop.next_due() - self.loop.clock.now()
+            self.elapse(min(interval, max(0.0, due)))
+
+
+def _heartbeat(interval: float, env: Mapping[str, str]) -> Heartbeat:
+    raw = env.get("GITMEDIC_HEALTH_STALL_INTERVALS", str(DEFAULT_STALL_INTERVALS))
+    try:
+        return Heartbeat(interval, float(raw))
+    except ValueError as exc:
+        raise ValueError(f"GITMEDIC_HEALTH_STALL_INTERVALS={raw!r}: {exc}") from None
+
+
+def _notifier(env: Mapping[str, str]) -> Notifier | None:
+    url = env.get("GITMEDIC_NOTIFY_URL", "")
+    return Notifier(url) if url else None
+
+
+def _wire_app(
+    config: LoopConfig,
+    cluster: str,
+    forge: Forge,
+    state: Path,
+    lock: SharedLock,
+    metrics: Metrics,
+    heartbeat: Heartbeat,
+    notifier: Notifier | None,
+    cache: LiveCache | None = None,
+) -> _App:
+    from gitmedic.bot.controller.assemble import build_loop
+
+    recorded: list[MonitorMetrics] = []  # set once the loop's journal exists
+
+    def on_event(event: Event) -> None:
+        heartbeat.beat()  # each persisted step of a transaction is progress
+        for recorder in recorded:
+            recorder.on_event(event)
+        log.info(
+            "%s: %s: %s",
+            config.app,
+            event.kind,
+            event.text,
+            extra={"event": event.kind, "pr": event.data.get("pr"), "app": config.app},
+        )
+        lock.yield_to_waiters()  # every event is reported between two steps
+
+    loop = build_loop(config, cluster, forge, state, quiet=True, on_event=on_event, cache=cache)
+    # The commands only record intents: the loop's tick (its one runner) acts on them.
+    actions = LiveActions(
+        forge, loop.journal, loop.ports, loop.clock, app=config.app, mu_now=loop.mu_now, lock=lock
+    )
+    recorded.append(MonitorMetrics(metrics, loop.journal, config.app, notifier=notifier))
+    return _App(loop, actions, recorded[0], _elapse(loop, cluster, lock, heartbeat))
+
+
+def _elapse(
+    loop: Loop, cluster: str, lock: SharedLock, heartbeat: Heartbeat
+) -> Callable[[float], None]:
+    """How the time between two ticks passes on the loop's clock. The sim's time passes
+    only when its clock is slept on (sleeping runs the simulated cluster, which commands
+    read): queued commands go first, then the sim runs for it. A real cluster's time
+    passes by itself while the monitor thread waits: nothing to run."""
+    if cluster != "sim":
+        return lambda seconds: None
+
+    def elapse(seconds: float) -> None:
+        lock.yield_to_waiters()
+        loop.clock.sleep(seconds)
+        heartbeat.beat()  # the sim ran: progress (serve's liveness)
+
+    return elapse
+
+
+def _forge_and_repo(
+    settings: ServeSettings, args: argparse.Namespace, env: Mapping[str, str]
+) -> tuple[Forge, Path, Callable[[], object]]:
+    kind = args.forge or env.get("GITMEDIC_FORGE", "local")
+    if kind == "local":
+        from gitmedic.bot.forges.local import LocalForge
+
+        local = LocalForge(settings.repo)
+        return local, local.root, lambda: None
+    if kind != "github":
+        raise ValueError(f"GITMEDIC_FORGE must be local or github, not {kind!r}")
+    return github_and_clone(settings, env)
+
+
+def github_and_clone(
+    settings: ServeSettings, env: Mapping[str, str]
+) -> tuple[Forge, Path, Callable[[], object]]:
+    """The GitHub forge of ``env``, gitmedic's clone of its repository (synced), and how
+    to fetch it again: what :func:`wire` takes (tests give it a stand-in GitHub)."""
+    from gitmedic.bot.forges.github_env import Clone, clone_url, github_forge_from_env
+
+    forge = github_forge_from_env(env)
+    clone = Clone(settings.state_dir / "clone", clone_url(env), forge.git_token)
+    forge.fetched = clone.sync  # a branch the bot pushed is read by its SHA at once (the gate)
+    return forge, clone.sync(), clone.sync
+
+
+def _fetched(fetch: Callable[[], object], changed: ChangedFiles) -> ChangedFiles:
+    def files(sha: str) -> tuple[str, ...]:
+        fetch()
+        return changed(sha)
+
+    return files

@@ -15,6 +15,7 @@ from gitmedic.bot.transactions.fix import carry_out_merges
 from gitmedic.bot.transactions.intents import Intents
 from gitmedic.bot.transactions.ports import ports_of
 from gitmedic.bot.transactions.retry import carry_out_retries
+from gitmedic.bot.transactions.watch import adopt_queued
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.forge import PrFilter, PrState
 from gitmedic.reconciler.transaction import Journal, Outcome, Phase, Plan, Runner, TxnState
@@ -74,6 +75,7 @@ class World:
                     self.runner.until_wait(state.plan.txn_id, kind)
             carry_out_retries(self.intents, self.journal, self.forge, self.retry_incident)
             carry_out_merges(self.intents, self.journal, self.forge, "shop")
+            adopt_queued(self.intents, self.journal, self.forge, "shop", lambda: self.ports)
 
     def start(self, txn: Plan) -> TxnState:
         """Create the transaction and tick as the monitor would, until it waits."""

@@ -133,3 +133,19 @@ def test_an_incident_can_be_queued_again_once_its_retry_ran(tmp_path: Path) -> N
     assert pending.items("retry") == []
     assert pending.add("retry", "inc-1", {"attempts": 2}, 3.0), "a later retry is a new item"
     assert [i.data["attempts"] for i in pending.items("retry")] == [2]
+
+
+def test_a_watch_queued_by_a_serve_of_before_is_started_as_its_transaction(world: World) -> None:
+    pr, sha = broken_image(world)
+    asked = world.clock.now()
+    # What serve wrote before watches were transactions: an intent with mu and the time asked.
+    world.intents.add("watch", sha, {"pr": pr, "mu_pre": 5.0, "since": asked}, asked)
+    world.clock.sleep(5)
+    world.restart(mu_now=9.0)  # the upgraded serve
+    world.tick()
+    assert world.intents.items("watch") == [], "done: it is a transaction now"
+    watch = world.journal.load(f"watch/{sha}")
+    assert (watch.pr, watch.plan.mu_pre, watch.merged_at) == (pr, 5.0, asked), "as asked"
+    state = watch_ticks(world, sha)
+    (revert,) = world.forge.find_prs({"reverts": pr})
+    assert state.revert_pr == revert.number and revert.state is PrState.OPEN, "offered"

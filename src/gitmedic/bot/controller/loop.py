@@ -60,6 +60,7 @@ from gitmedic.bot.responder.llm import Completion
 from gitmedic.bot.transactions.fix import carry_out_merges
 from gitmedic.bot.transactions.intents import Intents
 from gitmedic.bot.transactions.retry import carry_out_retries
+from gitmedic.bot.transactions.watch import adopt_queued
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.spec import Detector
@@ -216,6 +217,8 @@ class Loop:
         person's merge to watch, is already a plan in the journal: :meth:`advance`'s."""
         carry_out_retries(self.intents, self.journal, self.forge, self.retry_queued)
         carry_out_merges(self.intents, self.journal, self.forge, self.config.app)
+        # An upgraded serve's queued watches: the next tick's advance steps them.
+        adopt_queued(self.intents, self.journal, self.forge, self.config.app, self.ports)
 
     def _evaluate_when_due(self) -> None:
         now = self.clock.now()

@@ -26,18 +26,21 @@ kept is announced to nobody but the dashboard.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.bot.render.revert_asked import watched_revert_body
+from gitmedic.bot.transactions.intents import Intents
 from gitmedic.bot.transactions.kinds import WATCH
 from gitmedic.detectors.finding import Severity
-from gitmedic.reconciler.forge import Validation
+from gitmedic.reconciler.forge import Forge, Validation
 from gitmedic.reconciler.transaction import OpenedPR, Phase, Plan, Record, TxnState
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
 from gitmedic.reconciler.transaction.journal import Journal
 from gitmedic.reconciler.transaction.signals import firing_key
 
 PREFIX = "watch/"
+QUEUED = "watch"  # the intent a serve of before queued for a watch, before it was a plan
 
 
 def watch_plan(
@@ -72,6 +75,19 @@ def start_watch(journal: Journal, plan: Plan, pr: int, now: float) -> TxnState:
     sha = plan.base_sha
     merged = {"pr": pr, "head_sha": sha, "merge_sha": sha, "merged_at": now}
     return journal.create(plan, now, first=Record(1, Phase.MERGED, now, merged))
+
+
+def adopt_queued(
+    intents: Intents, journal: Journal, forge: Forge, app: str, ports: Callable[[], ForgePorts]
+) -> None:
+    """Watches a serve of before queued as intents (mu when asked, and when): each started
+    as its transaction, mu and the time of the ask kept, then the intent marked done."""
+    for item in intents.items(QUEUED):
+        pr, since = int(item.data["pr"]), float(item.data["since"])
+        title = forge.get_pr(pr).title
+        plan = watch_plan(app, pr, item.key, title, float(item.data["mu_pre"]), ports())
+        start_watch(journal, plan, pr, since)
+        intents.finish(QUEUED, item.key, "started as its transaction")
 
 
 def watched_pr(plan: Plan) -> int | None:

@@ -81,14 +81,12 @@ class Runner:
         self.on_record(state)
         return Advanced(state, 0.0, recorded=True)
 
-    def until_wait(
-        self, txn_id: str, ports: Ports, *, between: Callable[[], None] = lambda: None
-    ) -> Advanced:
-        """Step while an action was recorded; stop when settled or the machine must wait
-        (its ``wait_s``, a person's approval included). Never sleeps: the wait is the
-        caller's, a deadline its tick schedules. ``between`` runs between two steps."""
+    def until_wait(self, txn_id: str, ports: Ports) -> Advanced:
+        """Step while an action was recorded; stop when settled, when the machine must wait
+        (its ``wait_s``, a person's approval included) or when a step is refused (the lease).
+        Never sleeps: the wait is the caller's, a deadline its tick schedules. Between two
+        steps serve's commands get their turn through ``on_record`` (serve's events)."""
         while True:
             advanced = self.step(txn_id, ports)
             if advanced.state.settled or not advanced.recorded:
                 return advanced
-            between()

@@ -16,6 +16,10 @@ process resumes it from the journal, its measurements counted. The one verdict
   semantics), so the transaction waits for a person's approval of the revert,
   with the evidence on both PRs (:meth:`WatchPorts.open_revert`).
 
+Like any transaction in flight, a watch in its sync wait or window holds the loop's
+new incidents (its own oracles watch the app meanwhile): what the person's change
+broke is answered by its revert, not by a fix on top of it.
+
 Only the PR-making ports differ from :class:`ForgePorts`: there is no PR of
 the bot's to open (the person's merged PR is the transaction's), the revert PR
 is the forge's revert of the person's PR with a body that says what was measured

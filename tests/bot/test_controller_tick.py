@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from gitmedic.bot.controller.loop import Loop, LoopConfig
 from gitmedic.bot.controller.sim_cluster import SimCluster
 from gitmedic.bot.forges.local import LocalForge
+from gitmedic.bot.service.live_actions import LiveActions
 from gitmedic.bot.service.settings import ServeSettings
 from gitmedic.bot.service.webhook.app import create_app
 from gitmedic.bot.service.wiring import MonitorThread, wire
@@ -24,11 +25,11 @@ from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.reconciler.clock import Clock
 from gitmedic.reconciler.config import DEFAULT_POLICY
 from gitmedic.reconciler.forge import Permission
-from gitmedic.reconciler.transaction import Journal, Outcome, Phase, TxnState
+from gitmedic.reconciler.transaction import Journal, LockGrant, Outcome, Phase, TxnState
 from tests.bot.payloads import pr_comment
 from tests.bot.service_kit import SECRET, Bot
 from tests.bot.test_serve_lock import wait_until
-from tests.transaction.e2e_world import APP, NAMESPACE, make_repo
+from tests.transaction.e2e_world import APP, NAMESPACE, git, make_repo
 
 TICKS = 400  # bound on every loop below: a hang fails instead
 
@@ -130,3 +131,94 @@ def test_the_monitor_thread_waits_until_the_next_tick_is_due_never_past_the_inte
     due[0] = -3.0  # overdue: at once
     assert monitor.wait_s() == 0.0
     assert monitor.wait_s(ok=False) == 60.0, "a failed tick waits the interval"
+
+
+def test_a_revert_asked_during_a_verification_window_is_answered_at_once_and_opened_next_tick(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path)  # catalog's targetPort broken on main
+    forge = LocalForge(repo)
+    person = human_merge(repo, forge)  # before the loop starts: a person's change to revert
+    cluster = SimCluster(repo, APP, NAMESPACE)
+    sim = cluster.clock
+    cluster.clock = NoSleep(sim)  # type: ignore[assignment]
+    config = LoopConfig(
+        "shop", repo, APP, NAMESPACE, policy=DEFAULT_POLICY, interval_s=60.0, window_s=60.0
+    )
+    loop = Loop(config, cluster, forge, Journal(tmp_path / "j.sqlite"), builtin_registry())
+    actions = LiveActions(
+        forge, loop.journal, loop.ports, loop.clock, app="shop", mu_now=loop.mu_now
+    )
+    fix = None
+    for _ in range(TICKS):
+        loop.step()
+        fix = fix_of(loop.journal)
+        if fix is not None and fix.phase is Phase.SYNCED:
+            break
+        sim.sleep(loop.next_due() - loop.clock.now())
+    assert fix is not None and fix.phase is Phase.SYNCED, "the fix is in its window"
+    before = loop.clock.now()
+    reply = actions.revert(person)  # answered at once: nothing stepped, no time passed
+    assert f"opens the PR that reverts #{person} at its next tick" in reply
+    assert loop.clock.now() == before and forge.find_prs({"reverts": person}) == ()
+    assert loop.journal.load(fix.plan.txn_id).records == fix.records, "the fix did not move"
+    loop.step()  # the next tick
+    (revert,) = forge.find_prs({"reverts": person})
+    told = [c.body for c in forge.list_comments(person) if c.topic == "revert"]
+    assert len(told) == 1 and f"Opened #{revert.number} to revert #{person}." in told[0]
+    assert loop.journal.load(fix.plan.txn_id).phase is Phase.SYNCED, "its window goes on"
+
+
+def human_merge(repo: Path, forge: LocalForge) -> int:
+    """bob's harmless change to the app (one more cart replica), merged by him."""
+    git(repo, "checkout", "-qb", "bob/cart")
+    path = repo / APP / "cart.yaml"
+    path.write_text(path.read_text().replace("replicas: 1", "replicas: 2", 1))
+    git(repo, "commit", "-qam", "cart: two replicas")
+    git(repo, "checkout", "-q", "main")
+    pr = forge.open_pr_as("bob", "bob/cart", "main", "Two cart replicas", "")
+    forge.merge(pr.number, pr.head_sha)
+    return pr.number
+
+
+class Switch:
+    """A writer lease a test takes away: held until ``lost``, then another replica's."""
+
+    holder = "this-process"
+
+    def __init__(self) -> None:
+        self.lost = False
+        self.holds = 0
+
+    def hold(self) -> LockGrant:
+        self.holds += 1
+        return LockGrant(False, "replica-2") if self.lost else LockGrant(True, self.holder)
+
+    def release(self) -> None:
+        pass
+
+
+def test_the_loops_runner_refuses_a_step_once_the_lease_is_lost_mid_tick(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    cluster = SimCluster(repo, APP, NAMESPACE)
+    sim = cluster.clock
+    config = LoopConfig(
+        "shop", repo, APP, NAMESPACE, policy=DEFAULT_POLICY, interval_s=60.0, window_s=60.0
+    )
+    lease = Switch()
+    journal = Journal(tmp_path / "j.sqlite")
+    loop = Loop(config, cluster, LocalForge(repo), journal, builtin_registry(), lease=lease)
+    fix = None
+    for _ in range(TICKS):
+        loop.step()
+        fix = fix_of(loop.journal)
+        if fix is not None and not fix.settled:
+            break
+        sim.sleep(loop.next_due() - loop.clock.now())
+    assert fix is not None and not fix.settled, "a fix in flight"
+    sim.sleep(loop.next_due() - loop.clock.now())  # its next step is due
+    holds, lease.lost = lease.holds, True  # expired and taken while the tick ran
+    advanced = loop.txns.advance(fix.plan.txn_id)  # the tick's own call, past its first check
+    assert advanced.refused == "shop's writer lease is held by replica-2, not by this process"
+    assert lease.holds == holds + 1, "asked before the step"
+    assert loop.journal.load(fix.plan.txn_id).records == fix.records, "nothing recorded"

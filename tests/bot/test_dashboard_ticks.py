@@ -38,6 +38,8 @@ HOLD_4 = "- [ ] <!-- gitmedic:dashboard hold 4 --> hold #4: do not merge it auto
         (Phase.RESTORED, "playbook", ()),  # merged then undone: retry would refuse
         (Phase.REJECTED, "playbook", ()),
         (Phase.COMMITTED, "memory", ()),  # a memory PR is no fix to retry or revert
+        (Phase.SYNCED, "watch", ("revert",)),  # a person's merge, being verified
+        (Phase.AWAITING_APPROVAL, "watch", ()),  # its revert offered: the person's PR is theirs
     ],
 )
 def test_each_phase_offers_what_the_command_would_do(

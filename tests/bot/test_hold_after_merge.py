@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gitmedic.bot.service.live_actions import LiveActions
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.transaction import Journal, Outcome, Phase
 from gitmedic.reconciler.transaction.forge_ports import HOLD_LABEL
 from tests.bot.test_actions_live import World, port, waiting
-from tests.transaction.e2e_world import CONFIG, plan, ports
+from tests.transaction.e2e_world import plan, ports
 
 
 @pytest.fixture
@@ -27,11 +26,8 @@ def world(tmp_path: Path) -> World:
 
 
 class HoldInTheWindow(FakeClock):
-    """The clock of the world: the first sleep of a verification window sends a hold.
-
-    The window runs inside one monitor step (its oracles sleep on the clock); serve
-    yields its lock there, so this is where a person's hold lands mid-window.
-    """
+    """The clock of the world: the first wait between two ticks of a verification window
+    sends a hold, as a person's comment lands between the ticks of serve's monitor."""
 
     def __init__(self, start: float, journal: Journal) -> None:
         super().__init__(start)
@@ -51,10 +47,7 @@ def holding_world(root: Path) -> tuple[World, HoldInTheWindow]:
     world = World(root)
     clock = HoldInTheWindow(world.clock.now(), world.journal)
     world.clock, world.ports = clock, ports(world.repo, clock)
-    world.actions = LiveActions(
-        world.forge, world.journal, lambda: world.ports, clock,
-        app="shop", mu_now=lambda: 5.0, retry=world._retry, machine=CONFIG,
-    )  # fmt: skip
+    world.process(5.0)  # the commands and the runner on that clock
     clock.hold = world.actions.hold
     return world, clock
 

@@ -2,7 +2,7 @@
 
 The bodies keep the anatomy of the transaction's own revert PRs: the change undone,
 linked; who asked and why, or what was measured; mu explained in one sentence; what
-happens next. On the local forge, the PR LiveActions opens carries them, not the
+happens next. On the local forge, the PR the tick opens carries them, not the
 forge's "Reverts #N.".
 """
 
@@ -15,7 +15,7 @@ from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.bot.render.revert_asked import Asked, requested_revert_body, watched_revert_body
 from gitmedic.reconciler.forge import BOT_LOGIN, PrFilter, PrState
 from tests.bot.fakes import FakeActions, scene
-from tests.bot.test_actions_live import World
+from tests.bot.test_actions_live import World, watch_ticks
 from tests.support.golden import assert_golden
 
 EVIDENCE = (
@@ -61,6 +61,7 @@ def test_a_persons_revert_opens_a_pr_with_the_requested_anatomy(tmp_path: Path) 
     world = World(tmp_path)
     pr, _ = world.human_merge("bob/cart", "cart.yaml", "replicas: 1", "replicas: 2")
     world.actions.revert(pr, Asked("maria", f"in a comment on #{pr}", "cart is over capacity"))
+    world.tick()  # the next tick opens it
     (revert,) = [p for p in world.forge.list_prs(PrFilter.ALL) if p.number != pr]
     expected = requested_revert_body(
         pr,
@@ -83,16 +84,14 @@ def test_the_watchs_revert_pr_says_what_was_measured(tmp_path: Path) -> None:
     tag = text.split(image, 1)[1].split()[0]
     pr, sha = world.human_merge("bob/img", "catalog.yaml", image + tag, image + "9.9.9-broken")
     world.actions.watch_merge(pr, sha)
-    for _ in range(5):
-        world.actions.work()
-        world.clock.sleep(10)
+    watch_ticks(world, sha)
     (revert,) = world.forge.find_prs({"reverts": pr})
     assert revert.state is PrState.OPEN and revert.author == BOT_LOGIN
     assert revert.body.startswith(f"Reverts #{pr} (Change catalog.yaml): a person's change")
     assert f"merged as `{sha[:12]}`" in revert.body
     assert (
         "| before #" in revert.body
-        and "**Verdict:** verification failed: mu rose from 5 to 10 (oracles" in revert.body
+        and "**Verdict:** verification failed: mu rose from 5 to 10" in revert.body
     )
     assert "- pod-crashloop on Deployment/shop/catalog" in revert.body
     assert MU_EXPLAINED in revert.body and "offered, not merged" in revert.body

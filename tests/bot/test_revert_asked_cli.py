@@ -49,3 +49,25 @@ def test_a_persons_revert_through_serve_opens_a_pr_that_says_who_and_why(tmp_pat
     )
     assert "> replicas are over the namespace quota" in opened.body
     assert "| when the revert was asked |" in opened.body and MU_EXPLAINED in opened.body
+
+
+def test_a_revert_comment_is_answered_at_once_and_the_next_tick_opens_the_pr(
+    tmp_path: Path,
+) -> None:
+    repo, app, _ = configured_repo(tmp_path, NEVER)
+    forge = LocalForge(repo)
+    forge.set_permission("maria", Permission.MAINTAIN)
+    pr = persons_merge(repo, app, forge)
+
+    def said(topic: str) -> list[str]:
+        return [c.body for c in forge.list_comments(pr) if c.topic == topic]
+
+    with serving(repo, interval=5.0) as served:
+        assert served.comment(pr, "maria", "/gitmedic revert", 4302).status_code == 202
+        assert until(lambda: bool(said("command:4302")), 120), "the command was not answered"
+        (reply,) = said("command:4302")
+        assert f"gitmedic opens the PR that reverts #{pr} at its next tick" in reply
+        assert until(lambda: bool(said("revert")), 180), "no tick opened the revert PR"
+    (revert,) = forge.find_prs({"reverts": pr})
+    (told,) = said("revert")
+    assert f"Opened #{revert.number} to revert #{pr}." in told, "the person is told which PR"

@@ -46,6 +46,3 @@ def test_a_persons_merge_is_watched_by_the_apps_whose_folder_it_changed() -> Non
     dev, prod, qa = Recorder("dev"), Recorder("prod"), Recorder("qa")
     apps(dev, prod, qa, changed=("apps/prod/web.yaml", "README.md")).watch_merge(5, "abc")
     assert (dev.calls, prod.calls, qa.calls) == ([], ["watch_merge(5, 'abc')"], [])
-    work = apps(dev, prod, qa)
-    work.work()
-    assert [r.calls[-1] for r in (dev, prod, qa)] == ["work()"] * 3

@@ -110,7 +110,7 @@ def test_the_live_actions_yield_between_steps_to_a_hold(tmp_path: Path) -> None:
 
     def monitor() -> None:
         with world.actions.lock:
-            world.actions.work()
+            world.tick()  # the loop's tick, yielding between its steps
 
     thread = threading.Thread(target=monitor, daemon=True)
     thread.start()

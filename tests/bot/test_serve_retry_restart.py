@@ -86,7 +86,7 @@ def test_a_retry_queued_before_a_restart_applies_to_the_reopened_fault(tmp_path:
     first, pr = first_attempt_retried(tmp_path, repo)
     served = serve(tmp_path, repo)  # the restart
     served.loop.clock.sleep(60)  # serve was down a minute: the fault reopens later
-    served.actions.work()
+    served.loop.act_on_intents()  # the intents' share of a tick before the loop looked
     assert served.actions.retries == [first.plan.incident], "kept until the loop has looked"
     served.monitor.step_once()  # the fault is seen once: not persisted, no incident yet
     assert served.loop.findings and not served.loop.incidents.open
@@ -112,7 +112,7 @@ def test_a_retry_of_a_fault_gone_by_the_restart_says_so(tmp_path: Path) -> None:
     catalog.write_text(catalog.read_text().replace("targetPort: 3551", "targetPort: 3550", 1))
     git(repo, "commit", "-qam", "catalog: back to the port it serves")
     served = serve(tmp_path, repo)
-    served.actions.work()
+    served.loop.act_on_intents()  # the intents' share of a tick before the loop looked
     assert served.actions.retries == [first.plan.incident] and not retry_reply(served, pr)
     served.monitor.step_once()
     assert served.actions.retries == []

@@ -154,8 +154,11 @@ def _run_loops(
     healthy = {lp.config.app: outcome[lp.config.app] and not lp.config.undivided for lp in acting}
     if args.once and loops:
         took = loops[0].clock.now() - began
-        print(f"gitmedic: run --once took {took:.0f} s of the cluster's clock, "
-              f"{len(loops)} app(s)", file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"gitmedic: run --once took {took:.0f} s of the cluster's clock, {len(loops)} app(s)",
+            file=sys.stderr,
+            flush=True,
+        )
     for loop in acting:
         if healthy[loop.config.app]:
             _note_healthy(loop)

@@ -2,8 +2,9 @@
 
 The webhook service and the comment commands never touch transactions
 themselves; they call a :class:`BotActions`. ``gitmedic serve`` plugs in
-:class:`gitmedic.bot.service.live_actions.LiveActions` (over the journal and the
-transactions, sharing the monitor's lock); tests use a fake that records calls.
+:class:`gitmedic.bot.service.live_actions.LiveActions` (over the journal, sharing the
+monitor's lock: each verb records what was asked, and the loop's next tick acts
+on it); tests use a fake that records calls.
 
 Each command verb returns the text of the bot's reply, and raises
 :class:`ActionRefused` when it cannot be done now (the message becomes the reply:

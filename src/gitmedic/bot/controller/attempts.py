@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmedic.bot.responder.proposal import IntroducingCommit, Proposal
+from gitmedic.bot.transactions.kinds import MEMORY as MEMORY  # the memory PR: not an attempt
 from gitmedic.detectors.finding import Finding
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.transaction import Outcome, TxnState
 
-MEMORY = "memory"  # the strategy of an incident's memory PR: not an attempt
 UNDONE = (Outcome.REVERTED, Outcome.REJECTED)
 
 

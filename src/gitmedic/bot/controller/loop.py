@@ -12,21 +12,26 @@ The concerns live in their own modules; this one sequences them:
 - runner (:mod:`~gitmedic.bot.controller.transact` over
   :class:`~gitmedic.reconciler.transaction.Runner`): plans, ports, advanced until each
   must wait, never slept through;
-- memory (:mod:`~gitmedic.bot.controller.memory_txn`): the memory PR, a transaction too.
+- memory (:mod:`~gitmedic.bot.transactions.memory`): the memory PR, a transaction too;
+- intents (:mod:`~gitmedic.bot.transactions`): what people asked for through
+  ``serve`` (a retry, a merge; a revert or a watch of their merge is its plan in the
+  journal), acted on by the tick, never by the command that asked.
 
 The loop is a controller that never waits: :meth:`Loop.step` is one tick (the
 monitor when its interval is due and no transaction is in flight, whose own oracles
-watch the app meanwhile; every unsettled transaction advanced until it
-must wait, what follows one that settled, ready incidents answered when no
-transaction is in flight: one per app, not counting those waiting for a person)
-and returns; :meth:`Loop.next_due` says when the next tick is due (the next
-interval, or a transaction's deadline: a sync poll, the window's next
-measurement). ``run`` sleeps until then (:meth:`Loop.tick`); ``serve``'s monitor
-thread waits for it on the wall, holding its lock for one tick only, so a
-comment command is answered right after the tick it arrived in.
+watch the app meanwhile; every unsettled transaction advanced until it must wait,
+what follows one that settled, ready incidents answered when no transaction is in
+flight: one per app, not counting those waiting for a person; then the intents
+people recorded: queued retries run, asked merges told) and returns;
+:meth:`Loop.next_due` says when the next tick is due (the next interval, or a
+transaction's deadline: a sync poll, the window's next measurement). ``run`` sleeps
+until then (:meth:`Loop.tick`); ``serve``'s monitor thread waits for it on the wall,
+holding its lock for one tick only, so a comment command is answered right after
+the tick it arrived in.
 
 Only the holder of the app's writer lease acts (:mod:`~gitmedic.reconciler.transaction.lease`):
-one holder id per process, renewed at every step. On its first tick the loop
+one holder id per process, renewed at every step; the one runner of the process
+checks it before each step (a lease lost mid-tick stops the next step). On its first tick the loop
 carries on every transaction the journal holds unsettled (a process killed
 mid-transaction) before it proposes anything new. Nothing in a tick sleeps and
 nothing calls an LLM unless a finding is left that the deterministic strategies
@@ -52,6 +57,10 @@ from gitmedic.bot.controller.transact import Transactions
 from gitmedic.bot.controller.wiring import Cluster
 from gitmedic.bot.responder.incident import Incident, Incidents
 from gitmedic.bot.responder.llm import Completion
+from gitmedic.bot.transactions.fix import carry_out_merges
+from gitmedic.bot.transactions.intents import Intents
+from gitmedic.bot.transactions.retry import carry_out_retries
+from gitmedic.bot.transactions.watch import adopt_queued
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.spec import Detector
@@ -106,8 +115,15 @@ class Loop:
             journal, config.app, this_process(), config.lock_ttl_s
         )
         self.txns = Transactions(
-            config, cluster, forge, journal, self.detectors, on_record=self._recorded
+            config,
+            cluster,
+            forge,
+            journal,
+            self.detectors,
+            on_record=self._recorded,
+            may_step=self._may_step,
         )
+        self.intents = Intents(journal.path)  # what people asked for through serve
         self.answerer = Answerer(self, completion)
         self.findings: tuple[Finding, ...] = ()
         self.evaluations = 0  # since this process started: has the loop looked at all yet
@@ -197,6 +213,17 @@ class Loop:
             self.answerer.answer(incident)
         self.answerer.resolve_committed_unseen()
         self.answerer.remember_resolved()
+        self.act_on_intents()
+
+    def act_on_intents(self) -> None:
+        """What people asked for and this tick carries out (:mod:`gitmedic.bot.transactions`):
+        queued retries (each a new attempt, or kept queued), then the merges asked for,
+        told on their PRs once this tick's steps merged them. A revert asked for, or a
+        person's merge to watch, is already a plan in the journal: :meth:`advance`'s."""
+        carry_out_retries(self.intents, self.journal, self.forge, self.retry_queued)
+        carry_out_merges(self.intents, self.journal, self.forge, self.config.app)
+        # An upgraded serve's queued watches: the next tick's advance steps them.
+        adopt_queued(self.intents, self.journal, self.forge, self.config.app, self.ports)
 
     def _evaluate_when_due(self) -> None:
         now = self.clock.now()
@@ -238,6 +265,14 @@ class Loop:
             self._mine.setdefault(row.id)
             self.answerer.finish(row)
         self.resumed = True
+
+    def _may_step(self, app: str) -> str:
+        """The runner's check before each step: "" while this process holds ``app``'s
+        writer lease, else who holds it."""
+        if self.holds_lease():
+            return ""
+        holder = self._grant.holder if self._grant else "?"
+        return f"{app}'s writer lease is held by {holder}, not by this process"
 
     def holds_lease(self) -> bool:
         grant = self.lease.hold()
@@ -282,8 +317,9 @@ class Loop:
         return f"attempt {last.plan.attempt}: {last.outcome.value}" if last else "no new attempt"
 
     def retry_queued(self, incident_id: str) -> str | None:
-        """A person's retry of ``incident_id``, recorded in the journal's queue (serve's
-        pending work) when asked and carried out by a tick: now, or None to keep it queued.
+        """A person's retry of ``incident_id``, recorded as an intent when asked
+        (:mod:`gitmedic.bot.transactions.retry`) and carried out by a tick: now, or None to
+        keep it queued.
 
         The retry names an incident (the one in the PR's state marker), but a restarted
         loop reopens the same fault under the id of what fires now, so the retry is

@@ -4,7 +4,7 @@ Memory: reflection (:func:`~gitmedic.bot.memory.reflection.reflect`) gets the
 incident, the fix and the desired states before and after it; its files (the
 outcome record, and a learned detector and playbook when one validated) become
 the memory PR on ``gitmedic/<incident>/memory``, a transaction like any other
-(:mod:`gitmedic.bot.controller.memory_txn`: the runner opens, gates with the memory
+(:mod:`gitmedic.bot.transactions.memory`: the runner opens, gates with the memory
 guard, merges and announces it, resumable at any kill). Reflection runs once
 per incident: its files are recorded in that transaction's plan, so the
 outcome record is written once however often the process restarts.
@@ -15,14 +15,11 @@ incident, idempotent) with the diagnosis and the evidence, and no pull request.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmedic.bot.controller.tell import LABELS, issue_title
-from gitmedic.bot.memory.guard import check_memory
 from gitmedic.bot.memory.outcomes import OutcomeRecord
 from gitmedic.bot.memory.reflection import MemoryChange, ReflectionInput, reflect
 from gitmedic.bot.memory.validate import Snapshots
@@ -31,7 +28,6 @@ from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.snapshot import Snapshot
-from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.manifests.edit import Edit
 from gitmedic.reconciler.manifests.load import load_desired
@@ -39,8 +35,6 @@ from gitmedic.reconciler.transaction import TxnState
 
 if TYPE_CHECKING:
     from gitmedic.bot.controller.config import LoopConfig
-
-MEMORY_LABELS = ("gitmedic", "gitmedic:memory")
 
 
 def reflect_fix(
@@ -103,17 +97,6 @@ def _outcome(
     )
 
 
-def guard_problems(repo: Path, head: str, base: str) -> list[str]:
-    """The memory guard's problems with the memory at ``head`` (none: it may merge)."""
-    with tempfile.TemporaryDirectory(prefix="gitmedic-guard-") as tmp:
-        tree = Path(tmp) / "tree"
-        _git(repo, "worktree", "add", "-q", "--detach", str(tree), head)
-        try:
-            return [str(p) for p in check_memory(tree, base_rev=base)]
-        finally:
-            _git(repo, "worktree", "remove", "--force", str(tree))
-
-
 def report_escalation(
     forge: Forge, incident: Incident, proposal: Proposal, tried: Sequence[TxnState] = ()
 ) -> int:
@@ -152,7 +135,3 @@ def report_escalation(
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _git(repo: Path, *args: str) -> str:
-    return gitcmd.output(repo, args[0], *args[1:])

@@ -1,10 +1,14 @@
 """The loop's transactions: plans from proposals, their ports, and the one runner that steps them.
 
-Every transaction of the app (a fix, a retry, a requested revert, a memory PR)
-gets its ports here: a plan already in the journal is judged with the baselines
-its checkpoint recorded, never with readings taken after its merge; a revert
-plan gets :class:`~gitmedic.bot.revert_txn.RevertPorts`, a memory plan
-:class:`~gitmedic.bot.controller.memory_txn.MemoryPorts`. Announcing an outcome ends
+Every transaction of the app (a fix, a retry, a requested revert, the watch of a
+person's merge, a memory PR: the kinds of :mod:`gitmedic.bot.transactions`) gets
+its ports here: a plan already in the journal is judged with the baselines its
+checkpoint recorded, never with readings taken after its merge; a revert plan gets
+:class:`~gitmedic.bot.transactions.revert.RevertPorts`, a watch
+:class:`~gitmedic.bot.transactions.watch.WatchPorts`, a memory plan
+:class:`~gitmedic.bot.transactions.memory.MemoryPorts`. The one runner of the
+process is here, and it steps only while the app's writer lease is held
+(``may_step``, the loop's lease check before each step). Announcing an outcome ends
 with the dashboard issue updated (:class:`~gitmedic.bot.render.dashboard.DashboardKeeper`),
 inside the runner's announcing step.
 """
@@ -14,10 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from gitmedic.bot.controller.attempts import MEMORY
 from gitmedic.bot.controller.checks import Checks, runtime_checks
 from gitmedic.bot.controller.config import LoopConfig
-from gitmedic.bot.controller.memory_txn import MemoryPorts, memory_plan
 from gitmedic.bot.controller.targets import preexisting
 from gitmedic.bot.controller.wiring import (
     Cluster,
@@ -30,12 +32,12 @@ from gitmedic.bot.controller.wiring import (
     pr_body,
 )
 from gitmedic.bot.memory.reflection import MemoryChange
-from gitmedic.bot.memory_pr import decision_section, memory_decision
 from gitmedic.bot.render.dashboard import DashboardKeeper, DashboardView
 from gitmedic.bot.render.pr_body import VerificationPlan
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
-from gitmedic.bot.revert_txn import RevertPorts, reverted_pr
+from gitmedic.bot.transactions.memory import decision_section, memory_decision, memory_plan
+from gitmedic.bot.transactions.ports import ports_of
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.transaction import (
@@ -60,13 +62,16 @@ class Transactions:
         detectors: Sequence[Detector],
         *,
         on_record: Callable[[TxnState], None],
+        may_step: Callable[[str], str] = lambda app: "",
     ) -> None:
         self.config, self.cluster, self.forge, self.journal = config, cluster, forge, journal
         self.detectors = list(detectors)
         machine = MachineConfig(
             sync_timeout_s=config.sync_timeout_s, poll_s=5.0, failure_limit=config.failure_limit
         )
-        self.runner = Runner(journal, cluster.clock, machine, on_record=on_record)
+        self.runner = Runner(
+            journal, cluster.clock, machine, on_record=on_record, may_step=may_step
+        )
         self.due: dict[str, float] = {}  # txn id -> when it may step again
         self.dashboard = DashboardKeeper(forge)
         self.dashboard.join(self.view)
@@ -106,11 +111,7 @@ class Transactions:
             announced=self.announced,
             deployer=cfg.deployer,
         )
-        if plan is not None and plan.strategy == MEMORY:
-            return MemoryPorts(ports, cfg.repo)
-        if plan is not None and reverted_pr(plan) is not None:
-            return RevertPorts.of(ports)
-        return ports
+        return ports if plan is None else ports_of(plan, ports, cfg.repo)
 
     def announced(self, state: TxnState) -> None:
         """The dashboard issue, after an outcome was told on its PR."""
@@ -212,7 +213,7 @@ class Transactions:
 
     def start_memory(self, incident: str, change: MemoryChange) -> Plan:
         """The memory PR's transaction: the memory guard is its gate, the policy decides
-        whether it merges itself (:mod:`gitmedic.bot.memory_pr`), as for a fix."""
+        whether it merges itself (:mod:`gitmedic.bot.transactions.memory`), as for a fix."""
         base = git(self.config.repo, "rev-parse", self.forge.default_branch())
         mu = self.checks().mu_before
         now = self.cluster.clock.now()

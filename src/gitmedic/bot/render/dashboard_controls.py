@@ -9,7 +9,8 @@ the comment command would do on that PR now:
 - a merged PR being verified, or verified and kept: ``revert``;
 - nothing else (a change being undone, undone, rejected or held for good: the
   command would only refuse). A revert's own PR gets no ``retry``: it carries no
-  incident of the loop.
+  incident of the loop. The watch of a person's merge offers ``revert`` while it is
+  verified, and nothing before: the person's PR is not the bot's to hold or retry.
 
 A tick counts (:func:`newly_ticked`) only when the edit turned an unticked box of
 the body before into a ticked one: a line a person adds already ticked is not a
@@ -53,8 +54,10 @@ def controls_of(state: TxnState) -> tuple[Control, ...]:
     pr = state.pr
     if pr is None or state.plan.strategy == "memory":
         return ()
-    if state.phase in _BEFORE_MERGE:
-        verbs: tuple[str, ...] = ("hold",) if state.plan.strategy == "revert" else ("hold", "retry")
+    if state.phase in _BEFORE_MERGE and state.plan.strategy == "watch":
+        verbs: tuple[str, ...] = ()  # its revert offered: that PR is the person's to merge
+    elif state.phase in _BEFORE_MERGE:
+        verbs = ("hold",) if state.plan.strategy == "revert" else ("hold", "retry")
     elif state.phase in _MERGED:
         verbs = ("revert",)
     else:

@@ -6,7 +6,7 @@ its queued work) in its own folder of the state directory, so one app's retry or
 watch is never carried out by another's loop. A command on a PR goes to the app
 whose journal holds that PR's transaction (else the first app, which answers as
 for any PR that is not the bot's); a person's merge is watched by each app whose
-folder it changed; the monitor's share of work runs for every app.
+folder it changed. What each records, its app's loop carries out at its tick.
 """
 
 from __future__ import annotations
@@ -76,10 +76,6 @@ class AppsActions:
 
     def detector_run(self, run: DetectorRun) -> None:
         self.each[0].detector_run(run)
-
-    def work(self) -> None:
-        for actions in self.each:
-            actions.work()
 
     @property
     def lock(self) -> object:

@@ -12,9 +12,11 @@ command waits, so an idle service pays nothing; and before it runs the sim for
 the time to the next tick (``serve --cluster sim``).
 
 A command that arrives mid-tick therefore runs at the next step boundary and the
-transaction's next step sees what it did (the hold label). Commands never yield:
-each runs to its end. The journal's per-app writer lock stays the guard against
-another process; this lock is only about the threads of one process.
+transaction's next step sees what it did (the hold label). Commands never step a
+transaction and never wait: each records what it was asked (a label, an intent, a
+plan) and runs to its end; the next tick acts on it. The journal's per-app writer
+lock stays the guard against another process; this lock is only about the threads
+of one process.
 
 A yielding monitor lets every command already waiting go first, and takes the
 lock back only when none waits; it re-fetches the clone then, as any first

@@ -2,9 +2,11 @@
 
 The monitor is the loop of ``gitmedic run`` in a thread of the same process: each
 tick (under the shared lock) fetches the clone, evaluates when the interval is
-due, advances every transaction until it must wait and answers incidents, then
-lets :class:`~gitmedic.bot.service.live_actions.LiveActions` carry what people asked for
-(retries, watches, transactions waiting for approval). Between ticks the thread
+due, advances every transaction until it must wait (with the loop's runner, the
+only one: it checks the app's writer lease before each step), answers incidents
+and acts on what people asked for: :class:`~gitmedic.bot.service.live_actions.LiveActions`
+only records intents (a retry, a merge, a revert's plan, a watch of a person's
+merge), and the tick carries them out. Between ticks the thread
 waits (system time, a :class:`threading.Event` wait so shutdown is prompt) the
 interval, or less when a transaction's deadline comes first (a sync poll, the
 verification window's next measurement), so the window's measurements are on
@@ -18,7 +20,9 @@ during a tick runs right after it, before the next one
 (:class:`~gitmedic.bot.service.lock.QueuedFirst`); inside a tick every persisted
 step is an event whose handler yields the lock to a queued command, so a
 ``/gitmedic hold`` is answered at the next step boundary and the merge step,
-which reads the hold, sees it. :meth:`MonitorThread.stop` finishes the current
+which reads the hold, sees it. A command never steps a transaction: it is
+answered at once, even during another transaction's verification window, and
+what it asked for is done by the next tick. :meth:`MonitorThread.stop` finishes the current
 tick before returning.
 
 With ``--cluster kube`` every app reads the cluster through one watch cache
@@ -375,7 +379,7 @@ class _Repo:
                 app.step(interval)
             finally:
                 stepping.clear()
-        # Commands and the apps' work move transactions the loops did not step: the
+        # Commands record transactions (a revert's plan, a watch) the loops step next: the
         # dashboard's boxes follow them (no forge call when nothing changed). Once per
         # monitor tick: the issue renders every app's journal, so once per app was
         # O(apps^2) journal reads a tick (1,000,000 with 1,000 apps).
@@ -462,8 +466,7 @@ class _App:
 
     def step(self, interval: float) -> None:
         try:
-            self.loop.step()
-            self.actions.work()  # the dashboard follows once all apps ticked (wire)
+            self.loop.step()  # intents too; the dashboard follows once all apps ticked (wire)
             self.recorder.after_step(self.loop)
         finally:  # the sim's time runs until the next tick is due, even after a failed step
             due = self.loop.next_due() - self.loop.clock.now()
@@ -513,11 +516,10 @@ def _wire_app(
         lock.yield_to_waiters()  # every event is reported between two steps
 
     loop = build_loop(config, cluster, forge, state, quiet=True, on_event=on_event, cache=cache)
+    # The commands only record intents: the loop's tick (its one runner) acts on them.
     actions = LiveActions(
-        forge, loop.journal, loop.ports, loop.clock, app=config.app,
-        mu_now=loop.mu_now, retry=loop.retry_queued, lock=lock,
-        resume_ports=lambda plan: loop.ports(plan=plan), machine=loop.txns.runner.config,
-    )  # fmt: skip
+        forge, loop.journal, loop.ports, loop.clock, app=config.app, mu_now=loop.mu_now, lock=lock
+    )
     recorded.append(MonitorMetrics(metrics, loop.journal, label or config.app, notifier=notifier))
     return _App(loop, actions, recorded[0], _elapse(loop, cluster, lock, heartbeat))
 

@@ -42,7 +42,6 @@ from gitmedic.reconciler.transaction.ports import (
     MergeRefused,
     OpenedPR,
     PrState,
-    Verdict,
     WindowAnswer,
 )
 from gitmedic.reconciler.transaction.signals import firing_key
@@ -201,18 +200,11 @@ class ForgePorts:
             return WindowAnswer(replace(answer.verdict, interfered=True))
         return answer
 
-    def verify(self, plan: Plan, deployed_sha: str) -> Verdict:
-        """The whole window in one call (a watch of a person's merge, not journaled)."""
-        restoring = self.restores_checkpoint(plan, deployed_sha)
-        verdict = self.verifier.verify(plan, deployed_sha, restoring=restoring)
-        if self.someone_else_landed(deployed_sha):
-            return replace(verdict, interfered=True)
-        return verdict
-
     def restores_checkpoint(self, plan: Plan, deployed_sha: str) -> bool:
         """Is the app's deployed tree the checkpoint's, at another commit (a revert)?
 
-        The checkpoint's own commit is not: a watch of a merge judges exactly it."""
+        The checkpoint's own commit is not: a watch of a merge (its base the merge)
+        judges exactly it."""
         if self.changed_files is None or deployed_sha == plan.base_sha:
             return False
         prefix = f"{self.app_path}/" if self.app_path else ""

@@ -108,8 +108,12 @@ class Journal:
 
     # -- transactions ------------------------------------------------------------------
 
-    def create(self, plan: Plan, now: float) -> TxnState:
-        """Record a new transaction; creating one that exists returns it unchanged."""
+    def create(self, plan: Plan, now: float, *, first: Record | None = None) -> TxnState:
+        """Record a new transaction; creating one that exists returns it unchanged.
+
+        ``first``: a transaction that starts past ``planned`` (the watch of a merge a
+        person already made), its first record written in the same database transaction,
+        so no process ever sees it planned."""
         data = json.dumps(plan.to_json())
         with self._db() as db:
             db.execute(
@@ -117,6 +121,18 @@ class Journal:
                 "ON CONFLICT (txn_id) DO NOTHING",
                 (plan.txn_id, plan.app, plan.incident, plan.attempt, data, now),
             )
+            if first is not None:
+                db.execute(
+                    "INSERT INTO records VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (txn_id, seq) DO NOTHING",
+                    (
+                        plan.txn_id,
+                        first.seq,
+                        first.phase.value,
+                        first.at,
+                        json.dumps(dict(first.data), sort_keys=True),
+                    ),
+                )
         return self.load(plan.txn_id)
 
     def load(self, txn_id: str) -> TxnState:

@@ -13,6 +13,12 @@ the state lives outside the process: a process killed at any point resumes from
 the journal and repeats at most the one action whose record it had not written
 (the ports make that repetition harmless).
 
+One runner per process, and it steps only what this process may write: before each
+step it asks ``may_step`` (wired to the app's writer lease), and a step it may not
+take is refused: nothing is done or recorded, and the answer says why. A lease
+lost between two steps (expired while a step ran long, taken over by another
+replica) therefore stops the next step, not only the next tick.
+
 A transaction is done when it is settled: terminal, and its outcome told
 (the machine's announcing step), so "step until settled" includes the telling.
 """
@@ -36,6 +42,7 @@ class Advanced:
     state: TxnState
     wait_s: float = 0.0
     recorded: bool = False  # a record was persisted (an action happened)
+    refused: str = ""  # why the step was not taken (the writer lease is not held)
 
     @property
     def waiting_for_person(self) -> bool:
@@ -50,15 +57,22 @@ class Runner:
         config: MachineConfig | None = None,
         *,
         on_record: Callable[[TxnState], None] = lambda state: None,
+        may_step: Callable[[str], str] = lambda app: "",
     ) -> None:
         self.journal = journal
         self.clock = clock
         self.config = config or MachineConfig()
         self.on_record = on_record  # sees the state after each persisted record
+        # Before each step, for the plan's app: "" when this process may write it (holds
+        # its writer lease), else why not.
+        self.may_step = may_step
 
     def step(self, txn_id: str, ports: Ports) -> Advanced:
         """Advance ``txn_id`` by at most one action (see the module docstring)."""
         state = self.journal.load(txn_id)
+        refused = self.may_step(state.plan.app)
+        if refused:
+            return Advanced(state, self.config.poll_s, refused=refused)
         result = advance(state, ports, self.clock.now(), self.config)
         if result.record is None:
             return Advanced(state, result.wait_s)
@@ -67,14 +81,12 @@ class Runner:
         self.on_record(state)
         return Advanced(state, 0.0, recorded=True)
 
-    def until_wait(
-        self, txn_id: str, ports: Ports, *, between: Callable[[], None] = lambda: None
-    ) -> Advanced:
-        """Step while an action was recorded; stop when settled or the machine must wait
-        (its ``wait_s``, a person's approval included). Never sleeps: the wait is the
-        caller's, a deadline its tick schedules. ``between`` runs between two steps."""
+    def until_wait(self, txn_id: str, ports: Ports) -> Advanced:
+        """Step while an action was recorded; stop when settled, when the machine must wait
+        (its ``wait_s``, a person's approval included) or when a step is refused (the lease).
+        Never sleeps: the wait is the caller's, a deadline its tick schedules. Between two
+        steps serve's commands get their turn through ``on_record`` (serve's events)."""
         while True:
             advanced = self.step(txn_id, ports)
             if advanced.state.settled or not advanced.recorded:
                 return advanced
-            between()

@@ -55,13 +55,11 @@ class OracleVerifier:
         clock: Clock,
         live_findings: Callable[[], Sequence[Finding]],
         *,
-        interfered: Callable[[str], bool] = lambda sha: False,
         signals: Callable[[Sequence[Finding]], Sequence[Signal]] = lambda findings: (),
     ) -> None:
         self.oracles = oracles
         self.clock = clock
         self.live_findings = live_findings
-        self.interfered = interfered
         self.signals = signals  # the critical findings and alerts firing, with their objects
 
     def baselines(self) -> dict[str, dict[str, int] | None]:
@@ -102,16 +100,6 @@ class OracleVerifier:
             interval = min(o.spec.interval for o in oracles)
             return WindowAnswer(None, measurements[-1].at + interval if measurements else 0.0)
         return WindowAnswer(_verdict(plan, metrics, measurements))
-
-    def verify(self, plan: Plan, deployed_sha: str, *, restoring: bool = False) -> Verdict:
-        """A whole window in one call, sleeping on the clock between measurements: for a
-        watch of a person's merge, which no journal carries (a transaction steps instead)."""
-        taken: list[Measurement] = []
-        while (answer := self.window(plan, taken, restoring=restoring)).verdict is None:
-            if answer.next_at > self.clock.now():
-                self.clock.sleep(answer.next_at - self.clock.now())
-            taken.append(self.measure(deployed_sha, Stage.WINDOW, restoring=restoring))
-        return replace(answer.verdict, interfered=self.interfered(deployed_sha))
 
     def _oracles(self, restoring: bool) -> list[Oracle]:
         oracles = list(self.oracles())

@@ -1,17 +1,22 @@
-"""Work that people asked for and the monitor still owes, persisted next to the journal.
+"""Intents: what people asked for that the next tick carries out, journaled.
 
-``serve`` answers a comment at once and leaves the waiting to the monitor: a
-person's merge to watch until it is deployed and judged, an incident to try
-again. Those promises live in a ``pending`` table in the journal's own SQLite
-database (WAL), so a restarted ``serve`` finds them where the crashed one left
-them, just as it finds its transactions.
+``serve`` answers a comment or a webhook at once and acts on nothing: a command
+records an intent and the loop's next tick, holding the app's writer lease, acts
+on it (:meth:`gitmedic.bot.controller.loop.Loop.step`). Intents that are not yet a
+transaction's plan live here: an incident to try again
+(:mod:`~gitmedic.bot.transactions.retry`), a merge to tell about
+(:mod:`~gitmedic.bot.transactions.fix`). A revert asked for and a merge to watch
+are recorded as their transactions' plans instead, in the journal itself. The
+table is ``pending`` in the journal's own SQLite database (WAL; beside a
+PostgreSQL journal, the host's local file), so a restarted ``serve`` finds them
+where the crashed one left them, just as it finds its transactions.
 
 Rows are append-only but for one ``done`` marker, set only after the item was
-carried out (a watch judged, a retry run): a crash before that repeats the item,
+carried out (a retry run, a merge told): a crash before that repeats the item,
 never drops it, and the callers make the repetition harmless. A partial unique
-index on (kind, key) among rows not done makes adding idempotent: the same merge
-watched twice, or the same incident queued twice, is one item; once that item is
-done, the same key may be queued again (a second retry after the first failed).
+index on (kind, key) among rows not done makes adding idempotent: the same
+incident queued twice is one item; once that item is done, the same key may be
+queued again (a second retry after the first failed).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ class Item:
     data: Mapping[str, Any]
 
 
-class PendingWork:
+class Intents:
     """The ``pending`` table of one SQLite file (the journal's)."""
 
     def __init__(self, path: Path) -> None:

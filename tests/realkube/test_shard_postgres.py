@@ -79,7 +79,8 @@ KILL_POINTS = [
 def test_a_holder_killed_mid_transaction_is_resumed_by_another_from_the_shared_journal(
     lease_plane: ControlPlane, tmp_path: Path, postgres_url: str, kill_at: str, left_at: Phase
 ) -> None:
-    namespace = f"t-pg-{os.getpid()}"
+    # one namespace per kill point: the one before is still being deleted (--wait=false)
+    namespace = f"t-pg-{os.getpid()}-{kill_at.replace(':', '-')}"
     lease_plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
     shared = {"GITMEDIC_JOURNAL_URL": postgres_url}
     replicas = Replicas(lease_plane, namespace, tmp_path, APPS, lease_s=LEASE_S, env=shared)

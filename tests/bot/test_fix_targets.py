@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gitmedic.bot.controller.targets import fix_targets
 from gitmedic.bot.responder.incident import Incident
+from gitmedic.bot.transactions.fix import fix_targets
 from gitmedic.detectors.finding import Finding, Resource, Severity
 
 WEB = Resource("Deployment", "shop", "web", "apps/v1")

@@ -13,9 +13,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from gitmedic.bot.controller.wiring import change_summary
 from gitmedic.bot.policy.decide import decide
 from gitmedic.bot.responder.responder import Responder
+from gitmedic.bot.transactions.fix import change_summary
 from gitmedic.detectors import Resource
 from gitmedic.reconciler.config import DEFAULT_POLICY
 from gitmedic.reconciler.manifests.paths import parse_path

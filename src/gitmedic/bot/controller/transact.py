@@ -20,22 +20,13 @@ from dataclasses import replace
 
 from gitmedic.bot.controller.checks import Checks, runtime_checks
 from gitmedic.bot.controller.config import LoopConfig
-from gitmedic.bot.controller.targets import preexisting
-from gitmedic.bot.controller.wiring import (
-    Cluster,
-    base_reader,
-    build_ports,
-    decision_for,
-    git,
-    live_findings,
-    plan_of,
-    pr_body,
-)
+from gitmedic.bot.controller.wiring import Cluster, base_reader, build_ports, git, live_findings
 from gitmedic.bot.memory.reflection import MemoryChange
 from gitmedic.bot.render.dashboard import DashboardKeeper, DashboardView
 from gitmedic.bot.render.pr_body import VerificationPlan
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
+from gitmedic.bot.transactions.fix import decision_for, plan_of, pr_body, preexisting
 from gitmedic.bot.transactions.memory import decision_section, memory_decision, memory_plan
 from gitmedic.bot.transactions.ports import ports_of
 from gitmedic.detectors.spec import Detector

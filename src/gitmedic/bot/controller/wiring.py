@@ -1,11 +1,7 @@
-"""From a proposal to a transaction: policy input, PR body, Plan, and the ports over a forge.
+"""The ports over a forge and the cluster a transaction steps through.
 
-``change_summary`` describes a proposal for the policy (strategy, detectors,
-playbook, fields, files, kinds, namespaces, whether an image is new), the policy
-decides, and the PR body renders the proposal with that decision. ``plan_of``
-turns it into the transaction's Plan: a deterministic branch
-``gitmedic/<incident>/attempt-<n>`` (a restart finds the same PR again) and the
-fingerprints the change must clear.
+A fix's plan (policy input, PR body, Plan) is the fix kind's
+(:mod:`gitmedic.bot.transactions.fix`).
 
 ``build_ports`` wires :class:`ForgePorts` for one app: the gate loads the app's
 desired state at a revision, the watcher is the cluster's, and the verifier runs
@@ -16,40 +12,27 @@ against its reading when the checks were built.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from gitmedic.bot.controller.checks import AlertFeed, Checks
 from gitmedic.bot.controller.rollouts import held_back
-from gitmedic.bot.controller.targets import fix_targets
-from gitmedic.bot.policy.decide import ChangeSummary, Decision, decide
-from gitmedic.bot.render.changes import Reader, field_changes
-from gitmedic.bot.render.pr_body import (
-    IntroducingCommit,
-    PrBodyInput,
-    VerificationPlan,
-    render_pr_body,
-)
-from gitmedic.bot.render.retry_note import retry_section
+from gitmedic.bot.render.changes import Reader
 from gitmedic.bot.render.revert_body import revert_body
-from gitmedic.bot.responder.incident import Incident
-from gitmedic.bot.responder.proposal import Proposal
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.snapshot import Snapshot
 from gitmedic.detectors.spec import Detector
 from gitmedic.reconciler import gitcmd
 from gitmedic.reconciler.clock import Clock
-from gitmedic.reconciler.config import PolicyConfig, ProbeConfig
+from gitmedic.reconciler.config import ProbeConfig
 from gitmedic.reconciler.forge import Forge
 from gitmedic.reconciler.git import Git, GitError, SymlinkRefused, UnknownRevision
-from gitmedic.reconciler.manifests.edit import Op
 from gitmedic.reconciler.manifests.load import load_desired
 from gitmedic.reconciler.oracles import FiringAlert
 from gitmedic.reconciler.sync.state import SyncState
-from gitmedic.reconciler.transaction import Plan, TxnState
+from gitmedic.reconciler.transaction import TxnState
 from gitmedic.reconciler.transaction.forge_ports import ForgePorts
 from gitmedic.reconciler.transaction.gate import Gate
 from gitmedic.reconciler.transaction.signals import critical_signals
@@ -77,111 +60,6 @@ class Cluster(Protocol):
         ...
 
     def check(self, sha: str) -> SyncState: ...
-
-
-def change_summary(proposal: Proposal, incident: Incident) -> ChangeSummary:
-    edits = proposal.edits
-    set_fields = tuple(".".join(map(str, e.path)) for e in edits if e.op is not Op.REMOVE)
-    removed = tuple(".".join(map(str, e.path)) for e in edits if e.op is Op.REMOVE)
-    return ChangeSummary(
-        strategy=proposal.strategy,
-        detectors=tuple(sorted({f.detector for f in incident.findings})),
-        playbooks=(proposal.playbook,) if proposal.playbook else (),
-        fields=set_fields,
-        removed_fields=removed,
-        files=tuple(sorted({e.file for e in edits})),
-        changed_lines=len(edits),
-        namespaces=tuple(sorted({e.resource.namespace for e in edits})),
-        kinds=tuple(sorted({e.resource.kind for e in edits})),
-        deletes_object=any(e.op is Op.REMOVE_OBJECT for e in edits),
-        llm_authored=proposal.strategy == "llm",
-        alternatives=len(proposal.alternatives),
-    )
-
-
-def decision_for(
-    proposal: Proposal, incident: Incident, policy: PolicyConfig, now: float
-) -> Decision:
-    summary = change_summary(proposal, incident)
-    return decide(summary, policy, datetime.fromtimestamp(now, tz=UTC))
-
-
-def plan_of(
-    proposal: Proposal,
-    incident: Incident,
-    *,
-    attempt: int,
-    base_sha: str,
-    mu_pre: float,
-    decision: Decision,
-    body: str,
-    feedback: Sequence[str],
-    baselines: Mapping[str, Mapping[str, int] | None] | None = None,
-    firing: frozenset[str] = frozenset(),
-    revert_auto_merge: bool = True,
-    preexisting: frozenset[str] = frozenset(),
-) -> Plan:
-    """``preexisting``: fingerprints of findings the app had before its fault
-    (:func:`~gitmedic.bot.controller.targets.preexisting`), which are no targets of the fix."""
-    return Plan(
-        txn_id=f"{incident.id}/attempt-{attempt}",
-        app=incident.app,
-        incident=incident.id,
-        attempt=attempt,
-        strategy=proposal.strategy,
-        branch=f"gitmedic/{incident.id}/attempt-{attempt}",
-        title=title_of(proposal, incident),
-        edits=tuple(e.to_json() for e in proposal.edits),
-        base_sha=base_sha,
-        mu_pre=mu_pre,
-        targets=fix_targets(incident, preexisting),
-        auto_merge=decision.auto_merge,
-        body=body,
-        feedback=tuple(feedback),
-        tokens=proposal.tokens,
-        baselines=dict(baselines or {}),
-        firing=tuple(sorted(firing)),
-        playbook=proposal.playbook or "",
-        proposal=proposal.to_json(),
-        revert_auto_merge=revert_auto_merge,
-    )
-
-
-def title_of(proposal: Proposal, incident: Incident) -> str:
-    first = (incident.active or incident.findings)[0]
-    objects = sorted({str(e.resource) for e in proposal.edits})
-    where = objects[0] if len(objects) == 1 else f"{len(objects)} objects"
-    return f"fix({incident.app}): {first.detector} on {where}"
-
-
-def pr_body(
-    proposal: Proposal,
-    incident: Incident,
-    decision: Decision,
-    plan: VerificationPlan,
-    read: Reader = lambda file: None,
-    follows: TxnState | None = None,
-) -> str:
-    """``read``: a file at the PR's base (:func:`base_reader`), the "before" of the table;
-    ``follows``: the undone attempt a retry follows, linked with what was found on it."""
-    commit = proposal.commit
-    data = PrBodyInput(
-        incident=incident.id,
-        app=incident.app,
-        summary=proposal.diagnosis.splitlines()[0] if proposal.diagnosis else incident.id,
-        findings=incident.active or incident.findings,
-        diagnosis=proposal.diagnosis,
-        strategy=proposal.strategy,
-        decision=decision,
-        plan=plan,
-        fields=field_changes(proposal.edits, read),
-        follows=retry_section(follows) if follows is not None else "",
-        playbook=proposal.playbook,
-        commit=IntroducingCommit(commit.sha, commit.author, commit.subject) if commit else None,
-        tokens=proposal.tokens,
-        changes=tuple(e.describe() for e in proposal.edits),
-    )
-    return render_pr_body(data).text
 
 
 def build_ports(

@@ -9,7 +9,7 @@ severity), and (4) every target finding that is visible in desired state is
 gone. A detector that fails on either state refuses the candidate: its findings
 are unknown there, never "nothing found". The targets are what the fix must
 clear; a finding the app had before its fault is none
-(:mod:`gitmedic.bot.controller.targets`), so it neither blocks the fix here nor counts
+(:mod:`gitmedic.bot.transactions.fix`), so it neither blocks the fix here nor counts
 against it in verification, as long as the fix leaves it as it was. A server-side
 dry-run, when a real cluster is reachable, is a further check injected by the caller.
 

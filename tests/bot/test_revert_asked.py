@@ -91,7 +91,7 @@ def test_the_watchs_revert_pr_says_what_was_measured(tmp_path: Path) -> None:
     assert f"merged as `{sha[:12]}`" in revert.body
     assert (
         "| before #" in revert.body
-        and "**Verdict:** verification failed: mu rose from 5 to 10" in revert.body
+        and "**Verdict:** verification failed: mu rose from 5 to 10 (oracles" in revert.body
     )
     assert "- pod-crashloop on Deployment/shop/catalog" in revert.body
     assert MU_EXPLAINED in revert.body and "offered, not merged" in revert.body

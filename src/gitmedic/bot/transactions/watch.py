@@ -119,8 +119,9 @@ class WatchPorts(ForgePorts):
         mu_post = state.mu_post if state.mu_post is not None else state.plan.mu_pre
         evidence = (*state.feedback, *self._critical())
         title = self.forge.get_pr(pr).title
+        why = _why(state)
         body = watched_revert_body(
-            pr, sha, title, state.plan.app, (state.plan.mu_pre, mu_post), state.reason, evidence
+            pr, sha, title, state.plan.app, (state.plan.mu_pre, mu_post), why, evidence
         )
         kept = dict(revert.bot_state or {"reverts": pr, "merge_sha": sha})
         with contextlib.suppress(Validation):  # refused: the forge's body, and the comments
@@ -130,7 +131,7 @@ class WatchPorts(ForgePorts):
         lines = "\n".join(f"- {line}" for line in evidence) or "- (no detail)"
         text = (
             f"#{pr} (`{sha[:12]}`) made the app worse after it deployed "
-            f"({state.reason}; mu was {state.plan.mu_pre:g} before).\n\nEvidence:\n{lines}\n\n"
+            f"({why}; mu was {state.plan.mu_pre:g} before).\n\nEvidence:\n{lines}\n\n"
             f"#{revert.number} reverts it; merge it or comment `/gitmedic merge` there.\n\n"
             f"{MU_EXPLAINED}"
         )
@@ -153,3 +154,12 @@ class WatchPorts(ForgePorts):
             self.announced(state)
             return
         super().announce(state, message)
+
+
+def _why(state: TxnState) -> str:
+    """The judge's reason, and what the oracles told when the window judged (a watch
+    undone in its sync wait has no window summary: its reason says why)."""
+    summary = state.verdict_summary
+    if not summary or summary in state.reason:
+        return state.reason
+    return f"{state.reason} ({summary})"

@@ -259,7 +259,11 @@ def _verify(state: TxnState, ports: Ports, now: float, config: MachineConfig) ->
     if answer.verdict is None:
         return _measure_window(state, ports, now, answer.next_at, state.merge_sha)
     verdict = answer.verdict
-    data: dict[str, Any] = {"mu_post": verdict.mu, "feedback": verdict.findings}
+    data: dict[str, Any] = {
+        "mu_post": verdict.mu,
+        "feedback": verdict.findings,
+        "verdict_summary": verdict.summary,
+    }
     judgement = judge(state.plan.mu_pre, verdict)
     if judgement.decision is Decision.HOLD:
         return _record(state, Phase.HELD, now, reason=judgement.reason, **data)

@@ -125,6 +125,9 @@ class TxnState:
     reverted_at: float | None = None
     mu_post: float | None = None
     reason: str = ""
+    # The window's verdict as its oracles told it (each oracle's phase), beside the judge's
+    # reason: what a revert's evidence quotes.
+    verdict_summary: str = ""
     feedback: tuple[str, ...] = ()
     regates: int = 0
     alarm: bool = False

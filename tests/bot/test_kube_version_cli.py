@@ -7,7 +7,9 @@ The shop and a ``batch`` chart share namespace ``shop``. The chart needs Kuberne
 1.30 (``kubeVersion: >=1.30.0-0``); the config says 1.26. Live, the chart's worker
 crash-loops. The shop's loop leaves out what its neighbour renders
 (:mod:`gitmedic.bot.controller.siblings`), so the shop is healthy exactly when the chart
-rendered: for the cluster's 1.30, and not when the cluster does not say its version.
+rendered: for the cluster's 1.30. When the cluster does not say its version, the chart
+is refused for the config's 1.26 and the shop fails closed: it cannot tell the
+neighbour's objects from its own, says so, and judges none of them.
 """
 
 from __future__ import annotations
@@ -146,15 +148,17 @@ def test_a_cluster_that_does_not_say_its_version_leaves_the_config_s(
 ) -> None:
     """The same repository and cluster, whose ``/version`` names no version: the chart is
     rendered for the config's 1.26, which it refuses, so the shop cannot tell the
-    neighbour's crash-looping worker from its own."""
+    neighbour's crash-looping worker from its own: it says so, naming the neighbour and
+    the version, opens no incident on the worker, and is not reported healthy."""
     unknown = {**VERSION_1_30, "major": "", "minor": "", "gitVersion": "unknown"}
     cluster.call(lambda: cluster.emulator["get /version/"] << unknown)
     run = run_shop(repo, cluster, tmp_path)
     assert "Traceback" not in run.err, run.err[-3000:]
     assert run.rc == 1, run.err[-3000:]
-    findings = [f for i in run.json()["incidents"] for f in i["findings"]]
-    found = {(f["detector"], f["resource"]["name"]) for f in findings}
-    assert ("pod-crashloop", "batch-worker") in found, found
+    report = run.json()
+    assert report["healthy"] is False and report["incidents"] == [], report
+    assert "batch does not render" in report["error"], report
+    assert "v1.26" in report["error"], report
 
 
 def test_without_a_cluster_the_config_s_version_is_an_error_naming_it(repo: Path) -> None:

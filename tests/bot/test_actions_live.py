@@ -11,11 +11,9 @@ import pytest
 from gitmedic.bot.commands.actions import ActionRefused
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.bot.service.live_actions import LiveActions
-from gitmedic.bot.transactions.fix import carry_out_merges
+from gitmedic.bot.transactions.asked import carry_out
 from gitmedic.bot.transactions.intents import Intents
 from gitmedic.bot.transactions.ports import ports_of
-from gitmedic.bot.transactions.retry import carry_out_retries
-from gitmedic.bot.transactions.watch import adopt_queued
 from gitmedic.reconciler.clock import FakeClock
 from gitmedic.reconciler.forge import PrFilter, PrState
 from gitmedic.reconciler.transaction import Journal, Outcome, Phase, Plan, Runner, TxnState
@@ -46,7 +44,7 @@ class World:
             app="shop",
             mu_now=lambda: mu_now,
         )
-        self.intents = Intents(self.journal.path)
+        self.intents = Intents(self.journal, "shop")
         # The loop's one runner; every persisted step yields serve's lock to a waiting
         # command, as serve's event handler does.
         self.runner = Runner(
@@ -73,9 +71,7 @@ class World:
                 if not state.settled:
                     kind = ports_of(state.plan, self.ports, self.repo)
                     self.runner.until_wait(state.plan.txn_id, kind)
-            carry_out_retries(self.intents, self.journal, self.forge, self.retry_incident)
-            carry_out_merges(self.intents, self.journal, self.forge, "shop")
-            adopt_queued(self.intents, self.journal, self.forge, "shop", lambda: self.ports)
+            carry_out(self.intents, self.forge, self.retry_incident, lambda: self.ports)
 
     def start(self, txn: Plan) -> TxnState:
         """Create the transaction and tick as the monitor would, until it waits."""

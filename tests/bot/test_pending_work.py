@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.bot.transactions.intents import Intents
 from gitmedic.reconciler.forge import PrState
-from gitmedic.reconciler.transaction import Phase
+from gitmedic.reconciler.transaction import Journal, Phase
 from gitmedic.reconciler.transaction.window import Measurement, Stage
 from tests.bot.test_actions_live import World, broken_image, waiting, watch_ticks
 from tests.transaction.e2e_world import plan
@@ -126,7 +127,7 @@ def test_a_retry_that_ran_before_a_crash_is_not_run_again(world: World) -> None:
 
 
 def test_an_incident_can_be_queued_again_once_its_retry_ran(tmp_path: Path) -> None:
-    pending = Intents(tmp_path / "journal.sqlite")
+    pending = Intents(Journal(tmp_path / "journal.sqlite"), "shop")
     assert pending.add("retry", "inc-1", {"attempts": 1}, 1.0)
     assert not pending.add("retry", "inc-1", {"attempts": 1}, 2.0)
     pending.finish("retry", "inc-1", "attempt 2: committed")
@@ -149,3 +150,64 @@ def test_a_watch_queued_by_a_serve_of_before_is_started_as_its_transaction(world
     state = watch_ticks(world, sha)
     (revert,) = world.forge.find_prs({"reverts": pr})
     assert state.revert_pr == revert.number and revert.state is PrState.OPEN, "offered"
+
+
+# What serve kept before intents were journal rows: a ``pending`` table, no app column, in
+# the SQLite file beside the journal (the journal's own file, or local.sqlite beside a
+# PostgreSQL journal).
+OLD_PENDING = """
+CREATE TABLE pending (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
+    queued REAL NOT NULL, done INTEGER NOT NULL DEFAULT 0, result TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX pending_open ON pending (kind, key) WHERE done = 0;
+INSERT INTO pending (kind, key, data, queued, done, result) VALUES
+    ('retry', 'inc-1', '{"attempts": 1, "pr": 4}', 20.0, 0, ''),
+    ('merge', '9', '{"pr": 9}', 10.0, 0, ''),
+    ('retry', 'inc-0', '{"attempts": 1, "pr": 2}', 5.0, 1, 'attempt 2 started');
+"""
+
+
+def _old_serve_file(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_PENDING)
+
+
+def _moved(path: Path) -> list[tuple[str, int, str]]:
+    with sqlite3.connect(path) as db:
+        return list(db.execute("SELECT key, done, result FROM pending ORDER BY id"))
+
+
+def _adopted_by_the_app_whose_state_it_is(journal: Journal, path: Path) -> None:
+    intents = Intents(journal, "shop")
+    opened = intents.open()
+    assert [i.key for i in opened["merge"]] == ["9"] and [i.key for i in opened["retry"]] == [
+        "inc-1"
+    ], "the open rows, oldest first; the one done before stays done"
+    assert dict(opened["retry"][0].data) == {"attempts": 1, "pr": 4}
+    assert journal.intents("cart") == []
+    assert _moved(path) == [
+        ("inc-1", 1, "moved to the journal's intents"),
+        ("9", 1, "moved to the journal's intents"),
+        ("inc-0", 1, "attempt 2 started"),
+    ], "the old rows stay, as the record of the move"
+    Intents(journal, "shop")  # serve's commands open them too: nothing moved twice
+    assert [i.key for i in journal.intents("shop")] == ["9", "inc-1"]
+
+
+def test_a_serve_of_before_s_pending_work_becomes_the_app_s_intents(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    _old_serve_file(path)
+    _adopted_by_the_app_whose_state_it_is(Journal(path), path)
+
+
+@pytest.mark.integration
+def test_beside_a_postgresql_journal_the_local_file_s_work_moves_into_it(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    local = tmp_path / "state" / "local.sqlite"
+    _old_serve_file(local)
+    _adopted_by_the_app_whose_state_it_is(Journal(postgres_url, local=local), local)
+    other = Journal(postgres_url)  # another replica, with no local file of its own
+    assert [i.key for i in Intents(other, "shop").items("retry")] == ["inc-1"], "shared"

@@ -47,8 +47,10 @@ class Replicas:
             folder, self.apps, lambda d, n: (d / "web.yaml").write_text(WEB.format(ns=n, minor=0))
         )
         self.pids: dict[str, int] = {}
+        self.ports: dict[str, int] = {}  # each replica's webhook port
 
     def start(self, name: str, env: Mapping[str, str] | None = None) -> None:
+        self.ports[name] = free_port()
         argv = [
             sys.executable,
             "-m",
@@ -63,7 +65,7 @@ class Replicas:
             "--state-dir",
             str(self.folder / name),
             "--port",
-            str(free_port()),
+            str(self.ports[name]),
             "--interval",
             "1",
             "--log-level",

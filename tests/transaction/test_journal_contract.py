@@ -166,6 +166,65 @@ def _old_incidents(target: Target, rows: list[tuple[str, float]]) -> None:
             conn.execute(insert.replace("?", "%s"), row)
 
 
+# -- intents ----------------------------------------------------------------------------
+
+
+def test_an_intent_recorded_by_one_replica_is_read_by_another_and_done_once(
+    target: Target,
+) -> None:
+    """What a comment asked of an app, recorded by the replica the webhook reached, is
+    what the app's holder reads (its own connection) and marks done."""
+    asker, holder = Journal(target), Journal(target)
+    assert asker.add_intent("shop", "retry", "inc-1", {"pr": 7, "attempts": 1}, EPOCH)
+    assert not asker.add_intent("shop", "retry", "inc-1", {"pr": 8, "attempts": 1}, EPOCH + 1)
+    assert not holder.add_intent("shop", "retry", "inc-1", {"pr": 9}, EPOCH + 2), "one open"
+    assert asker.add_intent("shop", "merge", "12", {"pr": 12}, EPOCH - 5)
+    assert asker.add_intent("cart", "retry", "inc-1", {"pr": 3}, EPOCH), "another app's own"
+    (merge, retry) = holder.intents("shop")  # oldest first, every kind in one read
+    assert (merge.kind, merge.key, dict(merge.data), merge.queued) == (
+        "merge",
+        "12",
+        {"pr": 12},
+        EPOCH - 5,
+    )
+    assert (retry.kind, retry.key, dict(retry.data)) == ("retry", "inc-1", {"pr": 7, "attempts": 1})
+    holder.finish_intent("shop", "retry", "inc-1", "attempt 2 started")
+    holder.finish_intent("shop", "retry", "inc-1", "again")  # done once: nothing more
+    assert [i.kind for i in asker.intents("shop")] == ["merge"]
+    assert [i.app for i in asker.intents("cart")] == ["cart"], "the other app's untouched"
+    assert asker.add_intent("shop", "retry", "inc-1", {"attempts": 2}, EPOCH + 9), "asked again"
+    assert [dict(i.data) for i in holder.intents("shop") if i.kind == "retry"] == [{"attempts": 2}]
+    assert _intent_results(target) == [("attempt 2 started", 1)], "the done row stays"
+
+
+def test_two_replicas_recording_one_intent_at_once_record_it_once(target: Target) -> None:
+    journals = [Journal(target) for _ in range(4)]
+    barrier, added = threading.Barrier(len(journals)), []
+
+    def ask(journal: Journal) -> None:
+        barrier.wait()
+        added.append(journal.add_intent("shop", "retry", "inc-1", {}, EPOCH))
+
+    threads = [threading.Thread(target=ask, args=(j,)) for j in journals]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(added) == [False, False, False, True]
+    assert len(Journal(target).intents("shop")) == 1
+
+
+def _intent_results(target: Target) -> list[tuple[str, int]]:
+    query = "SELECT result, done FROM intents WHERE done = 1"
+    if isinstance(target, Path):
+        with sqlite3.connect(target) as db:
+            return [tuple(r) for r in db.execute(query)]  # type: ignore[misc]
+    import psycopg
+
+    with psycopg.connect(target) as conn:
+        return [(r[0], int(r[1])) for r in conn.execute(query)]
+
+
 # -- the writer lease -------------------------------------------------------------------
 
 

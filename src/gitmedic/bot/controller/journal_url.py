@@ -24,7 +24,7 @@ from gitmedic.reconciler.transaction.journal_store import JournalUnavailable
 
 JOURNAL_URL_ENV = "GITMEDIC_JOURNAL_URL"
 SQLITE_FILE = "journal.sqlite"
-# serve's intents stay on this host beside a PostgreSQL journal (bot/transactions/intents.py)
+# what each replica keeps for itself beside a PostgreSQL journal (known-good images)
 LOCAL_FILE = "local.sqlite"
 
 

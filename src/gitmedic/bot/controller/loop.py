@@ -57,10 +57,8 @@ from gitmedic.bot.controller.transact import Transactions
 from gitmedic.bot.controller.wiring import Cluster
 from gitmedic.bot.responder.incident import Incident, Incidents
 from gitmedic.bot.responder.llm import Completion
-from gitmedic.bot.transactions.fix import carry_out_merges
+from gitmedic.bot.transactions.asked import carry_out
 from gitmedic.bot.transactions.intents import Intents
-from gitmedic.bot.transactions.retry import carry_out_retries
-from gitmedic.bot.transactions.watch import adopt_queued
 from gitmedic.detectors.builtin import builtin_registry
 from gitmedic.detectors.finding import Finding
 from gitmedic.detectors.spec import Detector
@@ -123,7 +121,7 @@ class Loop:
             on_record=self._recorded,
             may_step=self._may_step,
         )
-        self.intents = Intents(journal.path)  # what people asked for through serve
+        self.intents = Intents(journal, config.app)  # what people asked, on any replica
         self.answerer = Answerer(self, completion)
         self.findings: tuple[Finding, ...] = ()
         self.evaluations = 0  # since this process started: has the loop looked at all yet
@@ -220,10 +218,7 @@ class Loop:
         queued retries (each a new attempt, or kept queued), then the merges asked for,
         told on their PRs once this tick's steps merged them. A revert asked for, or a
         person's merge to watch, is already a plan in the journal: :meth:`advance`'s."""
-        carry_out_retries(self.intents, self.journal, self.forge, self.retry_queued)
-        carry_out_merges(self.intents, self.journal, self.forge, self.config.app)
-        # An upgraded serve's queued watches: the next tick's advance steps them.
-        adopt_queued(self.intents, self.journal, self.forge, self.config.app, self.ports)
+        carry_out(self.intents, self.forge, self.retry_queued, self.ports)
 
     def _evaluate_when_due(self) -> None:
         now = self.clock.now()

@@ -76,7 +76,7 @@ class LiveActions:
         self.forge, self.journal, self.ports, self.clock = forge, journal, ports, clock
         self.app, self.mu_now = app, mu_now
         self.lock = lock or SharedLock()
-        self.intents = Intents(journal.path)  # same database: one state to back up
+        self.intents = Intents(journal, app)  # the journal's: the app's holder acts on them
 
     @property
     def retries(self) -> list[str]:

@@ -58,7 +58,7 @@ from gitmedic.bot.render.pr_body import (
 from gitmedic.bot.render.retry_note import retry_section
 from gitmedic.bot.responder.incident import Incident
 from gitmedic.bot.responder.proposal import Proposal
-from gitmedic.bot.transactions.intents import Intents
+from gitmedic.bot.transactions.intents import Intents, Item
 from gitmedic.detectors.finding import Severity
 from gitmedic.detectors.runner import run_detectors
 from gitmedic.detectors.spec import Detector
@@ -245,9 +245,12 @@ def txn_of(journal: Journal, app: str, pr: int) -> TxnState | None:
     return found[-1] if found else None
 
 
-def carry_out_merges(intents: Intents, journal: Journal, forge: Forge, app: str) -> None:
-    """The tick's share, after its steps: each asked merge told on its PR, then done."""
-    for item in intents.items(MERGE):
+def carry_out_merges(
+    intents: Intents, asked: list[Item], journal: Journal, forge: Forge, app: str
+) -> None:
+    """The tick's share, after its steps: each asked merge told on its PR, then done
+    (``asked``: the tick's one read of the open intents, its merges)."""
+    for item in asked:
         pr = int(item.key)
         state = txn_of(journal, app, pr)
         text = _untracked(forge, pr) if state is None else _carried(state, pr)

@@ -1,4 +1,4 @@
-"""Intents: what people asked for that the next tick carries out, journaled.
+"""Intents: what people asked of an app that the next tick carries out, journaled.
 
 ``serve`` answers a comment or a webhook at once and acts on nothing: a command
 records an intent and the loop's next tick, holding the app's writer lease, acts
@@ -6,38 +6,32 @@ on it (:meth:`gitmedic.bot.controller.loop.Loop.step`). Intents that are not yet
 transaction's plan live here: an incident to try again
 (:mod:`~gitmedic.bot.transactions.retry`), a merge to tell about
 (:mod:`~gitmedic.bot.transactions.fix`). A revert asked for and a merge to watch
-are recorded as their transactions' plans instead, in the journal itself. The
-table is ``pending`` in the journal's own SQLite database (WAL; beside a
-PostgreSQL journal, the host's local file), so a restarted ``serve`` finds them
-where the crashed one left them, just as it finds its transactions.
+are recorded as their transactions' plans instead.
 
-Rows are append-only but for one ``done`` marker, set only after the item was
-carried out (a retry run, a merge told): a crash before that repeats the item,
-never drops it, and the callers make the repetition harmless. A partial unique
-index on (kind, key) among rows not done makes adding idempotent: the same
-incident queued twice is one item; once that item is done, the same key may be
-queued again (a second retry after the first failed).
+They are rows of the journal itself (:meth:`Journal.add_intent`), keyed by app, in
+SQLite or in the PostgreSQL the replicas share: a comment that reaches a replica not
+holding the app is recorded there and carried out by the replica that holds it, and
+a restarted ``serve`` finds what the crashed one left. A crash before an item's
+``done`` mark repeats the item, never drops it; the callers make the repetition
+harmless.
+
+Before intents were journal rows they were a ``pending`` table (no app column) in
+the SQLite file beside the journal: each serve of one app kept its own. Its open
+rows are moved here, to the app whose state it is, when the app's intents are
+first opened; the old rows stay, marked done, as the record of the move.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from gitmedic.bot.common import sqlite_file
+from gitmedic.reconciler.transaction import Journal
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS pending (
-    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
-    queued REAL NOT NULL, done INTEGER NOT NULL DEFAULT 0, result TEXT NOT NULL DEFAULT ''
-);
-CREATE UNIQUE INDEX IF NOT EXISTS pending_open ON pending (kind, key) WHERE done = 0;
-"""
+_MOVED = "moved to the journal's intents"
 
 
 @dataclass(frozen=True)
@@ -48,37 +42,49 @@ class Item:
 
 
 class Intents:
-    """The ``pending`` table of one SQLite file (the journal's)."""
+    """The open intents of one app in its journal."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        sqlite_file.create(path, _SCHEMA)
-
-    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
-        return sqlite_file.connect(self.path)
+    def __init__(self, journal: Journal, app: str) -> None:
+        self.journal, self.app = journal, app
+        _adopt_pending(journal, app)
 
     def add(self, kind: str, key: str, data: Mapping[str, Any], now: float) -> bool:
         """Queue an item; False when the same (kind, key) is already queued."""
-        with self._db() as db:
-            cursor = db.execute(
-                "INSERT OR IGNORE INTO pending (kind, key, data, queued) VALUES (?, ?, ?, ?)",
-                (kind, key, json.dumps(dict(data), sort_keys=True), now),
-            )
-            return cursor.rowcount == 1
+        return self.journal.add_intent(self.app, kind, key, data, now)
+
+    def open(self) -> dict[str, list[Item]]:
+        """Every kind's items not done yet, oldest first: one read of the journal."""
+        grouped: dict[str, list[Item]] = {}
+        for row in self.journal.intents(self.app):
+            grouped.setdefault(row.kind, []).append(Item(row.kind, row.key, row.data))
+        return grouped
 
     def items(self, kind: str) -> list[Item]:
         """Items of ``kind`` not done yet, oldest first (what a restarted monitor resumes)."""
-        with self._db() as db:
-            rows = db.execute(
-                "SELECT key, data FROM pending WHERE kind = ? AND done = 0 ORDER BY queued, id",
-                (kind,),
-            ).fetchall()
-        return [Item(kind, key, json.loads(data)) for key, data in rows]
+        return self.open().get(kind, [])
 
     def finish(self, kind: str, key: str, result: str = "") -> None:
         """Mark the queued item carried out; the row stays as the record of it."""
-        with self._db() as db:
-            db.execute(
-                "UPDATE pending SET done = 1, result = ? WHERE kind = ? AND key = ? AND done = 0",
-                (result, kind, key),
-            )
+        self.journal.finish_intent(self.app, kind, key, result)
+
+
+def _adopt_pending(journal: Journal, app: str) -> None:
+    """The open rows of the ``pending`` table an earlier serve kept beside the journal,
+    moved into the journal as ``app``'s (each added before its old row is marked done:
+    a crash between finds it open in both, and adding it again is idempotent)."""
+    try:
+        path = journal.path
+    except ValueError:  # a PostgreSQL journal opened with no local file: nothing kept
+        return
+    if not path.exists():
+        return
+    with sqlite_file.connect(path) as db:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'pending'").fetchall():
+            return
+        rows = db.execute(
+            "SELECT id, kind, key, data, queued FROM pending WHERE done = 0 ORDER BY queued, id"
+        ).fetchall()
+    for ident, kind, key, data, queued in rows:
+        journal.add_intent(app, kind, key, json.loads(data), queued)
+        with sqlite_file.connect(path) as db:
+            db.execute("UPDATE pending SET done = 1, result = ? WHERE id = ?", (_MOVED, ident))

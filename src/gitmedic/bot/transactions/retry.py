@@ -37,12 +37,13 @@ def queued_retries(intents: Intents) -> list[str]:
 
 def carry_out_retries(
     intents: Intents,
+    asked: list[Item],  # the tick's one read of the open intents: its retries
     journal: Journal,
     forge: Forge,
     retry: Callable[[str], str | None],  # None: not decidable yet, stays queued
 ) -> None:
     """The tick's share: each queued retry run (or kept), told, and marked done."""
-    for item in intents.items(RETRY):
+    for item in asked:
         result = _retry(item, journal, retry)
         if result is not None:
             _retried(intents, forge, item, result)

@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from gitmedic.bot.render.mu import MU_EXPLAINED
 from gitmedic.bot.render.revert_asked import watched_revert_body
-from gitmedic.bot.transactions.intents import Intents
+from gitmedic.bot.transactions.intents import Intents, Item
 from gitmedic.bot.transactions.kinds import WATCH
 from gitmedic.detectors.finding import Severity
 from gitmedic.reconciler.forge import Forge, Validation
@@ -82,11 +82,16 @@ def start_watch(journal: Journal, plan: Plan, pr: int, now: float) -> TxnState:
 
 
 def adopt_queued(
-    intents: Intents, journal: Journal, forge: Forge, app: str, ports: Callable[[], ForgePorts]
+    intents: Intents,
+    asked: list[Item],  # the tick's one read of the open intents: its queued watches
+    journal: Journal,
+    forge: Forge,
+    app: str,
+    ports: Callable[[], ForgePorts],
 ) -> None:
     """Watches a serve of before queued as intents (mu when asked, and when): each started
     as its transaction, mu and the time of the ask kept, then the intent marked done."""
-    for item in intents.items(QUEUED):
+    for item in asked:
         pr, since = int(item.data["pr"]), float(item.data["since"])
         title = forge.get_pr(pr).title
         plan = watch_plan(app, pr, item.key, title, float(item.data["mu_pre"]), ports())

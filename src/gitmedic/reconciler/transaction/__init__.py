@@ -1,6 +1,12 @@
 """Transactions: one change, one PR, kept only if the app is no worse after sync."""
 
-from gitmedic.reconciler.transaction.journal import IncidentRow, Journal, JournalConflict, LockGrant
+from gitmedic.reconciler.transaction.journal import (
+    IncidentRow,
+    IntentRow,
+    Journal,
+    JournalConflict,
+    LockGrant,
+)
 from gitmedic.reconciler.transaction.machine import MachineConfig, advance
 from gitmedic.reconciler.transaction.model import Outcome, Phase, Plan, Record, TxnState
 from gitmedic.reconciler.transaction.ports import (
@@ -20,6 +26,7 @@ __all__ = [
     "Advanced",
     "GateResult",
     "IncidentRow",
+    "IntentRow",
     "Journal",
     "JournalConflict",
     "LockGrant",

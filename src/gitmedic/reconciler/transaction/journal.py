@@ -13,9 +13,11 @@ process finds the incident it was answering, its attempts (the transactions
 naming it) and its memory PR. Incidents are listed in the journal's order (``seq``, given
 at a row's first write), never by the time they opened: that is the cluster's clock,
 and the sim's starts at the same epoch in every process, so after a restart a newer
-incident can have opened "before" an older one. Locks carry an expiry so a crashed holder's lock
-can be taken over (at once when the holder is known dead, see
-:mod:`~gitmedic.reconciler.transaction.lease`), and the takeover names the
+incident can have opened "before" an older one. Intents are what people asked of an app
+(a retry, a merge) for the holder of its lease to carry out: rows of the journal, so any
+replica may record one and the replica holding the app acts on it. Locks carry an
+expiry so a crashed holder's lock can be taken over (at once when the holder is known
+dead, see :mod:`~gitmedic.reconciler.transaction.lease`), and the takeover names the
 previous holder for the log.
 """
 
@@ -69,10 +71,21 @@ class IncidentRow:
         return replace(self, data={**self.data, **data})
 
 
+@dataclass(frozen=True)
+class IntentRow:
+    """One thing asked of an app and not carried out yet (``kind``: what, ``key``: of what)."""
+
+    app: str
+    kind: str
+    key: str
+    data: Mapping[str, Any]
+    queued: float
+
+
 class Journal:
     """``target``: a SQLite file, or a ``postgresql://`` URL. ``local``: the file for
-    the state beside the journal that stays on this host (serve's pending work); a
-    SQLite journal keeps it in its own file."""
+    state kept on this host beside a PostgreSQL journal (what each replica remembers
+    for itself: known-good images); a SQLite journal keeps it in its own file."""
 
     def __init__(self, target: str | Path, *, local: Path | None = None) -> None:
         self.store: Store
@@ -270,3 +283,41 @@ class Journal:
             prints = tuple(data.pop("fingerprints", ()))
             out.append(IncidentRow(ident, app, status, opened, prints, data))
         return out
+
+    # -- intents -----------------------------------------------------------------------
+    # Append-only but for one ``done`` marker, set once the item was carried out: a crash
+    # before it repeats the item, never drops it. The partial unique index on (app, kind,
+    # key) among rows not done makes adding idempotent while one is open; once done, the
+    # same key may be asked again (a second retry after the first failed).
+
+    def add_intent(
+        self, app: str, kind: str, key: str, data: Mapping[str, Any], now: float
+    ) -> bool:
+        """Record an intent; False when the same one is already open (nothing written)."""
+        text = json.dumps(dict(data), sort_keys=True)
+        with self._db() as db:
+            added = db.execute(
+                "INSERT INTO intents (app, kind, key, data, queued) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING RETURNING id",
+                (app, kind, key, text, now),
+            )
+        return bool(added)
+
+    def intents(self, app: str) -> list[IntentRow]:
+        """``app``'s open intents of every kind, oldest first: one read per tick."""
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT kind, key, data, queued FROM intents WHERE app = ? AND done = 0 "
+                "ORDER BY queued, id",
+                (app,),
+            )
+        return [IntentRow(app, kind, key, json.loads(data), at) for kind, key, data, at in rows]
+
+    def finish_intent(self, app: str, kind: str, key: str, result: str = "") -> None:
+        """Mark the open intent carried out; its row stays as the record of it."""
+        with self._db() as db:
+            db.execute(
+                "UPDATE intents SET done = 1, result = ? "
+                "WHERE app = ? AND kind = ? AND key = ? AND done = 0",
+                (result, app, kind, key),
+            )

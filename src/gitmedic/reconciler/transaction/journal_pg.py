@@ -57,6 +57,12 @@ CREATE TABLE IF NOT EXISTS incidents (
     opened DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, seq BIGINT NOT NULL DEFAULT 0
 );
 ALTER TABLE incidents ADD COLUMN IF NOT EXISTS seq BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS intents (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, app TEXT NOT NULL, kind TEXT NOT NULL,
+    key TEXT NOT NULL, data TEXT NOT NULL, queued DOUBLE PRECISION NOT NULL,
+    done BIGINT NOT NULL DEFAULT 0, result TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX IF NOT EXISTS intents_open ON intents (app, kind, key) WHERE done = 0;
 """
 # (A journal from before incidents had their ``seq``: its rows get 0, and are listed first,
 # in the order they had, by ``opened``.)

@@ -9,8 +9,10 @@ one app; its holder opens the fix's PR, which waits for approval. A person comme
 ``/gitmedic retry`` on it, and the webhook reaches the *other* replica (a Service
 balances deliveries over the pods). That replica answers at once (closes the PR,
 records the retry) and never steps the app; the holder's next tick finds the intent
-in the journal, starts attempt 2 and says so on the person's PR. When intents lived in
-each replica's own SQLite file beside the journal, the retry was never run.
+in the journal, starts attempt 2 and says so on the person's PR. Then ``/gitmedic
+merge`` on attempt 2's PR, again to the other replica: the holder merges it and says
+so on the PR. When intents lived in each replica's own SQLite file beside the journal,
+the retry was never run (and the merge, made by the approval label, never told).
 """
 
 from __future__ import annotations
@@ -144,6 +146,28 @@ def test_a_retry_asked_on_a_replica_not_holding_the_app_is_run_by_its_holder(
             first.plan.txn_id,
             second,
         ], "one new attempt"
+
+        # attempt 2 waits for approval too: a merge asked of the other replica is merged
+        # by the holder's tick, which says so on the PR (told by whoever recorded it before)
+        until(replicas.alive(lambda: journal.load(second).phase is Phase.AWAITING_APPROVAL), 120)
+        pr2 = journal.load(second).pr
+        assert pr2 is not None
+        assert deliver_comment(replicas.ports[other], pr2, "maria", "/gitmedic merge", 7102) == 202
+
+        def merge_told() -> bool:
+            return any(c.topic == "merge" for c in forge.list_comments(pr2))
+
+        until(replicas.alive(merge_told), 120)
+        merged = journal.load(second)
+        (said,) = [c.body for c in forge.list_comments(pr2) if c.topic == "merge"]
+        assert merged.merge_sha and f"Merged #{pr2} as `{merged.merge_sha[:12]}`" in said, said
+        assert forge.get_pr(pr2).state is PrState.MERGED
+        assert [r[:4] for r in intents(postgres_url) if r[1] == "merge"] == [
+            (app, "merge", str(pr2), 1)
+        ], "recorded by the other, done by the holder"
+        assert f"merge of #{pr2}" in replicas.log(holder)
+        assert f"merge of #{pr2}" not in replicas.log(other)
+        assert last_step(replicas.marks(other) / app) < asked_at, f"{other} did not step it"
         for name in APPS[1:]:
             assert journal.transactions(app=name) == [], f"{name} untouched"
     finally:

@@ -1,4 +1,4 @@
-"""The images the monitor saw run healthy, per container, kept in the journal's SQLite file.
+"""The images the monitor saw run healthy, per container, kept in the journal.
 
 The image-rollback lever (:mod:`gitmedic.bot.responder.levers.rollback`) needs
 "the last image that ran healthy before the incident", and Git cannot say: a
@@ -9,79 +9,108 @@ build it runs (``imageID``: ``repo@sha256:...``), with the time; a restarted
 process reads what the one before it saw. A row is rewritten at most every
 :data:`REFRESH_S` per container and build (an idle cluster costs no writes),
 and :data:`KEPT` builds are kept per container.
+
+The rows are the journal's (``healthy_images``, SQLite or the PostgreSQL replicas
+share): a replica that takes an app over reads what its holder saw until then, never
+only what it saw itself while it last held it, which would make an older build "the
+last that ran healthy". A serve of before kept them in its SQLite file beside a
+PostgreSQL journal; the app's rows there are moved in when the app's record opens.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from contextlib import AbstractContextManager
 
-from gitmedic.bot.controller.state_db import state_db
 from gitmedic.bot.responder.levers.evidence import SeenHealthy
 from gitmedic.detectors.builtin._pods import is_ready
 from gitmedic.detectors.snapshot import Snapshot, as_list, mapping
 from gitmedic.reconciler.transaction import Journal
+from gitmedic.reconciler.transaction.journal_store import SqliteStore, Tx
 
 REFRESH_S = 300.0
 KEPT = 10
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS healthy_images (
-    app TEXT NOT NULL, kind TEXT NOT NULL, namespace TEXT NOT NULL, workload TEXT NOT NULL,
-    container TEXT NOT NULL, image TEXT NOT NULL, image_id TEXT NOT NULL, seen REAL NOT NULL,
-    PRIMARY KEY (app, kind, namespace, workload, container, image_id)
-);
-"""
+_COLUMNS = "app, kind, namespace, workload, container, image, image_id, seen"
+_UPSERT = (
+    f"INSERT INTO healthy_images ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (app, kind, namespace, workload, container, image_id) "
+    "DO UPDATE SET image = excluded.image, seen = excluded.seen"
+)
+_CONTAINER = "app = ? AND kind = ? AND namespace = ? AND workload = ? AND container = ?"
 
 
 class HealthyImages:
     """One app's record of the images that ran healthy."""
 
     def __init__(self, journal: Journal, app: str) -> None:
-        self.path = journal.path
+        self.journal = journal
         self.app = app
         self._written: dict[tuple[str, ...], float] = {}
-
-    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
-        return state_db(self.path, _SCHEMA)
+        _adopt_local(journal, app)
 
     def observe(self, snapshot: Snapshot, now: float) -> int:
         """Note the healthy containers of ``snapshot``; returns how many rows were written."""
         due = [s for s in healthy_containers(snapshot) if self._due(s, now)]
         if not due:
             return 0
-        with self._db() as db:
+        with self.journal.store.transaction() as db:
             for seen in due:
                 where = (self.app, seen.kind, seen.namespace, seen.workload, seen.container)
-                row = (*where, seen.image, seen.image_id, now)
-                db.execute(
-                    "INSERT OR REPLACE INTO healthy_images VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row
-                )
-                self._written[_key(seen)] = now
-                self._trim(db, seen)
+                db.execute(_UPSERT, (*where, seen.image, seen.image_id, now))
+                self._trim(db, where)
+        for seen in due:  # once written: a failed write is tried again at the next look
+            self._written[_key(seen)] = now
         return len(due)
 
     def seen(self) -> tuple[SeenHealthy, ...]:
-        """Every record of the app, newest first."""
-        with self._db() as db:
+        """Every record of the app, newest first (builds seen at one instant: by name)."""
+        with self.journal.store.transaction() as db:
             rows = db.execute(
                 "SELECT kind, namespace, workload, container, image, image_id, seen FROM "
-                "healthy_images WHERE app = ? ORDER BY seen DESC, rowid DESC",
+                "healthy_images WHERE app = ? "
+                "ORDER BY seen DESC, kind, namespace, workload, container, image_id",
                 (self.app,),
-            ).fetchall()
+            )
         return tuple(_record(row) for row in rows)
 
     def _due(self, seen: SeenHealthy, now: float) -> bool:
         last = self._written.get(_key(seen))
         return last is None or now - last >= REFRESH_S
 
-    def _trim(self, db: sqlite3.Connection, seen: SeenHealthy) -> None:
-        where = "app = ? AND kind = ? AND namespace = ? AND workload = ? AND container = ?"
-        args = (self.app, seen.kind, seen.namespace, seen.workload, seen.container)
+    @staticmethod
+    def _trim(db: Tx, where: tuple[str, ...]) -> None:
         db.execute(
-            f"DELETE FROM healthy_images WHERE {where} AND image_id NOT IN (SELECT image_id "
-            f"FROM healthy_images WHERE {where} ORDER BY seen DESC LIMIT ?)",
-            (*args, *args, KEPT),
+            f"DELETE FROM healthy_images WHERE {_CONTAINER} AND image_id NOT IN (SELECT "
+            f"image_id FROM healthy_images WHERE {_CONTAINER} ORDER BY seen DESC LIMIT ?)",
+            (*where, *where, KEPT),
         )
+
+
+def _adopt_local(journal: Journal, app: str) -> None:
+    """The app's rows a serve of before kept in the SQLite file beside a PostgreSQL
+    journal, moved into the journal (then deleted there: copied twice is one row)."""
+    if isinstance(journal.store, SqliteStore):
+        return  # a SQLite journal's own file: they are the journal's already
+    try:
+        path = journal.path
+    except ValueError:  # no local file
+        return
+    if not path.exists():
+        return
+    with sqlite3.connect(path, timeout=30) as db:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'healthy_images'").fetchall():
+            return
+        rows = db.execute(f"SELECT {_COLUMNS} FROM healthy_images WHERE app = ?", (app,)).fetchall()
+    if not rows:
+        return
+    with journal.store.transaction() as tx:
+        for row in rows:
+            tx.execute(
+                f"INSERT INTO healthy_images ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                row,
+            )
+    with sqlite3.connect(path, timeout=30) as db:
+        db.execute("DELETE FROM healthy_images WHERE app = ?", (app,))
 
 
 def healthy_containers(snapshot: Snapshot) -> list[SeenHealthy]:

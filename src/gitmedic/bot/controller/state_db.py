@@ -1,8 +1,9 @@
 """Tables of the loop's own next to the journal, in its SQLite file (the state database).
 
-What the loop learns while it watches (the revisions it verified healthy, the
-images it saw run healthy) must survive a restart like the journal, so it lives
-in the same file, each in a table its module owns and creates on first use.
+What the sim's loop learns while it watches (the revisions it verified healthy,
+:mod:`~gitmedic.bot.controller.known_good`) must survive a restart like the journal,
+so it lives in the same file, in a table its module owns and creates on first use.
+What replicas must share (the images seen healthy) is the journal's own.
 """
 
 from __future__ import annotations

@@ -63,6 +63,12 @@ CREATE TABLE IF NOT EXISTS intents (
     done BIGINT NOT NULL DEFAULT 0, result TEXT NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX IF NOT EXISTS intents_open ON intents (app, kind, key) WHERE done = 0;
+CREATE TABLE IF NOT EXISTS healthy_images (
+    app TEXT NOT NULL, kind TEXT NOT NULL, namespace TEXT NOT NULL, workload TEXT NOT NULL,
+    container TEXT NOT NULL, image TEXT NOT NULL, image_id TEXT NOT NULL,
+    seen DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (app, kind, namespace, workload, container, image_id)
+);
 """
 # (A journal from before incidents had their ``seq``: its rows get 0, and are listed first,
 # in the order they had, by ``opened``.)

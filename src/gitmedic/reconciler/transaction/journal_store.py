@@ -41,6 +41,11 @@ CREATE TABLE IF NOT EXISTS intents (
     result TEXT NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX IF NOT EXISTS intents_open ON intents (app, kind, key) WHERE done = 0;
+CREATE TABLE IF NOT EXISTS healthy_images (
+    app TEXT NOT NULL, kind TEXT NOT NULL, namespace TEXT NOT NULL, workload TEXT NOT NULL,
+    container TEXT NOT NULL, image TEXT NOT NULL, image_id TEXT NOT NULL, seen REAL NOT NULL,
+    PRIMARY KEY (app, kind, namespace, workload, container, image_id)
+);
 """
 
 

@@ -141,6 +141,12 @@ def test_the_file_comes_from_the_flag_or_the_environment_and_excludes_one_repo_f
     assert repos_file(args(repos="r.yaml"), {"GITMEDIC_REPOS": "x"}) == Path("r.yaml")
     with pytest.raises(UsageError, match="--repo, --path name one repository"):
         repos_file(args(repos="r.yaml", repo=".", path="apps/web"), {})
+    clone = {"GITMEDIC_CLONE_URL": "https://git.example/acme/shop.git"}
+    with pytest.raises(UsageError, match="GITMEDIC_CLONE_URL names one repository's clone"):
+        repos_file(args(repos="r.yaml"), clone)
+    with pytest.raises(UsageError, match="each entry of the file its own clone_url"):
+        repos_file(args(), {**clone, "GITMEDIC_REPOS": "/etc/repos.yaml"})
+    assert repos_file(args(), clone) is None, "one repository: its clone URL, as before"
 
 
 def test_each_repository_has_its_own_state_folder(tmp_path: Path) -> None:

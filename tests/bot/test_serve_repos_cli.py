@@ -149,3 +149,8 @@ def test_a_bad_service_config_is_a_usage_error_at_its_line_and_nothing_starts(
     assert f"{listed}:4: repositories[1]: missing 'repo'" in done.err
     assert f"{listed}:2: repositories[0].repo: {tmp_path / 'shop'} is not a git" in done.err
     assert not state.exists(), "nothing was started"
+    clone = {**env, "GITMEDIC_CLONE_URL": "https://git.example/acme/shop.git"}
+    refused = gitmedic("serve", "--cluster", "sim", "--state-dir", state, env=clone, timeout=120)
+    assert refused.rc == 2, refused.err
+    assert "GITMEDIC_CLONE_URL names one repository's clone" in refused.err, refused.err
+    assert not state.exists(), "nothing was started"

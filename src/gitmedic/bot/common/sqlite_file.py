@@ -1,4 +1,4 @@
-"""The small SQLite files serve keeps (deliveries seen, pending work): opened one way.
+"""The small SQLite files serve keeps (deliveries seen, an earlier serve's pending work).
 
 WAL so the webhook worker and the monitor thread read while the other writes;
 one short connection per operation (SQLite connections are not shared across

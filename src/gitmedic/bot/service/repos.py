@@ -33,6 +33,7 @@ from gitmedic.bot.common.exits import UsageError
 __all__ = ["RepoEntry", "load_repos", "repo_state_dir", "repos_file"]
 
 REPOS_ENV = "GITMEDIC_REPOS"
+CLONE_URL_ENV = "GITMEDIC_CLONE_URL"  # serve's one repository's (bot/forges/github_env.py)
 TOP = "repositories"
 KEYS = ("repo", "name", "path", "namespace", "clone_url")
 # GitHub's owner (letters, digits, hyphens) / repository (also . and _) names
@@ -63,6 +64,11 @@ def repos_file(args: argparse.Namespace, env: Mapping[str, str]) -> Path | None:
         raise UsageError(
             f"--repos {raw}: {', '.join(given)} name one repository; "
             "each entry of the file says its own"
+        )
+    if env.get(CLONE_URL_ENV):  # would be ignored: say so rather than clone elsewhere
+        raise UsageError(
+            f"--repos {raw}: {CLONE_URL_ENV} names one repository's clone; "
+            "give each entry of the file its own clone_url"
         )
     return Path(raw)
 

@@ -75,7 +75,9 @@ def test_a_revert_and_an_escalation_are_told_once_and_apps_are_measured_apart() 
     notifier = Notifier(HOOK, post=posted)
     shop = MonitorMetrics(metrics, journal, "shop", notifier=notifier, now=lambda: 1.7e9)
     loop = SimpleNamespace(
-        incidents=SimpleNamespace(open=["i-1", "i-2"]), monitor=SimpleNamespace(last_seconds=0.1)
+        incidents=SimpleNamespace(open=["i-1", "i-2"]),
+        monitor=SimpleNamespace(last_seconds=0.1, unsure=("f-1", "f-2"), failing={"d": "timeout"}),
+        config=SimpleNamespace(undivided="cannot tell app shop's objects apart"),
     )
     journal.states = [
         _state("t-1", Outcome.REVERTED, Phase.RESTORED, pr=7),
@@ -90,7 +92,12 @@ def test_a_revert_and_an_escalation_are_told_once_and_apps_are_measured_apart() 
         "gitmedic escalated an incident of shop: told a person in issue #9: held",
     ]
     web = MonitorMetrics(metrics, SimpleNamespace(transactions=list), "web")
-    web.after_step(SimpleNamespace(incidents=SimpleNamespace(open=[]), monitor=loop.monitor))
+    quiet = SimpleNamespace(last_seconds=0.1, unsure=(), failing={})
+    web.after_step(
+        SimpleNamespace(
+            incidents=SimpleNamespace(open=[]), monitor=quiet, config=SimpleNamespace(undivided="")
+        )
+    )
     text = metrics.render().decode()
     assert 'gitmedic_app_incidents_open{app="shop"} 2.0' in text
     assert 'gitmedic_app_incidents_open{app="web"} 0.0' in text
@@ -98,3 +105,9 @@ def test_a_revert_and_an_escalation_are_told_once_and_apps_are_measured_apart() 
     assert 'gitmedic_app_last_evaluation_timestamp_seconds{app="shop"} 1.7e+09' in text
     assert 'gitmedic_app_transactions{app="shop",phase="merged"} 1.0' in text
     assert 'gitmedic_app_transactions{app="web",phase="merged"} 0.0' in text
+    assert 'gitmedic_app_judged_partly{app="shop"} 1.0' in text
+    assert 'gitmedic_app_judged_partly{app="web"} 0.0' in text
+    assert 'gitmedic_app_findings_not_judged{app="shop"} 2.0' in text
+    assert 'gitmedic_app_findings_not_judged{app="web"} 0.0' in text
+    assert 'gitmedic_app_detectors_failing{app="shop"} 1.0' in text
+    assert 'gitmedic_app_detectors_failing{app="web"} 0.0' in text

@@ -10,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from gitmedic.sim.faults.git import init_repo
+from tests.bot.cli_world import serving, until
 
 CONFIG = """version: 1
 apps:
@@ -88,3 +90,18 @@ def test_detect_of_the_repository_is_an_error_naming_the_line(tmp_path: Path) ->
     assert done.returncode == 2, done.stderr[-3000:]
     (error,) = json.loads(done.stdout)["errors"]
     assert (error["file"], error["line"]) == ("apps/staging/kustomization.yaml", 5)
+
+
+@pytest.mark.integration
+def test_serve_shows_the_app_judged_partly_in_its_metrics(tmp_path: Path) -> None:
+    """serve logs why once; /metrics keeps saying it, per app, for as long as it lasts."""
+    repo = _repo(tmp_path)
+    with serving(repo, interval=1.0) as served:
+
+        def scraped() -> str:
+            return httpx.get(f"{served.url}/metrics", timeout=10).text
+
+        assert until(lambda: 'gitmedic_app_judged_partly{app="dev"}' in scraped(), 120)
+        text = scraped()
+    assert 'gitmedic_app_judged_partly{app="dev"} 1.0' in text, text
+    assert 'gitmedic_app_incidents_open{app="dev"} 0.0' in text, "no incident on a neighbour's"

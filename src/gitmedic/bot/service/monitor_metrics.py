@@ -13,7 +13,11 @@ and by the loop's timeline (:meth:`MonitorMetrics.on_event`):
 - ``gitmedic_llm_tokens_total``: tokens each proposal reports (0 in steady state);
 - per app: ``gitmedic_app_last_evaluation_timestamp_seconds``,
   ``gitmedic_app_incidents_open`` and ``gitmedic_app_transactions{phase}`` (its
-  unsettled transactions); ``gitmedic_incidents_open`` is their sum.
+  unsettled transactions); ``gitmedic_incidents_open`` is their sum;
+- per app, what the monitor could not judge: ``gitmedic_app_judged_partly`` (1 when
+  a neighbour in its namespace does not render, so only its own objects are judged),
+  ``gitmedic_app_findings_not_judged`` (findings set aside as maybe a neighbour's) and
+  ``gitmedic_app_detectors_failing`` (detectors whose evaluation failed).
 
 With a :class:`~gitmedic.bot.service.notify.Notifier` it also posts a message when the
 app's incident is escalated to a person and when a transaction ends reverted.
@@ -61,6 +65,9 @@ class MonitorMetrics:
         self.metrics.open_incidents(self.app, len(loop.incidents.open))
         self.metrics.app_evaluated.labels(app=self.app).set(self.now())
         self.metrics.detector_seconds.observe(loop.monitor.last_seconds)
+        self.metrics.app_judged_partly.labels(app=self.app).set(int(bool(loop.config.undivided)))
+        self.metrics.app_not_judged.labels(app=self.app).set(len(loop.monitor.unsure))
+        self.metrics.app_detectors_failing.labels(app=self.app).set(len(loop.monitor.failing))
         txns = self.journal.transactions()  # read once: the phases and the outcomes
         self._phases(txns)
         for txn_id, state in _finished(txns).items():

@@ -70,6 +70,27 @@ class Metrics:
             ["app", "phase"],
             registry=r,
         )
+        # What the monitor could not judge: each a reason the app's health is not known in
+        # full, which a log line alone leaves unseen.
+        self.app_judged_partly = Gauge(
+            "gitmedic_app_judged_partly",
+            "1 when the app's objects cannot be told apart from a neighbour's that does not "
+            "render: only what the app renders itself is judged, and it is never healthy.",
+            ["app"],
+            registry=r,
+        )
+        self.app_not_judged = Gauge(
+            "gitmedic_app_findings_not_judged",
+            "Findings set aside at the last evaluation: about objects that may be a neighbour's.",
+            ["app"],
+            registry=r,
+        )
+        self.app_detectors_failing = Gauge(
+            "gitmedic_app_detectors_failing",
+            "Detectors whose last evaluation failed (their earlier findings are kept).",
+            ["app"],
+            registry=r,
+        )
 
         self._open_by_app: dict[str, int] = {}
 

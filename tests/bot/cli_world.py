@@ -115,12 +115,22 @@ def serving(
     repo: Path, *, interval: float = 2.0, env: dict[str, str] | None = None
 ) -> Iterator[Served]:
     """``gitmedic serve`` on the local forge of ``repo``, sharing ``run``'s journal."""
+    state = repo / ".git" / "gitmedic"
+    argv = ["--forge", "local", "--repo", str(repo), "--state-dir", str(state)]
+    argv += ["--interval", str(interval), "--log-level", "warning"]
+    with serve_process(argv, env=env) as served:
+        yield served
+
+
+@contextmanager
+def serve_process(
+    argv: list[str], *, env: dict[str, str] | None = None, log: list[str] | None = None
+) -> Iterator[Served]:
+    """``gitmedic serve --cluster sim ARGV`` on a free port, ready; its output lines are in
+    ``log`` once it stopped."""
     port = free_port()
-    argv = ["serve", "--forge", "local", "--cluster", "sim", "--repo", str(repo),
-            "--state-dir", str(repo / ".git" / "gitmedic"), "--port", str(port),
-            "--interval", str(interval), "--log-level", "warning"]  # fmt: skip
     process = subprocess.Popen(
-        [sys.executable, "-m", "gitmedic", *argv],
+        [sys.executable, "-m", "gitmedic", "serve", "--cluster", "sim", "--port", str(port), *argv],
         env={**os.environ, "GITMEDIC_WEBHOOK_SECRET": SECRET, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -132,7 +142,9 @@ def serving(
         yield served
     finally:
         process.terminate()
-        process.communicate(timeout=60)
+        output = process.communicate(timeout=60)[0]
+        if log is not None:
+            log.extend(output.splitlines())
 
 
 def _ready(url: str) -> bool:

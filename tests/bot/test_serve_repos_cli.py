@@ -9,9 +9,6 @@ config is a usage error naming the file and line, before anything starts.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,10 +20,9 @@ from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import BOT_LOGIN, Permission, PullRequest
 from gitmedic.reconciler.transaction.forge_ports import HOLD_LABEL
 from gitmedic.sim.faults.git import commit_all
-from tests.bot.cli_world import NEVER, SECRET, Served, _ready, git, gitmedic, prs, until
+from tests.bot.cli_world import NEVER, SECRET, Served, git, gitmedic, prs, serve_process, until
 from tests.bot.payloads import pr_comment
 from tests.bot.test_run_every_app import WEB, repo_of
-from tests.support.github_standin import free_port
 
 pytestmark = pytest.mark.integration
 SHOP, BLOG = "alice/shop", "alice/blog"
@@ -59,23 +55,9 @@ def repository(tmp_path: Path, app: str, *, broken: bool) -> Path:
 @contextmanager
 def serving_repos(listed: Path, state: Path, log: list[str]) -> Iterator[Served]:
     """``gitmedic serve --repos listed``; its log lines are in ``log`` once it stopped."""
-    port = free_port()
-    argv = ["serve", "--repos", str(listed), "--cluster", "sim", "--state-dir", str(state)]
-    argv += ["--port", str(port), "--interval", "2", "--log-level", "info"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gitmedic", *argv],
-        env={**os.environ, "GITMEDIC_WEBHOOK_SECRET": SECRET},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    served = Served(f"http://127.0.0.1:{port}", process)
-    try:
-        assert until(lambda: _ready(served.url), 120), "serve never became ready"
+    argv = ["--repos", str(listed), "--state-dir", str(state), "--interval", "2"]
+    with serve_process([*argv, "--log-level", "info"], log=log) as served:
         yield served
-    finally:
-        process.terminate()
-        log.extend(process.communicate(timeout=60)[0].splitlines())
 
 
 def comment(served: Served, full_name: str, pr: int, user: str, body: str, cid: int) -> int:

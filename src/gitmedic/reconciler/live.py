@@ -273,7 +273,8 @@ def _get(
         raw = response.read()
     except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
         host = api.configuration.host
-        raise LiveReadError(f"listing {call.plural}: cannot reach {host}: {_short(exc)}") from None
+        why = first_line(exc)
+        raise LiveReadError(f"listing {call.plural}: cannot reach {host}: {why}") from None
     return int(response.status), str(response.reason or ""), bytes(raw or b"")
 
 
@@ -295,7 +296,8 @@ def status_message(raw: bytes, limit: int = 300) -> str:
     return message[:limit] if isinstance(message, str) else ""
 
 
-def _short(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An error's first line (or its type), at most 300 characters: what a message quotes."""
     text = str(exc).strip().splitlines()
     return (text[0] if text else type(exc).__name__)[:300]
 

@@ -29,6 +29,7 @@ from gitmedic.reconciler.live import (
     ListDenied,
     Listed,
     LiveReadError,
+    first_line,
     list_kind,
     status_message,
 )
@@ -92,7 +93,7 @@ class KubeTransport:
                 method, url, header_params=headers, _request_timeout=timeout
             )
         except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
-            raise LiveReadError(f"watching {call.plural}: {_short(exc)}") from None
+            raise LiveReadError(f"watching {call.plural}: {first_line(exc)}") from None
         raw = response.response
         status = int(response.status)
         if status == GONE:
@@ -130,7 +131,7 @@ class KubeTransport:
             if self._closed:
                 return
             raise LiveReadError(
-                f"watching {call.plural}: the stream broke: {_short(exc)}"
+                f"watching {call.plural}: the stream broke: {first_line(exc)}"
             ) from None
         finally:
             with self._lock:
@@ -155,8 +156,3 @@ def _raise_error(call: ListCall, status: object) -> None:
     if code == GONE:
         raise WatchGone(f"watching {call.plural}: {message or '410 Gone'}")
     raise LiveReadError(f"watching {call.plural}: the server sent an error ({code}: {message})")
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:300]

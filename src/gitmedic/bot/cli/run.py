@@ -63,7 +63,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmedic.bot.common.exits import UsageError
-from gitmedic.bot.controller.assemble import build_loop, forge_for, loop_configs_of, report_json
+from gitmedic.bot.controller.assemble import (
+    build_loop,
+    forge_for,
+    loop_configs_of,
+    report_json,
+    watch_cache,
+)
 from gitmedic.bot.controller.config_check import check_config
 from gitmedic.bot.controller.loop import Loop, LoopConfig
 from gitmedic.bot.controller.transact import share_dashboard
@@ -106,26 +112,13 @@ def run_on(repo: Path, args: argparse.Namespace, cluster: str, forge: Forge) -> 
     if note := adopted_note(repo):
         print(f"gitmedic: {note}", file=sys.stderr, flush=True)
     state = repo / ".git" / "gitmedic"
-    cache = _watch_cache(cluster, configs) if not args.once else None
+    interval = min((c.interval_s for c in configs), default=60.0)
+    cache = None if args.once else watch_cache(cluster, os.environ, configs, interval)
     try:
         return _run_loops(args, repo, cluster, forge, configs, state, cache)
     finally:
         if cache is not None:
             cache.stop()
-
-
-def _watch_cache(cluster: str, configs: list[LoopConfig]) -> LiveCache | None:
-    """A process that keeps watching a real cluster reads it through one watch cache
-    (:mod:`gitmedic.reconciler.live_cache`) shared by its apps; ``--once`` lists."""
-    if cluster != "kube":
-        return None
-    from gitmedic.bot.controller.kube_cluster import KubeSetupError, shared_cache
-
-    try:
-        interval = min(c.interval_s for c in configs)
-        return shared_cache(os.environ, {c.namespace for c in configs}, interval_s=interval)
-    except KubeSetupError as exc:
-        raise UsageError(f"--cluster kube: {exc}") from None
 
 
 def _run_loops(

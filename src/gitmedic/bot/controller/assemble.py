@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +87,22 @@ def _loop_config(
 
 def report_json(loop: Loop, healthy: bool) -> dict[str, Any]:
     return {"healthy": healthy, "incidents": [r.to_json() for r in loop.reports.values()]}
+
+
+def watch_cache(
+    cluster: str, env: Mapping[str, str], configs: Sequence[LoopConfig], interval_s: float
+) -> LiveCache | None:
+    """The one watch cache of a real cluster the apps of a process that keeps watching
+    share (list + watch per kind, :mod:`gitmedic.reconciler.live_cache`), not a list of
+    every kind per app per step; None for the sim. ``run --once`` lists instead."""
+    if cluster != "kube":
+        return None
+    from gitmedic.bot.controller.kube_cluster import KubeSetupError, shared_cache
+
+    try:
+        return shared_cache(env, {c.namespace for c in configs}, interval_s=interval_s)
+    except KubeSetupError as exc:
+        raise UsageError(f"--cluster kube: {exc}") from None
 
 
 def build_loop(

@@ -228,7 +228,7 @@ def wire_repos(
     worlds: list[RepoWorld],
 ) -> Served:
     """Every app of every repository in one process: one monitor, one watch cache."""
-    from gitmedic.bot.controller.assemble import loop_configs_of
+    from gitmedic.bot.controller.assemble import loop_configs_of, watch_cache
 
     interval = float(args.interval or env.get("GITMEDIC_INTERVAL", "60"))
     cluster = args.cluster or env.get("GITMEDIC_CLUSTER", "sim")
@@ -238,28 +238,13 @@ def wire_repos(
         record_version_early(env)
     each = [loop_configs_of(w.repo, w.args or args, interval_s=interval) for w in worlds]
     check_one_journal(worlds, each, env)
-    cache = _watch_cache(cluster, env, [c for configs in each for c in configs], interval)
+    cache = watch_cache(cluster, env, [c for configs in each for c in configs], interval)
     try:
         return _wire(settings, args, env, worlds, each, interval, cluster, cache)
     except BaseException:
         if cache is not None:
             cache.stop()
         raise
-
-
-def _watch_cache(
-    cluster: str, env: Mapping[str, str], configs: list[LoopConfig], interval: float
-) -> LiveCache | None:
-    """One watch cache of the real cluster for every app (list + watch per kind), not a
-    list of every kind per app per step (:mod:`gitmedic.reconciler.live_cache`)."""
-    if cluster != "kube":
-        return None
-    from gitmedic.bot.controller.kube_cluster import KubeSetupError, shared_cache
-
-    try:
-        return shared_cache(env, {c.namespace for c in configs}, interval_s=interval)
-    except KubeSetupError as exc:
-        raise ValueError(f"--cluster kube: {exc}") from None  # as run says it
 
 
 def _wire(

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from gitmedic.bot.commands.actions import BotActions
 from gitmedic.bot.service.settings import git_changed_files
 from gitmedic.bot.service.webhook.app import create_app
+from gitmedic.bot.service.webhook.deliveries import SeenElsewhere
 from gitmedic.bot.service.webhook.handlers import Deps
 from gitmedic.bot.service.webhook.service import Service, ServiceConfig
 from tests.bot.fakes import Scene
@@ -56,9 +57,16 @@ class Bot:
         assert self.service.worker.wait_idle(20), "the worker did not drain its queue"
 
 
-def make_service(scene: Scene, actions: BotActions, state_dir: Path, **config: Any) -> Service:
+def make_service(
+    scene: Scene,
+    actions: BotActions,
+    state_dir: Path,
+    *,
+    seen: SeenElsewhere | None = None,  # a shared journal's record of deliveries
+    **config: Any,
+) -> Service:
     deps = Deps(scene.forge, actions, git_changed_files(scene.repo), ("apps/web",))
-    return Service(ServiceConfig(SECRET, state_dir, **config), deps)
+    return Service(ServiceConfig(SECRET, state_dir, **config), deps, seen=seen)
 
 
 @contextmanager

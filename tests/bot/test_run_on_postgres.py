@@ -13,12 +13,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.reconciler.forge import Permission
 from gitmedic.reconciler.transaction import Journal, Phase
-from tests.bot.cli_world import NEVER, configured_repo, gitmedic, prs, serving, until
+from tests.bot.cli_world import (
+    NEVER,
+    configured_repo,
+    gitmedic,
+    prs,
+    serve_process,
+    serving,
+    until,
+)
+from tests.bot.payloads import pr_comment
 from tests.bot.run_world import REAL, app_repo, show, with_fault
 from tests.support.postgres import PostgresServer
 
@@ -116,3 +126,35 @@ def test_a_fix_run_left_waiting_is_approved_through_serve_on_the_same_postgresql
     state = repo / ".git" / "gitmedic"
     assert not (state / "journal.sqlite").exists() and (state / "local.sqlite").is_file()
     assert LocalForge(repo).get_pr(fix["number"]).state.value == "merged"
+
+
+def test_two_serve_replicas_on_one_postgresql_accept_a_delivery_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Behind one Service a delivery may reach either replica: GitHub's redelivery of it, or
+    a captured body replayed under a new id. Whichever replica gets it second refuses it as
+    a duplicate, as a single serve does, so a command is carried out once."""
+    repo, _, _ = configured_repo(tmp_path, NEVER)
+    journal_url = {"GITMEDIC_JOURNAL_URL": postgres_url}
+    payload = pr_comment(1, "maria", "/gitmedic retry", 5501)
+
+    def replica(name: str) -> list[str]:
+        state = tmp_path / name
+        return ["--forge", "local", "--repo", str(repo), "--state-dir", str(state)]
+
+    with (
+        serve_process(replica("a"), env=journal_url) as a,
+        serve_process(replica("b"), env=journal_url) as b,
+    ):
+        first = a.post("issue_comment", payload, "delivery-5501")
+        again = b.post("issue_comment", payload, "delivery-5501")  # GitHub's redelivery
+        replayed = b.post("issue_comment", payload, "delivery-forged-1")  # another id
+        other = pr_comment(1, "maria", "/gitmedic explain", 5502)
+        fresh = b.post("issue_comment", other, "delivery-5502")
+        scraped = httpx.get(f"{b.url}/metrics", timeout=10).text
+    assert (first.status_code, first.json()["status"]) == (202, "queued")
+    assert (again.status_code, again.json()["status"]) == (200, "duplicate delivery")
+    assert (replayed.status_code, replayed.json()["status"]) == (200, "duplicate delivery")
+    assert (fresh.status_code, fresh.json()["status"]) == (202, "queued"), "b accepts its own"
+    duplicates = 'gitmedic_webhook_deliveries_total{event="issue_comment",result="duplicate"}'
+    assert f"{duplicates} 2.0" in scraped

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from gitmedic.bot.service.webhook.signature import sign, verify
 from gitmedic.reconciler.forge import BOT_LOGIN
+from gitmedic.reconciler.transaction.journal_store import JournalUnavailable
 from tests.bot import payloads
 from tests.bot.fakes import FakeActions, Scene, scene
 from tests.bot.service_kit import SECRET, Bot, make_service, running
@@ -102,6 +103,31 @@ def test_a_replay_after_a_restart_is_still_refused(
         replay = second.post("issue_comment", approve(world), delivery="d-7")
         second.settle()
     assert (replay.status_code, replay.json()) == (200, {"status": "duplicate delivery"})
+    assert actions.calls == [f"approve #{world.bot_pr}"]
+
+
+def test_a_shared_journal_that_cannot_be_reached_is_503_and_nothing_is_queued(
+    world: Scene, actions: FakeActions, tmp_path: Path
+) -> None:
+    """Whether another replica accepted the delivery cannot be told: it is not accepted
+    here (the sender delivers it again), never taken as new."""
+
+    def unreachable(keys: Sequence[str], now: float) -> bool:
+        raise JournalUnavailable("the journal at postgresql://bot:****@db/gm failed: gone")
+
+    state = tmp_path / "state"
+    with running(make_service(world, actions, state, seen=unreachable)) as bot:
+        refused = bot.post("issue_comment", approve(world), delivery="d-8")
+        bot.settle()
+        metrics = bot.client.get("/metrics").text
+    said = {"status": "the journal cannot be reached"}
+    assert (refused.status_code, refused.json()) == (503, said)
+    assert actions.calls == [] and bot.service.store.queued() == []
+    counted = 'gitmedic_webhook_deliveries_total{event="issue_comment",result="unavailable"}'
+    assert f"{counted} 1.0" in metrics
+    with running(make_service(world, actions, state)) as again:  # reachable again: new
+        assert again.post("issue_comment", approve(world), delivery="d-8").status_code == 202
+        again.settle()
     assert actions.calls == [f"approve #{world.bot_pr}"]
 
 

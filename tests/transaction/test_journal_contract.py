@@ -225,6 +225,37 @@ def _intent_results(target: Target) -> list[tuple[str, int]]:
         return [(r[0], int(r[1])) for r in conn.execute(query)]
 
 
+# -- webhook deliveries ------------------------------------------------------------------
+
+
+def test_a_delivery_is_first_seen_once_among_replicas_racing_for_it(target: Target) -> None:
+    journals = [Journal(target) for _ in range(4)]
+    barrier, first = threading.Barrier(len(journals)), []
+
+    def accept(journal: Journal) -> None:
+        barrier.wait()
+        first.append(journal.first_seen(["id:d-1", "sha256:aa"], EPOCH, forget_before=0.0))
+
+    threads = [threading.Thread(target=accept, args=(j,)) for j in journals]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(first) == [False, False, False, True]
+
+
+def test_a_delivery_seen_in_part_writes_nothing_and_old_keys_are_forgotten(
+    target: Target,
+) -> None:
+    journal = Journal(target)
+    assert journal.first_seen(["id:d-1", "sha256:aa"], EPOCH, forget_before=0.0)
+    # a replay: a new id, the same body; the new id is not kept either
+    assert not journal.first_seen(["id:d-2", "sha256:aa"], EPOCH + 1, forget_before=0.0)
+    assert journal.first_seen(["id:d-2", "sha256:bb"], EPOCH + 2, forget_before=0.0)
+    # once the window passed, the same body is new again (GitHub keeps 3 days of deliveries)
+    assert journal.first_seen(["id:d-3", "sha256:aa"], EPOCH + 9, forget_before=EPOCH + 3)
+
+
 # -- the writer lease -------------------------------------------------------------------
 
 

@@ -24,7 +24,7 @@ from gitmedic.reconciler.transaction.journal_store import JournalUnavailable
 
 JOURNAL_URL_ENV = "GITMEDIC_JOURNAL_URL"
 SQLITE_FILE = "journal.sqlite"
-# what each replica keeps for itself beside a PostgreSQL journal (known-good images)
+# what each replica keeps for itself beside a PostgreSQL journal (the sim's known-good)
 LOCAL_FILE = "local.sqlite"
 
 
@@ -36,13 +36,25 @@ def require_driver(environ: Mapping[str, str] = os.environ) -> None:
 
 
 def open_journal(state: Path, environ: Mapping[str, str] = os.environ) -> Journal:
+    return _opened(environ, state) or Journal(state / SQLITE_FILE)
+
+
+def shared_journal(environ: Mapping[str, str] = os.environ) -> Journal | None:
+    """The PostgreSQL journal replicas share, opened for what serve's webhook side records
+    there (the deliveries any replica accepted); None with the default SQLite, where one
+    replica runs and its own files are the whole record."""
+    return _opened(environ, None)
+
+
+def _opened(environ: Mapping[str, str], state: Path | None) -> Journal | None:
+    """The URL's journal (its local file in ``state``), or None when no URL is set."""
     url = environ.get(JOURNAL_URL_ENV, "").strip()
     if not url:
-        return Journal(state / SQLITE_FILE)
+        return None
     REGISTRY.add(password_of(url))
     if not is_postgres_url(url):
         raise UsageError(f"{JOURNAL_URL_ENV}: {redact(url)} is not a postgresql:// URL")
     try:
-        return Journal(url, local=state / LOCAL_FILE)
+        return Journal(url, local=None if state is None else state / LOCAL_FILE)
     except JournalUnavailable as exc:
         raise UsageError(f"{JOURNAL_URL_ENV}: {exc}") from None

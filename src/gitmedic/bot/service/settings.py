@@ -21,6 +21,7 @@ from gitmedic.bot.service.webhook.handlers import ChangedFiles, Deps
 
 if TYPE_CHECKING:
     from gitmedic.bot.service.dashboard_desk import DashboardDesk
+    from gitmedic.bot.service.webhook.deliveries import SeenElsewhere
     from gitmedic.bot.service.webhook.metrics import Metrics
 from gitmedic.bot.service.webhook.service import (
     DEFAULT_IN_FLIGHT_BYTES,
@@ -133,20 +134,24 @@ def build_service(
     repo: Path | None = None,  # the repo read for the config (a clone with --forge github)
     metrics: Metrics | None = None,  # shared with the monitor (service.monitor_metrics)
     dashboard: DashboardDesk | None = None,  # the apps' dashboards, for ticked boxes
+    seen: SeenElsewhere | None = None,  # deliveries other replicas accepted
 ) -> Service:
     watched = watched_paths(repo or settings.repo, settings.watch)
     deps = Deps(forge, actions, changed, watched, dashboard=dashboard)
-    return Service(service_config(settings), deps, metrics=metrics)
+    return Service(service_config(settings), deps, metrics=metrics, seen=seen)
 
 
 def build_routed_service(
-    settings: ServeSettings, named: list[tuple[str, Deps]], metrics: Metrics
+    settings: ServeSettings,
+    named: list[tuple[str, Deps]],
+    metrics: Metrics,
+    seen: SeenElsewhere | None = None,
 ) -> Service:
     """``serve --repos``: each delivery acts on the repository its payload names
     (:mod:`gitmedic.bot.service.webhook.routes`)."""
     from gitmedic.bot.service.webhook.routes import Routes
 
-    return Service(service_config(settings), Routes.of(named), metrics=metrics)
+    return Service(service_config(settings), Routes.of(named), metrics=metrics, seen=seen)
 
 
 def service_config(settings: ServeSettings) -> ServiceConfig:

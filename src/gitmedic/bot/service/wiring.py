@@ -48,7 +48,7 @@ from __future__ import annotations
 import argparse
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +86,7 @@ from gitmedic.reconciler.forge import Forge
 from gitmedic.sim.engine import ManifestLoadError
 
 if TYPE_CHECKING:
+    from gitmedic.bot.service.webhook.deliveries import SeenElsewhere
     from gitmedic.reconciler.live_cache import LiveCache
 
 log = logging.getLogger(__name__)
@@ -282,6 +283,7 @@ def _wire(
             return 0.0 if any(a.loop.in_flight() for a in ticking) else interval
         return min(a.loop.next_due() for a in ticking) - ticking[0].loop.clock.now()
 
+    seen = _seen_by_replicas(env)
     if len(repos) == 1 and not repos[0].name:  # serve's one repository, as before --repos
         (one,) = repos
         service = build_service(
@@ -292,6 +294,7 @@ def _wire(
             repo=one.repo,
             metrics=metrics,
             dashboard=one.desk,
+            seen=seen,
         )
         monitor = MonitorThread(
             lambda: one.step(interval, stepping, shards),
@@ -301,7 +304,8 @@ def _wire(
             pause,
         )
     else:
-        service = build_routed_service(settings, [(r.name, r.deps()) for r in repos], metrics)
+        named = [(r.name, r.deps()) for r in repos]
+        service = build_routed_service(settings, named, metrics, seen)
         rotation = Rotation(repos)
 
         def step() -> None:  # each repository under its own lock: its commands go between
@@ -469,6 +473,22 @@ def _heartbeat(interval: float, env: Mapping[str, str]) -> Heartbeat:
 def _notifier(env: Mapping[str, str]) -> Notifier | None:
     url = env.get("GITMEDIC_NOTIFY_URL", "")
     return Notifier(url) if url else None
+
+
+def _seen_by_replicas(env: Mapping[str, str]) -> SeenElsewhere | None:
+    """With a journal the replicas share, a delivery is accepted once among them all
+    (:mod:`gitmedic.bot.service.webhook.deliveries`); alone, its own file says it."""
+    from gitmedic.bot.controller.journal_url import shared_journal
+    from gitmedic.bot.service.webhook.deliveries import REPLAY_WINDOW_S
+
+    journal = shared_journal(env)
+    if journal is None:
+        return None
+
+    def first(keys: Sequence[str], now: float) -> bool:
+        return journal.first_seen(keys, now, forget_before=now - REPLAY_WINDOW_S)
+
+    return first
 
 
 def _wire_app(

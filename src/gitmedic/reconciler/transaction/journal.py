@@ -24,7 +24,7 @@ previous holder for the log.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -321,3 +321,19 @@ class Journal:
                 "WHERE app = ? AND kind = ? AND key = ? AND done = 0",
                 (result, app, kind, key),
             )
+
+    # -- webhook deliveries seen by any replica ----------------------------------------
+
+    def first_seen(self, keys: Sequence[str], now: float, *, forget_before: float) -> bool:
+        """Record ``keys`` (a delivery's id and its body's digest) as seen; False, and
+        nothing written, when one of them was seen since ``forget_before`` (older keys
+        are forgotten here). Of replicas recording one key at once, exactly one is first:
+        the other's insert hits the key and its whole write is rolled back."""
+        try:
+            with self._db() as db:
+                db.execute("DELETE FROM deliveries_seen WHERE received < ?", (forget_before,))
+                for key in keys:
+                    db.execute("INSERT INTO deliveries_seen VALUES (?, ?)", (key, now))
+        except DuplicateKey:
+            return False
+        return True

@@ -69,6 +69,9 @@ CREATE TABLE IF NOT EXISTS healthy_images (
     seen DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (app, kind, namespace, workload, container, image_id)
 );
+CREATE TABLE IF NOT EXISTS deliveries_seen (
+    key TEXT PRIMARY KEY, received DOUBLE PRECISION NOT NULL
+);
 """
 # (A journal from before incidents had their ``seq``: its rows get 0, and are listed first,
 # in the order they had, by ``opened``.)

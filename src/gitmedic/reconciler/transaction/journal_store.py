@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS healthy_images (
     container TEXT NOT NULL, image TEXT NOT NULL, image_id TEXT NOT NULL, seen REAL NOT NULL,
     PRIMARY KEY (app, kind, namespace, workload, container, image_id)
 );
+CREATE TABLE IF NOT EXISTS deliveries_seen (key TEXT PRIMARY KEY, received REAL NOT NULL);
 """
 
 

@@ -15,7 +15,9 @@ before it is authenticated):
 6. an event gitmedic does not handle: 202 ``ignored`` (not stored);
    for a repository this service does not serve (``serve --repos``): 202, logged,
    counted as ``unknown_repository``, not stored (:mod:`.routes`);
-7. a delivery id seen before (persisted, so also after a restart): 200 ``duplicate delivery``;
+7. a delivery id seen before (persisted, so also after a restart), or its body lately,
+   here or by another replica of a shared journal: 200 ``duplicate delivery``; that
+   journal not reachable: 503 (nothing accepted, the sender delivers again);
 8. otherwise persisted, queued, and 202 ``queued`` at once.
 
 Every refusal before authentication closes the connection (``Connection:
@@ -45,6 +47,7 @@ from gitmedic.bot.service.webhook.intake import (
     read_body,
 )
 from gitmedic.bot.service.webhook.service import Service
+from gitmedic.reconciler.transaction.journal_store import JournalUnavailable
 
 _CLOSE = {"Connection": "close"}
 log = logging.getLogger(__name__)
@@ -122,7 +125,12 @@ def _accept(service: Service, request: Request, event: str, body: bytes) -> Resp
     if refused is not None:  # never acted on another repository's forge
         log.warning("delivery %s ignored: %s", delivery_id, refused, extra={"event": event})
         return _answer(service, event, "unknown_repository", refused, 202)
-    if not service.accept(Delivery(delivery_id, event, body)):
+    try:
+        accepted = service.accept(Delivery(delivery_id, event, body))
+    except JournalUnavailable as exc:  # cannot tell it is new: refused, for the sender to retry
+        log.error("delivery %s not accepted: %s", delivery_id, exc, extra={"event": event})
+        return _answer(service, event, "unavailable", "the journal cannot be reached", 503)
+    if not accepted:
         return _answer(service, event, "duplicate", "duplicate delivery", 200)
     return _answer(service, event, "queued", "queued", 202)
 

@@ -14,12 +14,20 @@ SHA-256 of each accepted body is kept for :data:`REPLAY_WINDOW_S`; the same body
 again within it is a duplicate whatever its id. GitHub's own redeliveries keep
 their id, and two genuine events never share a body (each carries its own ids
 and timestamps), so nothing genuine is refused.
+
+Replicas behind one Service each keep this file, and a delivery (a redelivery, or a
+captured body replayed) may reach any of them. With a journal they share (PostgreSQL),
+``seen`` records the id and the digest there too, in the same acceptance: a delivery
+another replica accepted is a duplicate here, so a command is carried out once and a
+replay is refused by every replica, not once per replica. A journal that cannot be
+reached accepts nothing (the sender is told to try again), never everything.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,30 +51,47 @@ class Delivery:
     body: bytes
 
 
+# (keys, now) -> whether no other replica saw any of them (and now they are recorded)
+SeenElsewhere = Callable[[Sequence[str], float], bool]
+
+
+class _Duplicate(Exception):
+    """Another replica accepted it: the local acceptance is rolled back."""
+
+
 class DeliveryStore:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, seen: SeenElsewhere | None = None) -> None:
+        self.path, self.seen = path, seen
         sqlite_file.create(path, _SCHEMA)
 
     def _db(self) -> AbstractContextManager[sqlite3.Connection]:
         return sqlite_file.connect(self.path)
 
     def accept(self, delivery: Delivery, now: float) -> bool:
-        """Store a new delivery as queued; False when its id, or its body lately, was seen."""
+        """Store a new delivery as queued; False when its id, or its body lately, was seen
+        (here, or by another replica of the shared journal)."""
         digest = hashlib.sha256(delivery.body).hexdigest()
-        with self._db() as db:
-            db.execute("DELETE FROM digests WHERE received < ?", (now - REPLAY_WINDOW_S,))
-            if db.execute("SELECT 1 FROM digests WHERE digest = ?", (digest,)).fetchone():
-                return False
-            cursor = db.execute(
-                "INSERT OR IGNORE INTO deliveries (id, event, received, body, status)"
-                " VALUES (?, ?, ?, ?, 'queued')",
-                (delivery.id, delivery.event, now, delivery.body),
-            )
-            if cursor.rowcount != 1:
-                return False
-            db.execute("INSERT INTO digests (digest, received) VALUES (?, ?)", (digest, now))
-            return True
+        try:
+            with self._db() as db:
+                db.execute("DELETE FROM digests WHERE received < ?", (now - REPLAY_WINDOW_S,))
+                if db.execute("SELECT 1 FROM digests WHERE digest = ?", (digest,)).fetchone():
+                    return False
+                cursor = db.execute(
+                    "INSERT OR IGNORE INTO deliveries (id, event, received, body, status)"
+                    " VALUES (?, ?, ?, ?, 'queued')",
+                    (delivery.id, delivery.event, now, delivery.body),
+                )
+                if cursor.rowcount != 1:
+                    return False
+                db.execute("INSERT INTO digests (digest, received) VALUES (?, ?)", (digest, now))
+                # last, inside the local write: refused there, nothing stays here either
+                if self.seen is not None and not self.seen(
+                    (f"id:{delivery.id}", f"sha256:{digest}"), now
+                ):
+                    raise _Duplicate
+                return True
+        except _Duplicate:
+            return False
 
     def get(self, delivery_id: str) -> Delivery | None:
         with self._db() as db:

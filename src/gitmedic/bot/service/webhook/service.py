@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmedic.bot.service.webhook.deliveries import Delivery, DeliveryStore
+from gitmedic.bot.service.webhook.deliveries import Delivery, DeliveryStore, SeenElsewhere
 from gitmedic.bot.service.webhook.handlers import HANDLERS, Deps
 from gitmedic.bot.service.webhook.metrics import Metrics
 from gitmedic.bot.service.webhook.routes import Routes, repository
@@ -45,11 +45,13 @@ class Service:
         deps: Deps | Routes,  # Routes: several repositories, by the payload's (serve --repos)
         metrics: Metrics | None = None,
         now: Callable[[], float] = time.time,
+        *,
+        seen: SeenElsewhere | None = None,  # the replicas' shared journal's record
     ) -> None:
         self.config, self.now = config, now
         self.routes = deps if isinstance(deps, Routes) else Routes.one(deps)
         self.metrics = metrics or Metrics()
-        self.store = DeliveryStore(config.state_dir / "deliveries.sqlite")
+        self.store = DeliveryStore(config.state_dir / "deliveries.sqlite", seen)
         self.worker = Worker(self._handle, self.metrics.queue_depth.set)
         # Why the process is not alive, or None: serve sets its monitor's heartbeat here.
         self.liveness: Callable[[], str | None] = lambda: None

@@ -13,6 +13,8 @@
 - :mod:`~gitmedic.bot.transactions.memory`: the memory PR after a fix.
 
 What people ask for is recorded first (:mod:`~gitmedic.bot.transactions.intents`,
-or the plan itself in the journal) and acted on by the loop's next tick, which
-holds the app's writer lease; a comment is answered at once and never waits.
+rows of the journal keyed by app, or the plan itself in the journal) by whichever
+replica the comment reached, and acted on by the next tick of the one holding the
+app's writer lease (:mod:`~gitmedic.bot.transactions.asked`: one read of them per
+tick); a comment is answered at once and never waits.
 """

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -198,27 +199,33 @@ def test_an_intent_recorded_by_one_replica_is_read_by_another_and_done_once(
 
 
 def test_two_replicas_recording_one_intent_at_once_record_it_once(target: Target) -> None:
+    added = _at_once(target, lambda j: j.add_intent("shop", "retry", "inc-1", {}, EPOCH))
+    assert sorted(added) == [False, False, False, True]
+    assert len(Journal(target).intents("shop")) == 1
+
+
+def _at_once(target: Target, write: Callable[[Journal], bool]) -> list[bool]:
+    """``write`` by four replicas (a journal each, a thread each) at once: what each got."""
     journals = [Journal(target) for _ in range(4)]
-    barrier, added = threading.Barrier(len(journals)), []
+    barrier, got = threading.Barrier(len(journals)), []
 
-    def ask(journal: Journal) -> None:
+    def one(journal: Journal) -> None:
         barrier.wait()
-        added.append(journal.add_intent("shop", "retry", "inc-1", {}, EPOCH))
+        got.append(write(journal))
 
-    threads = [threading.Thread(target=ask, args=(j,)) for j in journals]
+    threads = [threading.Thread(target=one, args=(j,)) for j in journals]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
-    assert sorted(added) == [False, False, False, True]
-    assert len(Journal(target).intents("shop")) == 1
+        thread.join(timeout=60)
+    return got
 
 
 def _intent_results(target: Target) -> list[tuple[str, int]]:
     query = "SELECT result, done FROM intents WHERE done = 1"
     if isinstance(target, Path):
         with sqlite3.connect(target) as db:
-            return [tuple(r) for r in db.execute(query)]  # type: ignore[misc]
+            return [(str(r[0]), int(r[1])) for r in db.execute(query)]
     import psycopg
 
     with psycopg.connect(target) as conn:
@@ -229,18 +236,8 @@ def _intent_results(target: Target) -> list[tuple[str, int]]:
 
 
 def test_a_delivery_is_first_seen_once_among_replicas_racing_for_it(target: Target) -> None:
-    journals = [Journal(target) for _ in range(4)]
-    barrier, first = threading.Barrier(len(journals)), []
-
-    def accept(journal: Journal) -> None:
-        barrier.wait()
-        first.append(journal.first_seen(["id:d-1", "sha256:aa"], EPOCH, forget_before=0.0))
-
-    threads = [threading.Thread(target=accept, args=(j,)) for j in journals]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    keys = ["id:d-1", "sha256:aa"]
+    first = _at_once(target, lambda j: j.first_seen(keys, EPOCH, forget_before=0.0))
     assert sorted(first) == [False, False, False, True]
 
 

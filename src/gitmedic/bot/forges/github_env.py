@@ -62,8 +62,11 @@ def working_clone(repo: Path, forge: GitHubForge) -> Clone:
     return Clone(repo, proc.stdout.strip(), forge.git_token, forge.default_branch())
 
 
+CLONE_URL_ENV = "GITMEDIC_CLONE_URL"
+
+
 def clone_url(env: Mapping[str, str]) -> str:
-    return env.get("GITMEDIC_CLONE_URL") or f"https://github.com/{env['GITHUB_REPOSITORY']}.git"
+    return env.get(CLONE_URL_ENV) or f"https://github.com/{env['GITHUB_REPOSITORY']}.git"
 
 
 class Clone:

@@ -29,11 +29,11 @@ from typing import Any
 from urllib.parse import quote
 
 from gitmedic.bot.common.exits import UsageError
+from gitmedic.bot.forges.github_env import CLONE_URL_ENV  # serve's one repository's clone
 
 __all__ = ["RepoEntry", "load_repos", "repo_state_dir", "repos_file"]
 
 REPOS_ENV = "GITMEDIC_REPOS"
-CLONE_URL_ENV = "GITMEDIC_CLONE_URL"  # serve's one repository's (bot/forges/github_env.py)
 TOP = "repositories"
 KEYS = ("repo", "name", "path", "namespace", "clone_url")
 # GitHub's owner (letters, digits, hyphens) / repository (also . and _) names

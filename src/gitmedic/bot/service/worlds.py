@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from gitmedic.bot.forges.github_env import CLONE_URL_ENV
 from gitmedic.bot.service.repos import RepoEntry, repo_state_dir
 from gitmedic.bot.service.settings import ServeSettings
 from gitmedic.reconciler.forge import Forge
@@ -84,7 +85,7 @@ def worlds_of(
             local = LocalForge(Path(entry.repo))
             worlds.append(RepoWorld(local, local.root, lambda: None, entry.name, state, own))
             continue
-        repo_env = {**env, "GITHUB_REPOSITORY": entry.repo, "GITMEDIC_CLONE_URL": entry.clone_url}
+        repo_env = {**env, "GITHUB_REPOSITORY": entry.repo, CLONE_URL_ENV: entry.clone_url}
         forge, repo, fetch = github_and_clone(replace(settings, state_dir=state), repo_env)
         worlds.append(RepoWorld(forge, repo, fetch, entry.name, state, own))
     return worlds

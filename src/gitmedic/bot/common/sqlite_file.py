@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def create(path: Path, schema: str) -> None:
@@ -29,3 +30,14 @@ def connect(path: Path) -> Iterator[sqlite3.Connection]:
             yield db
     finally:
         db.close()
+
+
+def table_rows(path: Path, table: str, query: str, args: tuple[object, ...] = ()) -> list[Any]:
+    """``query``'s rows from the file at ``path`` when it holds ``table``, else none: what a
+    file from before may still hold, read without creating the file or the table."""
+    if not path.exists():
+        return []
+    with connect(path) as db:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchall():
+            return []
+        return db.execute(query, args).fetchall()

@@ -19,8 +19,7 @@ PostgreSQL journal; the app's rows there are moved in when the app's record open
 
 from __future__ import annotations
 
-import sqlite3
-
+from gitmedic.bot.common import sqlite_file
 from gitmedic.bot.responder.levers.evidence import SeenHealthy
 from gitmedic.detectors.builtin._pods import is_ready
 from gitmedic.detectors.snapshot import Snapshot, as_list, mapping
@@ -30,9 +29,9 @@ from gitmedic.reconciler.transaction.journal_store import SqliteStore, Tx
 REFRESH_S = 300.0
 KEPT = 10
 _COLUMNS = "app, kind, namespace, workload, container, image, image_id, seen"
+_INSERT = f"INSERT INTO healthy_images ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT"
 _UPSERT = (
-    f"INSERT INTO healthy_images ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (app, kind, namespace, workload, container, image_id) "
+    f"{_INSERT} (app, kind, namespace, workload, container, image_id) "
     "DO UPDATE SET image = excluded.image, seen = excluded.seen"
 )
 _CONTAINER = "app = ? AND kind = ? AND namespace = ? AND workload = ? AND container = ?"
@@ -90,26 +89,17 @@ def _adopt_local(journal: Journal, app: str) -> None:
     journal, moved into the journal (then deleted there: copied twice is one row)."""
     if isinstance(journal.store, SqliteStore):
         return  # a SQLite journal's own file: they are the journal's already
-    try:
-        path = journal.path
-    except ValueError:  # no local file
+    path = journal.local
+    if path is None:  # no local file
         return
-    if not path.exists():
-        return
-    with sqlite3.connect(path, timeout=30) as db:
-        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'healthy_images'").fetchall():
-            return
-        rows = db.execute(f"SELECT {_COLUMNS} FROM healthy_images WHERE app = ?", (app,)).fetchall()
+    query = f"SELECT {_COLUMNS} FROM healthy_images WHERE app = ?"
+    rows = sqlite_file.table_rows(path, "healthy_images", query, (app,))
     if not rows:
         return
     with journal.store.transaction() as tx:
         for row in rows:
-            tx.execute(
-                f"INSERT INTO healthy_images ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT DO NOTHING",
-                row,
-            )
-    with sqlite3.connect(path, timeout=30) as db:
+            tx.execute(f"{_INSERT} DO NOTHING", row)
+    with sqlite_file.connect(path) as db:
         db.execute("DELETE FROM healthy_images WHERE app = ?", (app,))
 
 

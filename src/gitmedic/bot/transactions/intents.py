@@ -72,18 +72,14 @@ def _adopt_pending(journal: Journal, app: str) -> None:
     """The open rows of the ``pending`` table an earlier serve kept beside the journal,
     moved into the journal as ``app``'s (each added before its old row is marked done:
     a crash between finds it open in both, and adding it again is idempotent)."""
-    try:
-        path = journal.path
-    except ValueError:  # a PostgreSQL journal opened with no local file: nothing kept
+    path = journal.local
+    if path is None:  # a PostgreSQL journal opened with no local file: nothing kept
         return
-    if not path.exists():
-        return
-    with sqlite_file.connect(path) as db:
-        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'pending'").fetchall():
-            return
-        rows = db.execute(
-            "SELECT id, kind, key, data, queued FROM pending WHERE done = 0 ORDER BY queued, id"
-        ).fetchall()
+    rows = sqlite_file.table_rows(
+        path,
+        "pending",
+        "SELECT id, kind, key, data, queued FROM pending WHERE done = 0 ORDER BY queued, id",
+    )
     for ident, kind, key, data, queued in rows:
         journal.add_intent(app, kind, key, json.loads(data), queued)
         with sqlite_file.connect(path) as db:

@@ -108,6 +108,11 @@ class Journal:
         return self._local
 
     @property
+    def local(self) -> Path | None:
+        """That file, or None for a PostgreSQL journal opened without one."""
+        return self._local
+
+    @property
     def where(self) -> str:
         """The file or the URL (its password redacted), for messages."""
         return self.store.where

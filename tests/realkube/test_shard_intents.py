@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 import httpx
-import psycopg
 
 from gitmedic.bot.forges.local import LocalForge
 from gitmedic.bot.service.webhook.signature import sign
@@ -74,6 +73,8 @@ def last_step(mark: Path) -> float:
 
 def intents(url: str) -> list[tuple[str, str, str, int, str]]:
     """The journal's intents rows: (app, kind, key, done, result)."""
+    import psycopg  # the [postgres] extra, as the shard tests' other reads of the journal
+
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT app, kind, key, done, result FROM intents ORDER BY id")
         return [(r[0], r[1], r[2], int(r[3]), r[4]) for r in rows]
